@@ -1,0 +1,34 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "blackbox",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Blackbox", targets: ["Blackbox"]),
+        .executable(name: "blackbox-example", targets: ["blackbox-example"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-atomics", exact: "1.3.0"),
+    ],
+    targets: [
+        // zlib, for gzip-compressing rotated archives. A module map only: no C code of ours.
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .target(
+            name: "Blackbox",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Atomics", package: "swift-atomics"),
+                "CZlib",
+            ]
+        ),
+        .executableTarget(name: "blackbox-example", dependencies: ["Blackbox", .product(name: "Logging", package: "swift-log")]),
+        // Child processes the tests start, kill and inspect (never run by users).
+        .executableTarget(name: "blackbox-test-child", dependencies: ["Blackbox", .product(name: "Logging", package: "swift-log")]),
+        // `make bench` builds this in release mode; see bench/README.md.
+        .executableTarget(name: "blackbox-bench", dependencies: ["Blackbox", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "BlackboxTests", dependencies: ["Blackbox", .product(name: "Logging", package: "swift-log")]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,138 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Everything `Blackbox.start` needs. Every limit has a default (documented here and in docs/logging.md)
+/// and can be changed.
+public struct BlackboxConfiguration: Sendable {
+    /// The app's name: the default directory and file names derive from it.
+    public var appName: String
+    /// The diagnostics directory (see docs/layout.md). Default: `$XDG_STATE_HOME/<appName>`, or
+    /// `~/.local/state/<appName>`.
+    public var directory: String
+    /// Log files are `<baseFileName>.log` and its archives. Default: the app name.
+    public var baseFileName: String
+
+    /// The default level and per-label rules. `BLACKBOX_LOG_LEVEL` in the environment is applied on top.
+    public var levels: LevelSettings
+    public var sinks: Sinks
+    /// The log file's format. The console always uses the text format.
+    public var format: LogFormat
+    public var console: ConsoleOptions
+
+    /// Size of the crash-proof journal ring, a power of two. Default 4 MiB.
+    public var journalSize: Int
+    public var overflow: OverflowPolicy
+    /// Calls at or above this level are never dropped and return only once their line has been written
+    /// to the sinks (every call is already crash-safe in the journal when it returns). Default: none.
+    public var synchronousLevel: LogLevel?
+
+    public var rotation: RotationPolicy
+    public var retention: RetentionPolicy
+    /// Metadata values marked `Sensitivity.sensitive` are written as `<redacted>` unless this is false.
+    public var redactSensitiveValues: Bool
+    /// How many recent lines `Blackbox.recentLines` can return. Default 256.
+    public var recentLineCapacity: Int
+    /// Called on a background thread with the path of each finished archive (after compression).
+    public var onArchive: (@Sendable (String) -> Void)?
+    /// The wall clock, replaceable in tests. Nanoseconds since the Unix epoch.
+    public var clock: @Sendable () -> UInt64
+
+    public init(appName: String, directory: String? = nil) {
+        self.appName = appName
+        self.directory = directory ?? Self.defaultDirectory(appName: appName)
+        self.baseFileName = appName
+        self.levels = LevelSettings()
+        #if DEBUG
+        self.sinks = [.console]
+        #else
+        self.sinks = [.file]
+        #endif
+        self.format = .text
+        self.console = ConsoleOptions()
+        self.journalSize = 4 << 20
+        self.overflow = .block(timeoutMilliseconds: 100)
+        self.synchronousLevel = nil
+        self.rotation = RotationPolicy()
+        self.retention = RetentionPolicy()
+        self.redactSensitiveValues = true
+        self.recentLineCapacity = 256
+        self.onArchive = nil
+        self.clock = wallClockNanoseconds
+    }
+
+    public static func defaultDirectory(appName: String) -> String {
+        if let state = getenv("XDG_STATE_HOME").map({ String(cString: $0) }), state.hasPrefix("/") {
+            return "\(state)/\(appName)"
+        }
+        let home = getenv("HOME").map { String(cString: $0) } ?? "/tmp"
+        return "\(home)/.local/state/\(appName)"
+    }
+}
+
+public struct Sinks: OptionSet, Sendable {
+    public let rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    /// stderr; colored when stderr is a terminal.
+    public static let console = Sinks(rawValue: 1)
+    /// `<directory>/logs/<baseFileName>.log`, rotated and aged.
+    public static let file = Sinks(rawValue: 2)
+}
+
+public enum LogFormat: Sendable, Equatable {
+    /// `2026-11-21T22:39:39.123Z INFO  net: message key=value (Module/File.swift:12)`
+    case text
+    /// One JSON object per line: ts, level, label, msg, meta, file, line, tid.
+    case jsonLines
+}
+
+public struct ConsoleOptions: Sendable {
+    public enum Color: Sendable { case auto, always, never }
+    public var color: Color = .auto
+    public init() {}
+}
+
+/// What a call does when the journal is full (the writer cannot keep up or the disk is stuck).
+public enum OverflowPolicy: Sendable, Equatable {
+    /// Wait for space, at most this long, then drop. Never waits while the writer is failing to write.
+    case block(timeoutMilliseconds: Int)
+    /// Drop at once. Either way, drops are counted and one "N lines dropped" line is written when
+    /// space returns.
+    case drop
+}
+
+public struct RotationPolicy: Sendable {
+    /// Rotate when the active file would grow past this. Default 16 MiB.
+    public var maxFileSize: UInt64 = 16 << 20
+    /// Rotate a non-empty file this long after it was started. Default 24 h; nil: never by time.
+    public var interval: Duration? = .seconds(24 * 3600)
+    public init() {}
+}
+
+public struct RetentionPolicy: Sendable {
+    /// Keep at most this many archives. Default 20.
+    public var maxArchives: Int? = 20
+    /// Keep archives plus the active file under this many bytes (oldest archives go first). Default 256 MiB.
+    public var maxTotalBytes: UInt64? = 256 << 20
+    /// Delete archives whose last line is older than this. Default 14 days.
+    public var maxAge: Duration? = .seconds(14 * 24 * 3600)
+    /// gzip archives on a background thread. Default true.
+    public var compressArchives = true
+    /// How often aging runs besides start-up and each rotation. Default 10 minutes.
+    public var checkInterval: Duration = .seconds(600)
+    public init() {}
+}
+
+@Sendable
+func wallClockNanoseconds() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
+}
+
+extension Duration {
+    var nanoseconds: UInt64 {
+        let (seconds, attoseconds) = components
+        return UInt64(max(0, seconds)) &* 1_000_000_000 &+ UInt64(max(0, attoseconds / 1_000_000_000))
+    }
+}

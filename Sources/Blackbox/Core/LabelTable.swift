@@ -1,0 +1,111 @@
+import Atomics
+import Synchronization
+
+/// A label's interned entry: its effective level (an atomic byte, changed at run time), its owning core
+/// and its UTF-8 bytes. Entries are allocated once per distinct label and never freed, which is what
+/// lets handlers and fast loggers refer to them with a plain pointer and stay trivially copyable.
+///
+/// Memory layout of the allocation:
+/// ```
+/// 0   UInt8    effective level (atomic)
+/// 8   pointer  owning LoggingCore (unretained; cores are immortal too)
+/// 16  Int      label byte count
+/// 24  ...      label bytes
+/// ```
+@frozen
+public struct LabelHandle: @unchecked Sendable {
+    @usableFromInline
+    let entry: UnsafeMutableRawPointer
+
+    @inlinable
+    var level: LogLevel {
+        let byte = UnsafeAtomic<UInt8>(at: entry.assumingMemoryBound(to: UInt8.AtomicRepresentation.self))
+            .load(ordering: .relaxed)
+        return LogLevel(rawValue: byte) ?? .off
+    }
+
+    @inlinable
+    func isEnabled(_ level: LogLevel) -> Bool {
+        level.rawValue >= UnsafeAtomic<UInt8>(at: entry.assumingMemoryBound(to: UInt8.AtomicRepresentation.self))
+            .load(ordering: .relaxed)
+    }
+
+    @usableFromInline
+    var core: LoggingCore {
+        Unmanaged<LoggingCore>.fromOpaque(entry.load(fromByteOffset: 8, as: UnsafeRawPointer.self))
+            .takeUnretainedValue()
+    }
+
+    var bytes: UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: entry + 24, count: entry.load(fromByteOffset: 16, as: Int.self))
+    }
+
+    func setLevel(_ level: LogLevel) {
+        UnsafeAtomic<UInt8>(at: entry.assumingMemoryBound(to: UInt8.AtomicRepresentation.self))
+            .store(level.rawValue, ordering: .relaxed)
+    }
+
+    static func allocate(label: String, level: LogLevel, core: LoggingCore) -> LabelHandle {
+        let utf8 = Array(label.utf8.prefix(Int(UInt16.max)))
+        let entry = UnsafeMutableRawPointer.allocate(byteCount: 24 + utf8.count, alignment: 8)
+        entry.initializeMemory(as: UInt8.self, repeating: 0, count: 24)
+        entry.storeBytes(of: UnsafeRawPointer(Unmanaged.passUnretained(core).toOpaque()), toByteOffset: 8, as: UnsafeRawPointer.self)
+        entry.storeBytes(of: utf8.count, toByteOffset: 16, as: Int.self)
+        utf8.withUnsafeBytes { (entry + 24).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        let handle = LabelHandle(entry: entry)
+        handle.setLevel(level)
+        return handle
+    }
+}
+
+/// The labels a core has seen and the level rules that apply to them.
+final class LabelTable: Sendable {
+    /// Labels are interned for the life of the process; past this many, new labels share one entry
+    /// (named below) so that a program minting labels per request cannot grow memory without bound.
+    static let limit = 16_384
+    static let overflowLabel = "blackbox.too-many-labels"
+
+    private struct State {
+        var handles: [String: LabelHandle] = [:]
+        var levels: LevelSettings
+        var overflow: LabelHandle?
+    }
+    private let state: Mutex<State>
+    private let core: Unmanaged<LoggingCore>
+
+    init(levels: LevelSettings, core: LoggingCore) {
+        self.state = Mutex(State(levels: levels))
+        self.core = Unmanaged.passUnretained(core)
+    }
+
+    func handle(for label: String) -> LabelHandle {
+        state.withLock { state in
+            if let existing = state.handles[label] { return existing }
+            if state.handles.count >= Self.limit {
+                if let overflow = state.overflow { return overflow }
+                let overflow = LabelHandle.allocate(
+                    label: Self.overflowLabel, level: state.levels.level(for: Self.overflowLabel),
+                    core: core.takeUnretainedValue())
+                state.overflow = overflow
+                InternalDiagnostics.report(
+                    "more than \(Self.limit) distinct logger labels; further labels are logged as \(Self.overflowLabel)")
+                return overflow
+            }
+            let handle = LabelHandle.allocate(
+                label: label, level: state.levels.level(for: label), core: core.takeUnretainedValue())
+            state.handles[label] = handle
+            return handle
+        }
+    }
+
+    var levels: LevelSettings {
+        get { state.withLock { $0.levels } }
+        set {
+            state.withLock { state in
+                state.levels = newValue
+                for (label, handle) in state.handles { handle.setLevel(newValue.level(for: label)) }
+                state.overflow?.setLevel(newValue.level(for: Self.overflowLabel))
+            }
+        }
+    }
+}

@@ -1,0 +1,381 @@
+import Atomics
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The one thread that drains the journal into the sinks.
+///
+/// Each batch: format committed records (up to `batchBytes`) into one buffer per sink, write each
+/// buffer with one `write(2)`, publish the journal checkpoint, then release the space. Rotation happens
+/// between lines, never inside one.
+///
+/// Sleeping without lost wake-ups (a Dekker handshake, both sides sequentially consistent):
+/// the writer sets `sleeping`, then re-reads the journal's reservation end, and waits only if nothing
+/// was reserved; a producer reserves (a CAS), then reads `sleeping`, and wakes the writer if set.
+/// Either the writer sees the reservation or the producer sees the flag. An idle process therefore
+/// costs no CPU, and a busy one pays no syscall per line.
+final class LogWriter: @unchecked Sendable {
+    struct Settings {
+        var format: LogFormat
+        var fileSink: Bool
+        var consoleSink: Bool
+        var consoleColored: Bool
+        var rotation: RotationPolicy
+        var clock: @Sendable () -> UInt64
+    }
+
+    static let batchBytes = 256 << 10
+
+    private let journal: Journal
+    private let settings: Settings
+    private let file: LogFileSink?
+    private let maintainer: ArchiveMaintainer?
+    private let recent: RecentLines
+    private let dropped: ManagedAtomic<UInt64>
+
+    // Writer-thread state.
+    private var cursor: UInt64
+    private var fileOut = OutputBuffer()
+    private var consoleOut = OutputBuffer(capacity: 64 << 10)
+    private var fileFormatter: LineFormatter
+    private var consoleFormatter: LineFormatter
+    private var linesInBatch = 0
+    private var linesLostToIO: UInt64 = 0
+    private var lastIOError: Int32 = 0
+    private let notice = UnsafeMutableRawPointer.allocate(byteCount: 4096, alignment: 8)
+
+    // Shared with producers and flushers.
+    let sleeping = ManagedAtomic<Bool>(false)
+    /// True while the file cannot be written: producers then drop instead of blocking.
+    let failing = ManagedAtomic<Bool>(false)
+    /// Every record before this position has been handed to the sinks.
+    let writtenPosition: ManagedAtomic<UInt64>
+    private let waiters = ManagedAtomic<Int>(0)
+    private let lock = ConditionLock()
+    private var wakeRequested = false  // guarded by lock
+    private var stopRequested = false  // guarded by lock
+    private var stopped = false  // guarded by lock
+    private var asyncWaiters: [(target: UInt64, continuation: CheckedContinuation<Void, Never>)] = []  // guarded by lock
+
+    init(
+        journal: Journal, settings: Settings, file: LogFileSink?, maintainer: ArchiveMaintainer?, recent: RecentLines,
+        dropped: ManagedAtomic<UInt64>
+    ) {
+        self.journal = journal
+        self.settings = settings
+        self.file = file
+        self.maintainer = maintainer
+        self.recent = recent
+        self.dropped = dropped
+        self.fileFormatter = LineFormatter(format: settings.format)
+        self.consoleFormatter = LineFormatter(format: .text, colored: settings.consoleColored)
+        self.cursor = journal.loadCheckpoint().readPosition
+        self.writtenPosition = ManagedAtomic(cursor)
+    }
+
+    deinit { notice.deallocate() }
+
+    // MARK: Recovery (before the thread starts)
+
+    /// Replays what a dead process left in the journal into the file (the console when there is no
+    /// file sink), exactly once: the file was already cut back to the checkpoint.
+    func recover() -> Journal.RecoveryOutcome {
+        let outcome = journal.recover { record, next in
+            format(record, next: next, console: file == nil)
+            if fileOut.count >= Self.batchBytes || consoleOut.count >= Self.batchBytes { writeBatch(upTo: next) }
+        }
+        cursor = journal.file.writePosition.load(ordering: .acquiring)
+        if outcome.records > 0 || outcome.skippedBytes > 0 {
+            var text = "recovered \(outcome.records) log records left by a previous process"
+            if outcome.skippedBytes > 0 {
+                text += "; skipped \(outcome.skippedBytes) bytes in \(outcome.skippedRegions) torn or corrupted places"
+            }
+            appendNotice(.warning, text, console: file == nil)
+        }
+        writeBatch(upTo: cursor)
+        return outcome
+    }
+
+    // MARK: Thread
+
+    func start() {
+        startThread(name: "blackbox-writer") { [self] in run() }
+    }
+
+    private func run() {
+        var idleSpins = 0
+        while true {
+            if drain() {
+                idleSpins = 0
+                continue
+            }
+            let reservedEnd = journal.reservedEnd
+            if reservedEnd != cursor {
+                // A producer reserved but has not committed yet: it is a few stores away.
+                sched_yield()
+                continue
+            }
+            if lock.withLock({ stopRequested }) { break }
+            runTimers()
+            // Spin briefly before sleeping: a wake-up costs the next producer a syscall.
+            if idleSpins < 64 {
+                idleSpins += 1
+                sched_yield()
+                continue
+            }
+            idleSpins = 0
+            sleep()
+        }
+        writeBatch(upTo: cursor)
+        lock.withLock {
+            stopped = true
+            lock.broadcast()
+            resumeAsyncWaiters(all: true)
+        }
+    }
+
+    private func sleep() {
+        let deadline = monotonicNanoseconds() + nextTimerDelay()
+        lock.withLock {
+            sleeping.store(true, ordering: .sequentiallyConsistent)
+            if journal.reservedEnd == cursor && !wakeRequested && !stopRequested {
+                lock.wait(untilMonotonic: deadline)
+            }
+            sleeping.store(false, ordering: .relaxed)
+            wakeRequested = false
+        }
+    }
+
+    /// Called by producers that saw `sleeping`, and by flushers.
+    func wake() {
+        lock.withLock {
+            wakeRequested = true
+            lock.broadcast()
+        }
+    }
+
+    /// Drains what is left and stops the thread; returns false if it did not stop in time.
+    @discardableResult
+    func stop(timeout: UInt64) -> Bool {
+        let deadline = monotonicNanoseconds() + timeout
+        return lock.withLock {
+            stopRequested = true
+            lock.broadcast()
+            while !stopped {
+                if !lock.wait(untilMonotonic: deadline) && monotonicNanoseconds() >= deadline { return false }
+            }
+            return true
+        }
+    }
+
+    // MARK: Flush
+
+    /// Blocks until every record reserved before the call has reached the sinks, or the timeout passed.
+    func waitUntilWritten(_ target: UInt64, timeout: UInt64) -> Bool {
+        if writtenPosition.load(ordering: .acquiring) >= target { return true }
+        let deadline = monotonicNanoseconds() + timeout
+        waiters.wrappingIncrement(ordering: .sequentiallyConsistent)
+        defer { waiters.wrappingDecrement(ordering: .relaxed) }
+        return lock.withLock {
+            wakeRequested = true
+            lock.broadcast()
+            while writtenPosition.load(ordering: .acquiring) < target {
+                if stopped { return false }
+                if !lock.wait(untilMonotonic: deadline) && monotonicNanoseconds() >= deadline {
+                    return writtenPosition.load(ordering: .acquiring) >= target
+                }
+            }
+            return true
+        }
+    }
+
+    func waitUntilWritten(_ target: UInt64) async {
+        if writtenPosition.load(ordering: .acquiring) >= target { return }
+        await withCheckedContinuation { continuation in
+            lock.withLock {
+                if writtenPosition.load(ordering: .acquiring) >= target || stopped {
+                    continuation.resume()
+                    return
+                }
+                waiters.wrappingIncrement(ordering: .sequentiallyConsistent)
+                asyncWaiters.append((target, continuation))
+                wakeRequested = true
+                lock.broadcast()
+            }
+        }
+    }
+
+    /// Call with the lock held.
+    private func resumeAsyncWaiters(all: Bool = false) {
+        let written = writtenPosition.load(ordering: .acquiring)
+        asyncWaiters.removeAll { waiter in
+            guard all || waiter.target <= written else { return false }
+            waiter.continuation.resume()
+            waiters.wrappingDecrement(ordering: .relaxed)
+            return true
+        }
+    }
+
+    // MARK: Batches
+
+    /// Formats and writes one batch; false when no committed record was waiting.
+    private func drain() -> Bool {
+        let end = journal.reservedEnd
+        var position = cursor
+        rotateByTimeIfDue()
+        while position < end && fileOut.count < Self.batchBytes && consoleOut.count < Self.batchBytes {
+            guard let record = journal.committedRecord(at: position) else { break }
+            let next = position &+ UInt64(RecordLayout.aligned(record.length))
+            format(record, next: next, console: settings.consoleSink)
+            position = next
+        }
+        let droppedLines = dropped.exchange(0, ordering: .relaxed)
+        if droppedLines > 0 {
+            appendNotice(.warning, "dropped \(droppedLines) log lines: the journal was full", console: settings.consoleSink)
+        }
+        guard position != cursor || droppedLines > 0 else { return false }
+        writeBatch(upTo: position)
+        return true
+    }
+
+    /// Formats one record into the batch. Before a line that would push the file past its size
+    /// limit, the batch so far is written and the file rotated.
+    private func format(_ record: RecordView, next: UInt64, console: Bool) {
+        if let file {
+            let mark = fileOut.count
+            fileFormatter.append(record, to: &fileOut)
+            if file.size > 0 || mark > 0, file.size + UInt64(fileOut.count) > settings.rotation.maxFileSize {
+                let line = Array(UnsafeRawBufferPointer(rebasing: fileOut.bytes[mark...]))
+                fileOut.truncate(to: mark)
+                // The records before this one are complete in the batch: write and checkpoint them.
+                writeBatch(upTo: cursorBefore(next: next, record: record))
+                rotate()
+                line.withUnsafeBytes { fileOut.append($0) }
+            }
+        }
+        if console { consoleFormatter.append(record, to: &consoleOut) }
+        linesInBatch += 1
+    }
+
+    private func cursorBefore(next: UInt64, record: RecordView) -> UInt64 {
+        next &- UInt64(RecordLayout.aligned(record.length))
+    }
+
+    /// Writes the batch and moves the checkpoint to `position` (all records before it are written).
+    private func writeBatch(upTo position: UInt64) {
+        var resumeAfterBatch = false
+        if let file, !fileOut.isEmpty {
+            if let error = file.write(fileOut.bytes) {
+                linesLostToIO += UInt64(linesInBatch)
+                if lastIOError == 0 {
+                    InternalDiagnostics.report(
+                        "cannot write \(file.activePath): \(errnoDescription(error)); counting lost lines until it works again",
+                        key: "write-error")
+                }
+                lastIOError = error
+                failing.store(true, ordering: .relaxed)
+            } else {
+                recent.append(fileOut.bytes)
+                resumeAfterBatch = linesLostToIO > 0
+            }
+        } else if file == nil {
+            recent.append(consoleOut.bytes)
+        }
+        if !consoleOut.isEmpty { _ = writeFully(2, consoleOut.bytes.baseAddress, consoleOut.count) }
+        fileOut.removeAll()
+        consoleOut.removeAll()
+        linesInBatch = 0
+        if resumeAfterBatch { tryResumeAfterIOError() }
+        publishCheckpoint(position)
+    }
+
+    /// Writes the "lost N lines" notice; when that works, the failure is over.
+    private func tryResumeAfterIOError() {
+        guard let file, linesLostToIO > 0 else { return }
+        let lost = linesLostToIO
+        appendNotice(
+            .warning, "lost \(lost) log lines while the log file could not be written (\(errnoDescription(lastIOError)))",
+            console: false)
+        defer { fileOut.removeAll() }
+        guard file.write(fileOut.bytes) == nil else { return }
+        recent.append(fileOut.bytes)
+        linesLostToIO = 0
+        lastIOError = 0
+        failing.store(false, ordering: .relaxed)
+        InternalDiagnostics.forget(key: "write-error")
+        InternalDiagnostics.report("writing \(file.activePath) works again; \(lost) lines were lost", key: "write-resumed")
+        InternalDiagnostics.forget(key: "write-resumed")
+    }
+
+    private func publishCheckpoint(_ position: UInt64) {
+        var checkpoint = Journal.Checkpoint(readPosition: position)
+        if let identity = file?.checkpointIdentity {
+            checkpoint.device = identity.device
+            checkpoint.inode = identity.inode
+            checkpoint.fileSize = identity.size
+            checkpoint.fileStartNanoseconds = identity.start
+        }
+        journal.publish(checkpoint)
+        journal.release(upTo: position)
+        cursor = position
+        writtenPosition.store(position, ordering: .releasing)
+        if waiters.load(ordering: .sequentiallyConsistent) > 0 {
+            lock.withLock {
+                lock.broadcast()
+                resumeAsyncWaiters()
+            }
+        }
+    }
+
+    // MARK: Rotation and timers
+
+    private func rotate() {
+        guard let file, let archive = file.rotate(now: settings.clock()) else { return }
+        publishCheckpoint(cursor)
+        maintainer?.archived(archive)
+    }
+
+    private func rotateByTimeIfDue() {
+        guard let file, file.size > 0, let interval = settings.rotation.interval else { return }
+        if settings.clock() >= file.startNanoseconds &+ interval.nanoseconds {
+            writeBatch(upTo: cursor)
+            rotate()
+        }
+    }
+
+    private func runTimers() {
+        rotateByTimeIfDue()
+        // Probe a failing file even when nothing is logged, so that returning space is noticed.
+        tryResumeAfterIOError()
+    }
+
+    private func nextTimerDelay() -> UInt64 {
+        var delay: UInt64 = 60_000_000_000
+        if failing.load(ordering: .relaxed) { delay = 1_000_000_000 }
+        if let file, file.size > 0, let interval = settings.rotation.interval {
+            let due = file.startNanoseconds &+ interval.nanoseconds
+            let now = settings.clock()
+            delay = min(delay, due > now ? due - now : 0)
+        }
+        return max(delay, 1_000_000)
+    }
+
+    // MARK: Notices
+
+    /// Formats a line of Blackbox's own (label `blackbox`) into the batch.
+    private func appendNotice(_ level: LogLevel, _ text: String, console: Bool) {
+        let label = Array("blackbox".utf8)
+        let message = Array(text.utf8.prefix(4096 - RecordLayout.headerSize - label.count))
+        var writer = RecordWriter(base: notice)
+        label.withUnsafeBytes { writer.append($0) }
+        message.withUnsafeBytes { writer.append($0) }
+        writer.writeHeader(
+            timestamp: settings.clock(), threadID: 0, line: 0, kind: .text, level: level, labelCount: label.count,
+            fileCount: 0, flags: [], messageCount: message.count, metadataCount: 0)
+        notice.storeBytes(of: UInt32(writer.offset), toByteOffset: RecordLayout.length, as: UInt32.self)
+        let record = RecordView(base: UnsafeRawPointer(notice))
+        if file != nil { fileFormatter.append(record, to: &fileOut) }
+        if console { consoleFormatter.append(record, to: &consoleOut) }
+    }
+}

@@ -1,0 +1,74 @@
+/// Building records from the two front ends: swift-log events (text) and `FastLogMessage` (segments).
+extension LoggingCore {
+    /// The longest source file name kept in a record.
+    static let maxFileNameBytes = 512
+
+    func appendText(
+        level: LogLevel, label: LabelHandle, message: String, metadata: EncodedMetadata, file: String, line: UInt
+    ) {
+        let timestamp = wallClockNanoseconds()
+        let threadID = currentThreadID()
+        var message = message
+        var file = file
+        message.withUTF8 { messageBytes in
+            file.withUTF8 { fileBytes in
+                let labelBytes = label.bytes
+                let fileCount = min(fileBytes.count, Self.maxFileNameBytes)
+                var flags = RecordFlags()
+                var metadata = metadata
+                let fixed = RecordLayout.headerSize + labelBytes.count + fileCount
+                let limit = journal.maxRecordSize
+                if fixed + metadata.byteCount > limit / 2 {
+                    metadata = EncodedMetadata(entries: [("blackbox.metadata", "<cut: too large>")])
+                    flags.insert(.truncated)
+                }
+                let metadataCount = metadata.byteCount
+                var messageCount = messageBytes.count
+                if fixed + metadataCount + messageCount > limit {
+                    messageCount = utf8Prefix(messageBytes, limit - fixed - metadataCount)
+                    flags.insert(.truncated)
+                }
+                let size = fixed + metadataCount + messageCount
+                append(size: size, level: level) { base in
+                    var writer = RecordWriter(base: base)
+                    writer.append(labelBytes)
+                    writer.append(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(fileBytes)[..<fileCount]))
+                    writer.append(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(messageBytes)[..<messageCount]))
+                    metadata.write(into: &writer)
+                    writer.writeHeader(
+                        timestamp: timestamp, threadID: threadID, line: UInt32(truncatingIfNeeded: line), kind: .text,
+                        level: level, labelCount: labelBytes.count, fileCount: fileCount, flags: flags,
+                        messageCount: messageCount, metadataCount: metadataCount)
+                }
+            }
+        }
+    }
+
+    @usableFromInline
+    func appendSegments(level: LogLevel, label: LabelHandle, message: FastLogMessage, file: StaticString, line: UInt) {
+        let timestamp = wallClockNanoseconds()
+        let threadID = currentThreadID()
+        let labelBytes = label.bytes
+        let fileCount = min(file.utf8CodeUnitCount, Self.maxFileNameBytes)
+        let messageCount = message.segments.encodedCount
+        let size = RecordLayout.headerSize + labelBytes.count + fileCount + messageCount
+        append(size: size, level: level) { base in
+            var writer = RecordWriter(base: base)
+            writer.append(labelBytes)
+            writer.append(UnsafeRawBufferPointer(start: file.utf8Start, count: fileCount))
+            message.segments.copy(to: base + writer.offset)
+            writer.writeHeader(
+                timestamp: timestamp, threadID: threadID, line: UInt32(truncatingIfNeeded: line), kind: .segments,
+                level: level, labelCount: labelBytes.count, fileCount: fileCount, flags: [], messageCount: messageCount,
+                metadataCount: 0)
+        }
+    }
+}
+
+/// The longest prefix of `bytes` of at most `limit` bytes that does not split a UTF-8 sequence.
+func utf8Prefix(_ bytes: UnsafeBufferPointer<UInt8>, _ limit: Int) -> Int {
+    guard limit < bytes.count else { return bytes.count }
+    var count = max(0, limit)
+    while count > 0 && bytes[count] & 0xC0 == 0x80 { count -= 1 }
+    return count
+}

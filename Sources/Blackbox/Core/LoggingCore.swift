@@ -1,0 +1,312 @@
+import Atomics
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One running logging system: a journal, its writer thread, the sinks and the label levels.
+///
+/// `Blackbox.start` makes the process-wide one; tests make their own. A core is never deallocated
+/// (handles point at it without retaining it, and a thread may still be inside a call when it is shut
+/// down); after `shutdown` its calls write synchronously to stderr instead.
+public final class LoggingCore: @unchecked Sendable {
+    enum Mode: UInt8 {
+        case running = 0
+        /// Shut down, or inside a child process after `fork`: the journal and the writer belong to
+        /// the parent, so lines go straight to stderr.
+        case direct = 1
+    }
+
+    public let configuration: BlackboxConfiguration
+    let journal: Journal
+    private(set) var labels: LabelTable!
+    private var writer: LogWriter!
+    private var maintainer: ArchiveMaintainer?
+    let recent: RecentLines
+    let dropped = ManagedAtomic<UInt64>(0)
+    let mode = ManagedAtomic<UInt8>(Mode.running.rawValue)
+    private let synchronousLevel: LogLevel
+    private let overflow: OverflowPolicy
+    let redactSensitiveValues: Bool
+    /// What start-up recovered from a previous process.
+    public let recovery: RecoveryReport
+
+    public struct RecoveryReport: Sendable, Equatable {
+        public var records: Int
+        public var skippedBytes: UInt64
+    }
+
+    // MARK: Start
+
+    public init(configuration: BlackboxConfiguration) throws(BlackboxError) {
+        var configuration = configuration
+        if let env = getenv("BLACKBOX_LOG_LEVEL").map({ String(cString: $0) }), !env.isEmpty {
+            configuration.levels = try LevelSettings(parsing: env, base: configuration.levels)
+        }
+        guard !configuration.baseFileName.isEmpty, !configuration.baseFileName.contains("/") else {
+            throw .invalidConfiguration("baseFileName must be a plain file name, got \"\(configuration.baseFileName)\"")
+        }
+        guard configuration.rotation.maxFileSize >= 4096 else {
+            throw .invalidConfiguration("rotation.maxFileSize must be at least 4096 bytes")
+        }
+        self.configuration = configuration
+        self.synchronousLevel = configuration.synchronousLevel ?? .off
+        self.overflow = configuration.overflow
+        self.redactSensitiveValues = configuration.redactSensitiveValues
+        self.recent = RecentLines(lineCapacity: configuration.recentLineCapacity)
+
+        let logs = "\(configuration.directory)/logs"
+        try makeDirectory(configuration.directory)
+        try makeDirectory(logs)
+        Self.ignoreFileSizeSignal()
+
+        let journalPath = "\(configuration.directory)/journal"
+        var file = try JournalFile.open(path: journalPath, capacity: configuration.journalSize)
+        var journal = Journal(file: file)
+        let checkpoint = file.reopened ? journal.loadCheckpoint() : nil
+        let sink =
+            configuration.sinks.contains(.file)
+            ? try LogFileSink(directory: logs, baseName: configuration.baseFileName, checkpoint: checkpoint, now: configuration.clock())
+            : nil
+        var colored: Bool
+        switch configuration.console.color {
+        case .always: colored = true
+        case .never: colored = false
+        case .auto: colored = isatty(2) == 1 && getenv("NO_COLOR") == nil
+        }
+        let settings = LogWriter.Settings(
+            format: configuration.format, fileSink: sink != nil, consoleSink: configuration.sinks.contains(.console),
+            consoleColored: colored, rotation: configuration.rotation, clock: configuration.clock)
+
+        // Replay what a dead process left, then, if the configured size changed, start a new journal.
+        var recovered = Journal.RecoveryOutcome()
+        if file.reopened {
+            let replayer = LogWriter(
+                journal: journal, settings: settings, file: sink, maintainer: nil, recent: recent, dropped: dropped)
+            recovered = replayer.recover()
+            journal.markAllConsumed(checkpoint: journal.loadCheckpoint())
+            if file.capacity != configuration.journalSize {
+                file.close()
+                unlink(journalPath)
+                file = try JournalFile.open(path: journalPath, capacity: configuration.journalSize)
+                journal = Journal(file: file)
+            }
+        }
+        self.journal = journal
+        self.recovery = RecoveryReport(records: recovered.records, skippedBytes: recovered.skippedBytes)
+
+        if let sink {
+            let maintainer = ArchiveMaintainer(
+                directory: logs, baseName: configuration.baseFileName, policy: configuration.retention,
+                clock: configuration.clock, onArchive: configuration.onArchive,
+                activeFileSize: { [path = sink.activePath] in fileSize(path) })
+            self.maintainer = maintainer
+        }
+        self.writer = LogWriter(
+            journal: journal, settings: settings, file: sink, maintainer: maintainer, recent: recent, dropped: dropped)
+        self.labels = LabelTable(levels: configuration.levels, core: self)
+        if let sink, file.reopened == false {
+            // A fresh journal: checkpoint the file as it is, so a crash before the first batch
+            // does not cut earlier content.
+            journal.publish(
+                Journal.Checkpoint(
+                    readPosition: journal.releasedPosition, device: sink.device, inode: sink.inode, fileSize: sink.size,
+                    fileStartNanoseconds: sink.startNanoseconds))
+        }
+        _ = Unmanaged.passRetained(self)  // immortal: see the type's documentation
+        LoggingCore.registerForFork(self)
+        maintainer?.start()
+        writer.start()
+    }
+
+    private static func ignoreFileSizeSignal() {
+        // Past RLIMIT_FSIZE the kernel sends SIGXFSZ, whose default action kills the process. Ignored,
+        // the write fails with EFBIG and the logger degrades instead. Only a default action is changed.
+        var current = sigaction()
+        sigaction(SIGXFSZ, nil, &current)
+        if current.__sigaction_handler.sa_handler == nil {
+            signal(SIGXFSZ, SIG_IGN)
+        }
+    }
+
+    // MARK: Levels
+
+    public func handle(for label: String) -> LabelHandle { labels.handle(for: label) }
+
+    public var levels: LevelSettings {
+        get { labels.levels }
+        set { labels.levels = newValue }
+    }
+
+    // MARK: Producers
+
+    /// Reserves, fills and commits one record of `size` bytes. The hot path of every log call.
+    @inline(__always)
+    func append(size: Int, level: LogLevel, fill: (UnsafeMutableRawPointer) -> Void) {
+        guard mode.load(ordering: .relaxed) == Mode.running.rawValue else {
+            return appendDirect(size: size, fill: fill)
+        }
+        guard let (record, position) = journal.tryReserve(size) ?? reserveSlowly(size, level: level) else { return }
+        fill(record)
+        journal.commit(record, position: position, length: size)
+        if writer.sleeping.load(ordering: .sequentiallyConsistent) { writer.wake() }
+        if level >= synchronousLevel {
+            _ = writer.waitUntilWritten(position &+ 1, timeout: 30_000_000_000)
+        }
+    }
+
+    @inline(never)
+    private func reserveSlowly(_ size: Int, level: LogLevel) -> (UnsafeMutableRawPointer, UInt64)? {
+        writer.wake()
+        let timeout: UInt64
+        if level >= synchronousLevel {
+            timeout = 30_000_000_000
+        } else if case .block(let milliseconds) = overflow, !writer.failing.load(ordering: .relaxed) {
+            timeout = UInt64(max(0, milliseconds)) * 1_000_000
+        } else {
+            timeout = 0
+        }
+        if timeout > 0 {
+            let deadline = monotonicNanoseconds() + timeout
+            var spins = 0
+            repeat {
+                if let slot = journal.tryReserve(size) { return slot }
+                spins += 1
+                if spins < 16 { sched_yield() } else { usleep(50) }
+            } while monotonicNanoseconds() < deadline && !writer.failing.load(ordering: .relaxed)
+        }
+        if let slot = journal.tryReserve(size) { return slot }
+        dropped.wrappingIncrement(ordering: .relaxed)
+        return nil
+    }
+
+    /// Formats the record on the calling thread and writes it to stderr (shut down, or forked child).
+    @inline(never)
+    private func appendDirect(size: Int, fill: (UnsafeMutableRawPointer) -> Void) {
+        let scratch = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8)
+        defer { scratch.deallocate() }
+        fill(scratch)
+        scratch.storeBytes(of: UInt32(size), toByteOffset: RecordLayout.length, as: UInt32.self)
+        var formatter = LineFormatter(format: .text)
+        var out = OutputBuffer(capacity: size + 128)
+        formatter.append(RecordView(base: UnsafeRawPointer(scratch)), to: &out)
+        _ = writeFully(2, out.bytes.baseAddress, out.count)
+    }
+
+    // MARK: Flush and shutdown
+
+    /// Blocks until everything logged before the call is written to the sinks, or `timeout` passed.
+    @discardableResult
+    public func flush(timeout: Duration = .seconds(5)) -> Bool {
+        guard mode.load(ordering: .relaxed) == Mode.running.rawValue else { return true }
+        return writer.waitUntilWritten(journal.reservedEnd, timeout: timeout.nanoseconds)
+    }
+
+    /// Returns when everything logged before the call is written to the sinks.
+    public func flush() async {
+        guard mode.load(ordering: .relaxed) == Mode.running.rawValue else { return }
+        await writer.waitUntilWritten(journal.reservedEnd)
+    }
+
+    /// Drains the journal, stops the threads and releases the journal's lock. Idempotent.
+    public func shutdown(timeout: Duration = .seconds(5)) {
+        guard
+            mode.compareExchange(
+                expected: Mode.running.rawValue, desired: Mode.direct.rawValue, ordering: .sequentiallyConsistent
+            ).exchanged
+        else { return }
+        writer.stop(timeout: timeout.nanoseconds)
+        maintainer?.stop()
+        journal.file.close()
+    }
+
+    /// The last `count` lines written (the file's format when there is a file sink).
+    public func recentLines(_ count: Int) -> [String] {
+        flush(timeout: .seconds(1))
+        return recent.last(count)
+    }
+
+    /// Test hook: waits until compression and aging work queued so far is done.
+    func waitForArchiveMaintenance() { maintainer?.waitUntilIdle() }
+    func runAgingNow() {
+        maintainer?.requestAging()
+        maintainer?.waitUntilIdle()
+    }
+
+    // MARK: fork
+
+    private static let forkRegistry = ForkRegistry()
+
+    private static func registerForFork(_ core: LoggingCore) {
+        forkRegistry.add(core)
+    }
+
+    /// In a forked child, every core switches to direct mode: the child must neither write into the
+    /// parent's journal nor wait for a writer thread it does not have.
+    fileprivate static func enterForkedChild() {
+        forkRegistry.forEach { $0.mode.store(Mode.direct.rawValue, ordering: .relaxed) }
+    }
+}
+
+/// The cores of this process, for the `pthread_atfork` child handler. A fixed array with an atomic
+/// count: the child handler must not take locks another thread may have held at fork time.
+private final class ForkRegistry: @unchecked Sendable {
+    private let capacity = 256
+    private let slots: UnsafeMutablePointer<Unmanaged<LoggingCore>?>
+    private let count = ManagedAtomic<Int>(0)
+    private let installed = ManagedAtomic<Bool>(false)
+
+    init() {
+        slots = .allocate(capacity: capacity)
+        slots.initialize(repeating: nil, count: capacity)
+    }
+
+    func add(_ core: LoggingCore) {
+        if installed.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged {
+            pthread_atfork(nil, nil) { LoggingCore.enterForkedChild() }
+        }
+        let index = count.loadThenWrappingIncrement(ordering: .acquiringAndReleasing)
+        guard index < capacity else { return }
+        slots[index] = Unmanaged.passUnretained(core)
+    }
+
+    func forEach(_ body: (LoggingCore) -> Void) {
+        for i in 0..<min(count.load(ordering: .acquiring), capacity) {
+            if let core = slots[i] { body(core.takeUnretainedValue()) }
+        }
+    }
+}
+
+private func makeDirectory(_ path: String) throws(BlackboxError) {
+    var current = path.hasPrefix("/") ? "" : "."
+    for component in path.split(separator: "/") {
+        current += "/\(component)"
+        if mkdir(current, 0o700) != 0 && errno != EEXIST {
+            throw .directoryUnavailable(path: current, reason: errnoDescription())
+        }
+    }
+    var st = stat()
+    guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else {
+        throw .directoryUnavailable(path: path, reason: "not a directory")
+    }
+}
+
+/// The kernel thread id of the calling thread, cached per thread (gettid is a syscall).
+@usableFromInline
+func currentThreadID() -> UInt32 {
+    if let cached = pthread_getspecific(threadIDKey) { return UInt32(truncatingIfNeeded: UInt(bitPattern: cached)) }
+    let tid = kernelThreadID()
+    pthread_setspecific(threadIDKey, UnsafeRawPointer(bitPattern: UInt(tid)))
+    return tid
+}
+
+private let threadIDKey: pthread_key_t = {
+    var key = pthread_key_t()
+    pthread_key_create(&key, nil)
+    return key
+}()
+
+func fileSize(_ path: String) -> UInt64 {
+    var st = stat()
+    return stat(path, &st) == 0 ? UInt64(st.st_size) : 0
+}

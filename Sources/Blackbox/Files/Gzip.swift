@@ -1,0 +1,105 @@
+import CZlib
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// gzip-compresses a file with zlib, crash-safely: the output goes to `<destination>.tmp`, is
+/// fsynced, then renamed into place. The source is left alone (the caller deletes it).
+enum Gzip {
+    enum Failure: Error, CustomStringConvertible {
+        case io(path: String, reason: String)
+        case zlib(path: String, code: Int32)
+
+        var description: String {
+            switch self {
+            case .io(let path, let reason): "cannot compress \(path): \(reason)"
+            case .zlib(let path, let code): "cannot compress \(path): zlib error \(code)"
+            }
+        }
+    }
+
+    static func compress(_ source: String, to destination: String, level: Int32 = 6) throws(Failure) {
+        let input = open(source, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { throw .io(path: source, reason: errnoDescription()) }
+        defer { close(input) }
+        let temporary = destination + ".tmp"
+        let output = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard output >= 0 else { throw .io(path: temporary, reason: errnoDescription()) }
+        var succeeded = false
+        defer {
+            close(output)
+            if !succeeded { unlink(temporary) }
+        }
+        var stream = z_stream()
+        // windowBits 15 + 16: write a gzip header and trailer instead of a raw zlib stream.
+        let initialized = deflateInit2_(
+            &stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+        guard initialized == Z_OK else { throw .zlib(path: source, code: initialized) }
+        defer { deflateEnd(&stream) }
+
+        let chunk = 128 << 10
+        let inBuffer = UnsafeMutablePointer<UInt8>.allocate(capacity: chunk)
+        let outBuffer = UnsafeMutablePointer<UInt8>.allocate(capacity: chunk)
+        defer {
+            inBuffer.deallocate()
+            outBuffer.deallocate()
+        }
+        var finished = false
+        while !finished {
+            let n = read(input, inBuffer, chunk)
+            guard n >= 0 else { throw .io(path: source, reason: errnoDescription()) }
+            stream.next_in = inBuffer
+            stream.avail_in = UInt32(n)
+            let flush = n == 0 ? Z_FINISH : Z_NO_FLUSH
+            repeat {
+                stream.next_out = outBuffer
+                stream.avail_out = UInt32(chunk)
+                let rc = deflate(&stream, flush)
+                guard rc != Z_STREAM_ERROR else { throw .zlib(path: source, code: rc) }
+                let produced = chunk - Int(stream.avail_out)
+                guard writeFully(output, outBuffer, produced) else { throw .io(path: temporary, reason: errnoDescription()) }
+                if rc == Z_STREAM_END { finished = true }
+            } while stream.avail_out == 0
+        }
+        guard fsync(output) == 0 else { throw .io(path: temporary, reason: errnoDescription()) }
+        guard rename(temporary, destination) == 0 else { throw .io(path: destination, reason: errnoDescription()) }
+        succeeded = true
+    }
+
+    /// Reads a whole gzip file back (for tests and the CLI); bounded by `limit` bytes of output.
+    static func decompress(_ path: String, limit: Int = 1 << 30) throws(Failure) -> [UInt8] {
+        guard let file = gzopen(path, "rb") else { throw .io(path: path, reason: errnoDescription()) }
+        defer { gzclose(file) }
+        var result: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { gzread(file, $0.baseAddress, UInt32($0.count)) }
+            if n < 0 { throw .zlib(path: path, code: n) }
+            if n == 0 { break }
+            result.append(contentsOf: buffer[0..<Int(n)])
+            if result.count > limit { throw .io(path: path, reason: "more than \(limit) bytes when decompressed") }
+        }
+        return result
+    }
+}
+
+/// write(2) until everything is written or an error occurs; false with errno set on error.
+func writeFully(_ fd: Int32, _ bytes: UnsafeRawPointer?, _ count: Int) -> Bool {
+    guard var pointer = bytes else { return count == 0 }
+    var remaining = count
+    while remaining > 0 {
+        let n = write(fd, pointer, remaining)
+        if n < 0 {
+            if errno == EINTR { continue }
+            return false
+        }
+        if n == 0 {
+            errno = EIO
+            return false
+        }
+        pointer += n
+        remaining -= n
+    }
+    return true
+}

@@ -1,0 +1,168 @@
+import Atomics
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The journal file on disk and its mapping into memory.
+///
+/// Layout (all integers little-endian, the machine's own order):
+/// ```
+/// page 0            header (see `JournalHeader` offsets)
+/// page 1 ...        data area, `capacity` bytes, a ring of records
+/// ```
+/// The data area is mapped twice, back to back, so that a record that runs past the end of the ring
+/// is still contiguous in memory (the "mirrored" or "magic" ring buffer). Producers and the writer
+/// therefore never split a record.
+///
+/// The mapping is `MAP_SHARED`: a store into it is in the kernel's page cache the moment it is made, so
+/// it survives the process being killed. The file is preallocated (`posix_fallocate`), because a store
+/// into a sparse page of a shared mapping on a full disk raises SIGBUS.
+///
+/// Invariant: a `JournalFile` is never unmapped while the process runs (see `LoggingCore`), because a
+/// thread may still be inside a log call when the journal is retired.
+final class JournalFile: @unchecked Sendable {
+    enum Offset {
+        static let magic = 0
+        static let version = 8
+        static let capacity = 16
+        static let writePosition = 24
+        static let readPosition = 32
+        static let ownerPID = 40
+        static let checkpointGeneration = 48
+        static let checkpointSlots = 64
+        static let checkpointSlotSize = 64
+    }
+
+    static let magic: UInt64 = 0x3130_4C4E_524A_4242  // "BBJRNL01"
+    static let version: UInt32 = 1
+    static let headerSize = 4096
+
+    let path: String
+    let descriptor: Int32
+    let capacity: Int
+    let header: UnsafeMutableRawPointer
+    /// Start of the data area; valid for `2 * capacity` bytes thanks to the mirror mapping.
+    let data: UnsafeMutableRawPointer
+    /// True when the file existed with a valid header: it may hold records of a previous process.
+    let reopened: Bool
+
+    var writePosition: UnsafeAtomic<UInt64> { atomic(at: Offset.writePosition) }
+    var readPosition: UnsafeAtomic<UInt64> { atomic(at: Offset.readPosition) }
+    var checkpointGeneration: UnsafeAtomic<UInt64> { atomic(at: Offset.checkpointGeneration) }
+
+    private func atomic(at offset: Int) -> UnsafeAtomic<UInt64> {
+        UnsafeAtomic(at: (header + offset).assumingMemoryBound(to: UInt64.AtomicRepresentation.self))
+    }
+
+    /// Opens (or creates) the journal at `path`, takes its exclusive lock and maps it.
+    ///
+    /// An existing journal keeps its own capacity so that its records can be recovered; call
+    /// `reformat` afterwards to change it.
+    static func open(path: String, capacity requested: Int) throws(BlackboxError) -> JournalFile {
+        let capacity = try validatedCapacity(requested)
+        let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .journalUnavailable(path: path, reason: errnoDescription()) }
+        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            let owner = readOwnerPID(fd)
+            Glibc.close(fd)
+            throw .journalLocked(path: path, ownerPID: owner)
+        }
+        do {
+            let existing = try readValidHeader(fd)
+            let effectiveCapacity = existing ?? capacity
+            if existing == nil {
+                try initialize(fd: fd, path: path, capacity: effectiveCapacity)
+            }
+            let file = try map(fd: fd, path: path, capacity: effectiveCapacity, reopened: existing != nil)
+            file.header.storeBytes(of: UInt32(truncatingIfNeeded: getpid()), toByteOffset: Offset.ownerPID, as: UInt32.self)
+            return file
+        } catch {
+            Glibc.close(fd)
+            throw error
+        }
+    }
+
+    private init(path: String, descriptor: Int32, capacity: Int, base: UnsafeMutableRawPointer, reopened: Bool) {
+        self.path = path
+        self.descriptor = descriptor
+        self.capacity = capacity
+        self.header = base
+        self.data = base + Self.headerSize
+        self.reopened = reopened
+    }
+
+    /// Releases the lock and the descriptor. The mapping stays (see the type's invariant).
+    func close() {
+        flock(descriptor, LOCK_UN)
+        Glibc.close(descriptor)
+    }
+
+    static func validatedCapacity(_ requested: Int) throws(BlackboxError) -> Int {
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        guard requested >= 16 * page, requested <= 1 << 30, requested.nonzeroBitCount == 1 else {
+            throw .invalidConfiguration(
+                "journal size must be a power of two between \(16 * page) bytes and 1 GiB, got \(requested)")
+        }
+        return requested
+    }
+
+    private static func readOwnerPID(_ fd: Int32) -> Int32? {
+        var pid: UInt32 = 0
+        let n = pread(fd, &pid, 4, off_t(Offset.ownerPID))
+        return n == 4 && pid != 0 ? Int32(bitPattern: pid) : nil
+    }
+
+    /// The capacity recorded in a valid header, or nil when the file is new, short or not a journal.
+    private static func readValidHeader(_ fd: Int32) throws(BlackboxError) -> Int? {
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { return nil }
+        var words = (UInt64(0), UInt64(0), UInt64(0))
+        guard pread(fd, &words, 24, 0) == 24, words.0 == magic,
+            UInt32(truncatingIfNeeded: words.1) == version
+        else { return nil }
+        let capacity = Int(words.2)
+        guard (try? validatedCapacity(capacity)) != nil, Int(st.st_size) == headerSize + capacity else { return nil }
+        return capacity
+    }
+
+    /// Writes a fresh, zeroed journal. Zeroes matter: a zero commit word never looks committed.
+    private static func initialize(fd: Int32, path: String, capacity: Int) throws(BlackboxError) {
+        guard ftruncate(fd, 0) == 0 else { throw .journalUnavailable(path: path, reason: errnoDescription()) }
+        let size = off_t(headerSize + capacity)
+        let rc = posix_fallocate(fd, 0, size)
+        guard rc == 0 else {
+            throw .journalUnavailable(path: path, reason: "cannot preallocate \(size) bytes: \(String(cString: strerror(rc)))")
+        }
+        var head = [UInt8](repeating: 0, count: headerSize)
+        head.withUnsafeMutableBytes { raw in
+            raw.storeBytes(of: magic, toByteOffset: Offset.magic, as: UInt64.self)
+            raw.storeBytes(of: version, toByteOffset: Offset.version, as: UInt32.self)
+            raw.storeBytes(of: UInt64(capacity), toByteOffset: Offset.capacity, as: UInt64.self)
+        }
+        guard pwrite(fd, head, headerSize, 0) == headerSize else {
+            throw .journalUnavailable(path: path, reason: errnoDescription())
+        }
+    }
+
+    private static func map(fd: Int32, path: String, capacity: Int, reopened: Bool) throws(BlackboxError) -> JournalFile {
+        let total = headerSize + 2 * capacity
+        guard let reserved = mmap(nil, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), reserved != MAP_FAILED else {
+            throw .journalUnavailable(path: path, reason: "cannot reserve address space: \(errnoDescription())")
+        }
+        let first = mmap(reserved, headerSize + capacity, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0)
+        let mirror = mmap(
+            reserved + headerSize + capacity, capacity, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
+            off_t(headerSize))
+        guard first != MAP_FAILED, mirror != MAP_FAILED else {
+            let reason = errnoDescription()
+            munmap(reserved, total)
+            throw .journalUnavailable(path: path, reason: "cannot map: \(reason)")
+        }
+        return JournalFile(path: path, descriptor: fd, capacity: capacity, base: reserved, reopened: reopened)
+    }
+}
+
+func errnoDescription(_ code: Int32 = errno) -> String {
+    String(cString: strerror(code))
+}

@@ -1,0 +1,222 @@
+/// Turns journal records into output lines, on the writer thread.
+///
+/// Text: `2026-11-21T22:39:39.123Z INFO  net: message key=value (Module/File.swift:12)`
+/// JSON Lines: `{"ts":"…","level":"info","label":"net","msg":"…","meta":{"key":"value"},"file":"…","line":12,"tid":42}`
+///
+/// A line is always exactly one line: newlines inside messages are written as `\n` in both formats,
+/// so `grep`, `tail -F` and line-oriented collectors never see a half record.
+struct LineFormatter {
+    let format: LogFormat
+    let colored: Bool
+    private var timestamps = TimestampFormatter()
+
+    init(format: LogFormat, colored: Bool = false) {
+        self.format = format
+        self.colored = colored
+    }
+
+    mutating func append(_ record: RecordView, to out: inout OutputBuffer) {
+        switch format {
+        case .text: appendText(record, to: &out)
+        case .jsonLines: appendJSON(record, to: &out)
+        }
+    }
+
+    // MARK: Text
+
+    private mutating func appendText(_ record: RecordView, to out: inout OutputBuffer) {
+        timestamps.append(record.timestampNanoseconds, to: &out)
+        out.append(UInt8(ascii: " "))
+        let level = record.level
+        if colored { out.append(Self.colorCode(level)) }
+        out.append(Self.tag(level))
+        if colored { out.append("\u{1B}[0m") }
+        out.append(UInt8(ascii: " "))
+        out.append(record.label)
+        out.append(": ")
+        appendMessage(record, to: &out, escape: .text)
+        for (key, value) in record.metadata {
+            out.append(UInt8(ascii: " "))
+            out.append(key)
+            out.append(UInt8(ascii: "="))
+            appendTextValue(value, to: &out)
+        }
+        if record.file.count > 0 {
+            out.append(" (")
+            out.append(record.file)
+            out.append(UInt8(ascii: ":"))
+            out.appendDecimal(UInt64(record.line))
+            out.append(UInt8(ascii: ")"))
+        }
+        out.append(UInt8(ascii: "\n"))
+    }
+
+    /// Values with spaces, quotes or `=` are quoted so `key=value` pairs can be split reliably.
+    private func appendTextValue(_ value: UnsafeRawBufferPointer, to out: inout OutputBuffer) {
+        let needsQuotes = value.isEmpty || value.contains { $0 <= 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "=") }
+        if needsQuotes { out.append(UInt8(ascii: "\"")) }
+        appendEscaped(value, to: &out, escape: needsQuotes ? .json : .text)
+        if needsQuotes { out.append(UInt8(ascii: "\"")) }
+    }
+
+    static func tag(_ level: LogLevel) -> StaticString {
+        switch level {
+        case .trace: "TRACE"
+        case .debug: "DEBUG"
+        case .info: "INFO "
+        case .notice: "NOTE "
+        case .warning: "WARN "
+        case .error: "ERROR"
+        case .critical, .off: "CRIT "
+        }
+    }
+
+    private static func colorCode(_ level: LogLevel) -> StaticString {
+        switch level {
+        case .trace, .debug: "\u{1B}[2m"
+        case .info: "\u{1B}[32m"
+        case .notice: "\u{1B}[36m"
+        case .warning: "\u{1B}[33m"
+        case .error: "\u{1B}[31m"
+        case .critical, .off: "\u{1B}[1;31m"
+        }
+    }
+
+    // MARK: JSON
+
+    private mutating func appendJSON(_ record: RecordView, to out: inout OutputBuffer) {
+        out.append("{\"ts\":\"")
+        timestamps.append(record.timestampNanoseconds, to: &out)
+        out.append("\",\"level\":\"")
+        out.append(record.level.name)
+        out.append("\",\"label\":\"")
+        appendEscaped(record.label, to: &out, escape: .json)
+        out.append("\",\"msg\":\"")
+        appendMessage(record, to: &out, escape: .json)
+        out.append(UInt8(ascii: "\""))
+        let metadata = record.metadata
+        if !metadata.isEmpty {
+            out.append(",\"meta\":{")
+            var first = true
+            for (key, value) in metadata {
+                if !first { out.append(UInt8(ascii: ",")) }
+                first = false
+                out.append(UInt8(ascii: "\""))
+                appendEscaped(key, to: &out, escape: .json)
+                out.append("\":\"")
+                appendEscaped(value, to: &out, escape: .json)
+                out.append(UInt8(ascii: "\""))
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+        if record.file.count > 0 {
+            out.append(",\"file\":\"")
+            appendEscaped(record.file, to: &out, escape: .json)
+            out.append("\",\"line\":")
+            out.appendDecimal(UInt64(record.line))
+        }
+        out.append(",\"tid\":")
+        out.appendDecimal(UInt64(record.threadID))
+        out.append("}\n")
+    }
+
+    // MARK: Message bodies
+
+    /// How bytes are escaped: text escapes only line breaks; JSON escapes quotes, backslashes and
+    /// control characters.
+    private enum Escape {
+        case text, json
+
+        @inline(__always)
+        func replacement(for byte: UInt8) -> StaticString? {
+            switch self {
+            case .text:
+                guard byte < 0x20 else { return nil }
+                return byte == UInt8(ascii: "\n") ? "\\n" : byte == UInt8(ascii: "\r") ? "\\r" : nil
+            case .json:
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { return nil }
+                switch byte {
+                case UInt8(ascii: "\""): return "\\\""
+                case UInt8(ascii: "\\"): return "\\\\"
+                case UInt8(ascii: "\n"): return "\\n"
+                case UInt8(ascii: "\r"): return "\\r"
+                case UInt8(ascii: "\t"): return "\\t"
+                default: return LineFormatter.controlEscapes[Int(byte)]
+                }
+            }
+        }
+    }
+
+    private func appendMessage(_ record: RecordView, to out: inout OutputBuffer, escape: Escape) {
+        switch record.kind {
+        case .text?:
+            appendEscaped(record.message, to: &out, escape: escape)
+        case .segments?:
+            appendSegments(record.message, to: &out, escape: escape)
+        case nil:
+            out.append("<unknown record kind>")
+        }
+        if record.flags.contains(.truncated) && record.kind == .text {
+            out.append("…[truncated]")
+        }
+    }
+
+    /// Renders `FastLogMessage` segments; stops quietly at anything malformed.
+    private func appendSegments(_ bytes: UnsafeRawBufferPointer, to out: inout OutputBuffer, escape: Escape) {
+        var offset = 0
+        while offset < bytes.count {
+            guard let tag = SegmentBuffer.Tag(rawValue: bytes[offset]) else { return }
+            offset += 1
+            switch tag {
+            case .text:
+                guard offset + 2 <= bytes.count else { return }
+                let length = Int(bytes.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
+                offset += 2
+                guard offset + length <= bytes.count else { return }
+                appendEscaped(UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + length]), to: &out, escape: escape)
+                offset += length
+            case .signed, .unsigned, .double:
+                guard offset + 8 <= bytes.count else { return }
+                let bits = bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+                offset += 8
+                switch tag {
+                case .signed: out.appendDecimal(Int64(bitPattern: bits))
+                case .unsigned: out.appendDecimal(bits)
+                default: out.append(Double(bitPattern: bits).description)
+                }
+            case .bool:
+                guard offset < bytes.count else { return }
+                out.append(bytes[offset] != 0 ? "true" : "false")
+                offset += 1
+            case .truncated:
+                guard offset + 4 <= bytes.count else { return }
+                out.append("…[+")
+                out.appendDecimal(UInt64(bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+                out.append(" bytes cut]")
+                offset += 4
+            }
+        }
+    }
+
+    private func appendEscaped(_ bytes: UnsafeRawBufferPointer, to out: inout OutputBuffer, escape: Escape) {
+        var start = 0
+        for i in 0..<bytes.count {
+            guard let replacement = escape.replacement(for: bytes[i]) else { continue }
+            if i > start { out.append(UnsafeRawBufferPointer(rebasing: bytes[start..<i])) }
+            out.append(replacement)
+            start = i + 1
+        }
+        if start == 0 {
+            out.append(bytes)
+        } else if start < bytes.count {
+            out.append(UnsafeRawBufferPointer(rebasing: bytes[start...]))
+        }
+    }
+
+    private static let controlEscapes: [StaticString] = [
+        "\\u0000", "\\u0001", "\\u0002", "\\u0003", "\\u0004", "\\u0005", "\\u0006", "\\u0007",
+        "\\u0008", "\\u0009", "\\u000a", "\\u000b", "\\u000c", "\\u000d", "\\u000e", "\\u000f",
+        "\\u0010", "\\u0011", "\\u0012", "\\u0013", "\\u0014", "\\u0015", "\\u0016", "\\u0017",
+        "\\u0018", "\\u0019", "\\u001a", "\\u001b", "\\u001c", "\\u001d", "\\u001e", "\\u001f",
+    ]
+}
