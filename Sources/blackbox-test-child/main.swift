@@ -1,1 +1,143 @@
-print("placeholder")
+import Blackbox
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// Helper processes for the tests (never shipped). Usage: blackbox-test-child <mode> <directory> [args]
+//
+//   kill-target DIR THREADS   log forever from THREADS threads (both APIs); after each call returns,
+//                             record its sequence number in DIR/progress (a shared mapping), so the
+//                             test knows which calls returned before it sent SIGKILL
+//   recover DIR               start on DIR (replaying the journal), shut down, print the report
+//   hold DIR                  start on DIR, print "ready", sleep until killed
+//   try-start DIR             start on DIR; exit 3 with the error on stderr when the journal is locked
+//   file-limit DIR            log under RLIMIT_FSIZE, then lift the limit and log again
+
+func fail(_ message: String, code: Int32 = 2) -> Never {
+    let text = "blackbox-test-child: \(message)\n"
+    _ = text.utf8.withContiguousStorageIfAvailable { write(2, $0.baseAddress, $0.count) }
+    exit(code)
+}
+
+func say(_ text: String) {
+    let line = text + "\n"
+    _ = line.utf8.withContiguousStorageIfAvailable { write(1, $0.baseAddress, $0.count) }
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 3 else { fail("usage: blackbox-test-child MODE DIR [ARGS]") }
+let mode = arguments[1]
+let directory = arguments[2]
+
+func configuration(journalSize: Int = 1 << 20) -> BlackboxConfiguration {
+    var configuration = BlackboxConfiguration(appName: "child", directory: directory)
+    configuration.sinks = [.file]
+    configuration.journalSize = journalSize
+    configuration.levels = LevelSettings(defaultLevel: .trace)
+    return configuration
+}
+
+func start(_ configuration: BlackboxConfiguration) -> LoggingCore {
+    do {
+        return try Blackbox.start(configuration)
+    } catch {
+        if case .journalLocked = error { fail("\(error)", code: 3) }
+        fail("\(error)")
+    }
+}
+
+switch mode {
+case "kill-target":
+    let threads = Int(arguments.count > 3 ? arguments[3] : "4") ?? 4
+    let core = start(configuration(journalSize: 256 << 10))
+
+    // One UInt64 per thread: the last sequence number whose log call returned.
+    let progressPath = "\(directory)/progress"
+    let fd = open(progressPath, O_RDWR | O_CREAT | O_TRUNC, 0o600)
+    guard fd >= 0, ftruncate(fd, off_t(threads * 8)) == 0,
+        let mapped = mmap(nil, threads * 8, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), mapped != MAP_FAILED
+    else { fail("cannot map \(progressPath)") }
+    let progress = UnsafeMutablePointer<UInt64>(OpaquePointer(mapped))
+    for t in 0..<threads { progress[t] = UInt64.max }  // max = nothing returned yet
+    let ready = UnsafeMutablePointer<Int>.allocate(capacity: 1)
+    ready.initialize(to: 0)
+    let workers = (0..<threads).map { t in
+        let slot = UInt(bitPattern: progress + t)
+        return Thread {
+            let slot = UnsafeMutablePointer<UInt64>(bitPattern: slot)!
+            let swiftLog = Logger(label: "child.swiftlog")
+            let fast = FastLogger(label: "child.fast", core: core)
+            var n: UInt64 = 0
+            while true {
+                // Alternate the two front ends; the same payload either way.
+                if n % 2 == 0 {
+                    swiftLog.info("kill-test t=\(t) n=\(n) payload=abcdefghijklmnopqrstuvwxyz")
+                } else {
+                    fast.info("kill-test t=\(t) n=\(n) payload=abcdefghijklmnopqrstuvwxyz")
+                }
+                slot.pointee = n
+                n += 1
+            }
+        }
+    }
+    for worker in workers { worker.start() }
+    say("ready")
+    while true { sleep(60) }
+
+case "recover":
+    let core = start(configuration(journalSize: 256 << 10))
+    say("recovered=\(core.recovery.records) skipped=\(core.recovery.skippedBytes)")
+    Blackbox.shutdown()
+
+case "hold":
+    _ = start(configuration())
+    Logger(label: "holder").info("holding the journal")
+    Blackbox.flush()
+    say("ready")
+    while true { sleep(60) }
+
+case "try-start":
+    _ = start(configuration())
+    Logger(label: "intruder").info("should never get here")
+    Blackbox.shutdown()
+
+case "file-limit":
+    var config = configuration(journalSize: 64 << 10)
+    config.overflow = .drop
+    config.rotation.maxFileSize = 1 << 30
+    _ = start(config)
+    let logger = Logger(label: "limited")
+    var limit = rlimit(rlim_cur: 32 << 10, rlim_max: rlim_t.max)
+    guard setrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &limit) == 0 else { fail("setrlimit: \(errno)") }
+    for i in 0..<5000 { logger.info("before-lift i=\(i) padding=0123456789012345678901234567890123456789") }
+    Blackbox.flush()
+    say("logged-under-limit")
+    limit.rlim_cur = rlim_t.max
+    guard setrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &limit) == 0 else { fail("setrlimit: \(errno)") }
+    for i in 0..<100 { logger.info("after-lift i=\(i)") }
+    Blackbox.flush()
+    Blackbox.shutdown()
+    say("done")
+
+default:
+    fail("unknown mode \(mode)")
+}
+
+/// A minimal thread (Foundation's Thread would pull Foundation into the child).
+final class Thread: @unchecked Sendable {
+    private let body: @Sendable () -> Void
+    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    func start() {
+        let box = Unmanaged.passRetained(self).toOpaque()
+        var thread = pthread_t()
+        pthread_create(
+            &thread, nil,
+            { raw in
+                let this = Unmanaged<Thread>.fromOpaque(raw!).takeRetainedValue()
+                this.body()
+                return nil
+            }, box)
+    }
+}

@@ -113,8 +113,9 @@ struct SegmentBuffer: Sendable {
 
     @inlinable
     mutating func appendText(_ bytes: UnsafeRawBufferPointer) {
+        guard !bytes.isEmpty else { return }
         var fitting = min(bytes.count, Self.capacity - count - 3)
-        guard fitting > 0 || bytes.isEmpty else {
+        guard fitting > 0 else {
             cut += bytes.count
             return
         }

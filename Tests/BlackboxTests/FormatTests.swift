@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+
+@testable import Blackbox
+
+@Suite struct FormatTests {
+    // 2026-11-21T22:39:39.123Z
+    let timestamp: UInt64 = 1_795_300_779_123_456_789
+
+    @Test func timestampsAreUTCWithMilliseconds() {
+        #expect(TimestampFormatter.string(timestamp) == "2026-11-21T22:39:39.123Z")
+        #expect(TimestampFormatter.string(0) == "1970-01-01T00:00:00.000Z")
+        #expect(TimestampFormatter.string(951_782_400_000_000_000) == "2000-02-29T00:00:00.000Z")
+    }
+
+    @Test func textLine() {
+        let line = withRecord(
+            message: Array("user signed in".utf8), metadata: [("request", "42"), ("who", "a b")], timestamp: timestamp
+        ) { formatted(.text, $0) }
+        #expect(line == "2026-11-21T22:39:39.123Z INFO  net: user signed in request=42 who=\"a b\" (App/main.swift:12)\n")
+    }
+
+    @Test func newlinesNeverSplitALine() {
+        let text = withRecord(message: Array("one\ntwo\r".utf8), timestamp: timestamp) { formatted(.text, $0) }
+        #expect(text.filter { $0 == "\n" }.count == 1)
+        #expect(text.contains("one\\ntwo\\r"))
+        let json = withRecord(message: Array("a\"b\\c\nd\u{01}".utf8), timestamp: timestamp) { formatted(.jsonLines, $0) }
+        #expect(json.filter { $0 == "\n" }.count == 1)
+    }
+
+    @Test func jsonLineParses() throws {
+        let line = withRecord(
+            level: .warning, message: Array("quote \" and \\ and \u{01}".utf8), metadata: [("k", "v\"")],
+            timestamp: timestamp
+        ) { formatted(.jsonLines, $0) }
+        let object = try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect(object["ts"] as? String == "2026-11-21T22:39:39.123Z")
+        #expect(object["level"] as? String == "warning")
+        #expect(object["label"] as? String == "net")
+        #expect(object["msg"] as? String == "quote \" and \\ and \u{01}")
+        #expect((object["meta"] as? [String: String])?["k"] == "v\"")
+        #expect(object["file"] as? String == "App/main.swift")
+        #expect(object["line"] as? Int == 12)
+        #expect(object["tid"] as? Int == 7)
+    }
+
+    @Test func fastMessageSegmentsRender() {
+        let id = -42
+        let big: UInt64 = .max
+        let message: FastLogMessage = "id=\(id) big=\(big) ms=\(2.5) ok=\(true) name=\("zoë") sub=\("abc".dropFirst())"
+        var bytes = [UInt8](repeating: 0, count: message.segments.encodedCount)
+        bytes.withUnsafeMutableBytes { message.segments.copy(to: $0.baseAddress!) }
+        let line = withRecord(kind: .segments, message: bytes, timestamp: timestamp) { formatted(.text, $0) }
+        #expect(line.contains("net: id=-42 big=18446744073709551615 ms=2.5 ok=true name=zoë sub=bc ("))
+    }
+
+    @Test func fastMessageTooLongIsCutAtACharacterBoundaryWithAMarker() {
+        let long = String(repeating: "é", count: 300)  // 600 bytes
+        let message: FastLogMessage = "x=\(long)"
+        #expect(message.segments.cut > 0)
+        var bytes = [UInt8](repeating: 0, count: message.segments.encodedCount)
+        bytes.withUnsafeMutableBytes { message.segments.copy(to: $0.baseAddress!) }
+        let line = withRecord(kind: .segments, message: bytes, timestamp: timestamp) { formatted(.text, $0) }
+        #expect(line.contains("bytes cut]"))
+        #expect(!line.contains("\u{FFFD}"))
+    }
+
+    @Test func malformedSegmentsStopWithoutCrashing() {
+        let line = withRecord(kind: .segments, message: [1, 200, 0, 65, 2, 1], timestamp: timestamp) { formatted(.text, $0) }
+        #expect(line.hasSuffix("(App/main.swift:12)\n"))
+    }
+}

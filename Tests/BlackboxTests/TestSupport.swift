@@ -1,0 +1,138 @@
+import Foundation
+import Logging
+import Synchronization
+import Testing
+
+@testable import Blackbox
+
+/// A private temporary directory, removed when the test is done with it.
+final class TemporaryDirectory {
+    let path: String
+
+    init() {
+        var template = Array("/tmp/blackbox-test-XXXXXX".utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        path = made.map { String(cString: $0) } ?? "/tmp/blackbox-test-\(UUID().uuidString)"
+        if made == nil { try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    var logs: String { "\(path)/logs" }
+}
+
+/// A clock the test moves by hand.
+final class ManualClock: Sendable {
+    let now: Atomic<UInt64>
+    init(_ start: UInt64 = 1_795_000_000_000_000_000) { now = Atomic(start) }
+    func advance(by duration: Duration) { now.add(duration.nanoseconds, ordering: .relaxed) }
+    var read: @Sendable () -> UInt64 { { [self] in now.load(ordering: .relaxed) } }
+}
+
+func testConfiguration(_ directory: TemporaryDirectory, appName: String = "test") -> BlackboxConfiguration {
+    var configuration = BlackboxConfiguration(appName: appName, directory: directory.path)
+    configuration.sinks = [.file]
+    configuration.journalSize = 256 << 10
+    configuration.levels = LevelSettings(defaultLevel: .trace)
+    configuration.retention.compressArchives = false
+    return configuration
+}
+
+func logLines(_ directory: TemporaryDirectory, base: String = "test") -> [String] {
+    let text = (try? String(contentsOfFile: "\(directory.logs)/\(base).log", encoding: .utf8)) ?? ""
+    return text.split(separator: "\n").map(String.init)
+}
+
+/// Every line of the active file and all archives (gzip ones decompressed), oldest archive first.
+func allLogLines(_ directory: TemporaryDirectory, base: String = "test") throws -> [String] {
+    let archives = directoryEntries(directory.logs).compactMap { ArchiveName(fileName: $0, baseName: base) }.sorted()
+    var lines: [String] = []
+    for archive in archives {
+        let path = "\(directory.logs)/\(archive.fileName)"
+        let bytes = archive.compressed ? try Gzip.decompress(path) : Array(FileManager.default.contents(atPath: path) ?? Data())
+        lines += String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init)
+    }
+    return lines + logLines(directory, base: base)
+}
+
+/// Where the helper executables are: `BLACKBOX_TEST_BIN` (the Makefile sets it), else next to the test bundle.
+func helperExecutable(_ name: String) -> String {
+    if let bin = ProcessInfo.processInfo.environment["BLACKBOX_TEST_BIN"] { return "\(bin)/\(name)" }
+    let here = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    return here.appendingPathComponent(name).path
+}
+
+struct ChildResult {
+    var status: Int32
+    var signaled: Bool
+    var stdout: String
+    var stderr: String
+}
+
+/// Runs a helper to completion.
+func runChild(_ name: String, _ arguments: [String], timeout: TimeInterval = 60) throws -> ChildResult {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: helperExecutable(name))
+    process.arguments = arguments
+    let out = Pipe()
+    let err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    let deadline = Date().addingTimeInterval(timeout)
+    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    let errData = err.fileHandleForReading.readDataToEndOfFile()
+    while process.isRunning && Date() < deadline { usleep(10_000) }
+    if process.isRunning { process.terminate() }
+    process.waitUntilExit()
+    return ChildResult(
+        status: process.terminationStatus, signaled: process.terminationReason == .uncaughtSignal,
+        stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
+}
+
+/// Starts a helper and waits for it to print "ready".
+func startChild(_ name: String, _ arguments: [String]) throws -> Process {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: helperExecutable(name))
+    process.arguments = arguments
+    let out = Pipe()
+    process.standardOutput = out
+    process.standardError = FileHandle.standardError
+    try process.run()
+    var seen = Data()
+    while !String(decoding: seen, as: UTF8.self).contains("ready") {
+        let chunk = out.fileHandleForReading.availableData
+        if chunk.isEmpty { break }
+        seen += chunk
+    }
+    return process
+}
+
+/// A record built by hand, for formatter tests.
+func withRecord<T>(
+    label: String = "net", file: String = "App/main.swift", line: UInt32 = 12, level: LogLevel = .info,
+    kind: RecordKind = .text, message: [UInt8], metadata: [(String, String)] = [], timestamp: UInt64,
+    _ body: (RecordView) -> T
+) -> T {
+    let encoded = EncodedMetadata(entries: metadata.map { (key: $0.0, value: $0.1) })
+    let size = RecordLayout.headerSize + label.utf8.count + file.utf8.count + message.count + encoded.byteCount
+    let base = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8)
+    defer { base.deallocate() }
+    var writer = RecordWriter(base: base)
+    Array(label.utf8).withUnsafeBytes { writer.append($0) }
+    Array(file.utf8).withUnsafeBytes { writer.append($0) }
+    message.withUnsafeBytes { writer.append($0) }
+    encoded.write(into: &writer)
+    writer.writeHeader(
+        timestamp: timestamp, threadID: 7, line: line, kind: kind, level: level, labelCount: label.utf8.count,
+        fileCount: file.utf8.count, flags: [], messageCount: message.count, metadataCount: encoded.byteCount)
+    base.storeBytes(of: UInt32(size), toByteOffset: RecordLayout.length, as: UInt32.self)
+    return body(RecordView(base: base))
+}
+
+func formatted(_ format: LogFormat, _ record: RecordView) -> String {
+    var formatter = LineFormatter(format: format)
+    var out = OutputBuffer(capacity: 64)
+    formatter.append(record, to: &out)
+    return String(decoding: out.bytes, as: UTF8.self)
+}
