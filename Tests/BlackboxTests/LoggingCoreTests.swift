@@ -1,0 +1,200 @@
+import Foundation
+import Logging
+import Testing
+
+@testable import Blackbox
+
+@Suite struct LoggingCoreTests {
+    let directory = TemporaryDirectory()
+
+    func makeCore(_ configure: (inout BlackboxConfiguration) -> Void = { _ in }) throws -> LoggingCore {
+        var configuration = testConfiguration(directory)
+        configure(&configuration)
+        return try LoggingCore(configuration: configuration)
+    }
+
+    func logger(_ label: String, _ core: LoggingCore) -> Logger {
+        Logger(label: label) { BlackboxLogHandler(label: $0, core: core) }
+    }
+
+    @Test func swiftLogAndFastLinesReachTheFileInOrder() throws {
+        let core = try makeCore()
+        defer { core.shutdown() }
+        let log = logger("app", core)
+        let fast = FastLogger(label: "hot", core: core)
+        let callLine = #line + 2
+        for i in 0..<100 {
+            log.info("swift-log \(i)")
+            fast.info("fast \(i) ok=\(i % 2 == 0)")
+        }
+        #expect(core.flush())
+        let lines = logLines(directory)
+        #expect(lines.count == 200)
+        for i in 0..<100 {
+            #expect(lines[2 * i].contains("INFO  app: swift-log \(i) ("))
+            #expect(lines[2 * i + 1].contains("INFO  hot: fast \(i) ok=\(i % 2 == 0) ("))
+        }
+        #expect(lines[0].hasSuffix("(BlackboxTests/LoggingCoreTests.swift:\(callLine))"))
+    }
+
+    @Test func levelsPerLabelAndAtRunTime() throws {
+        let core = try makeCore { $0.levels = LevelSettings(defaultLevel: .warning, labelLevels: ["db": .debug]) }
+        defer { core.shutdown() }
+        let app = logger("app", core)
+        let db = logger("db.pool", core)
+        let fast = FastLogger(label: "app.fast", core: core)
+        app.info("hidden 1")
+        db.debug("shown 1")
+        fast.info("hidden 2")
+        #expect(!fast.isEnabled(.info))
+        core.levels = LevelSettings(defaultLevel: .info)  // existing loggers follow
+        app.info("shown 2")
+        db.debug("hidden 3")
+        fast.info("shown 3")
+        var overridden = logger("db.pool", core)
+        overridden.logLevel = .trace
+        overridden.trace("shown 4")
+        core.levels = LevelSettings(defaultLevel: .off)
+        app.critical("hidden 4")
+        fast.critical("hidden 5")
+        core.flush()
+        let text = logLines(directory).joined(separator: "\n")
+        for n in 1...4 { #expect(text.contains("shown \(n)")) }
+        for n in 1...5 { #expect(!text.contains("hidden \(n)")) }
+    }
+
+    @Test func metadataMergesAndSensitiveValuesAreRedacted() throws {
+        let core = try makeCore()
+        defer { core.shutdown() }
+        var log = logger("auth", core)
+        log[metadataKey: "request"] = "r-1"
+        log[metadataKey: "shared"] = "handler"
+        log.info(
+            "signed in",
+            metadata: [
+                "shared": "call", "email": .sensitive("a@example.com"),
+                "token": "\("s3cret", sensitivity: .sensitive)", "nested": ["inner": .sensitive("pw")],
+            ])
+        core.flush()
+        let line = try #require(logLines(directory).first)
+        #expect(line.contains("email=<redacted>"))
+        #expect(line.contains("token=<redacted>"))
+        #expect(line.contains("nested=\"[inner: <redacted>]\""))
+        #expect(line.contains("request=r-1"))
+        #expect(line.contains("shared=call"))
+        #expect(!line.contains("s3cret") && !line.contains("a@example.com") && !line.contains(": pw"))
+        // Secrets must not reach the journal file either.
+        let journal = try #require(FileManager.default.contents(atPath: "\(directory.path)/journal"))
+        #expect(journal.range(of: Data("s3cret".utf8)) == nil)
+    }
+
+    @Test func redactionCanBeTurnedOff() throws {
+        let core = try makeCore { $0.redactSensitiveValues = false }
+        defer { core.shutdown() }
+        logger("auth", core).info("x", metadata: ["token": .sensitive("visible")])
+        core.flush()
+        #expect(logLines(directory).first?.contains("token=visible") == true)
+    }
+
+    @Test func jsonLinesFile() throws {
+        let core = try makeCore { $0.format = .jsonLines }
+        defer { core.shutdown() }
+        logger("api", core).error("failed \"quoted\"", metadata: ["code": "500"])
+        FastLogger(label: "api", core: core).debug("n=\(5)")
+        core.flush()
+        let lines = logLines(directory)
+        #expect(lines.count == 2)
+        let first = try #require(JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any])
+        #expect(first["msg"] as? String == "failed \"quoted\"")
+        #expect(first["level"] as? String == "error")
+        #expect((first["meta"] as? [String: String])?["code"] == "500")
+        let second = try #require(JSONSerialization.jsonObject(with: Data(lines[1].utf8)) as? [String: Any])
+        #expect(second["msg"] as? String == "n=5")
+    }
+
+    @Test func hugeMessageIsTruncatedWithAMarkerNotDropped() throws {
+        let core = try makeCore { $0.journalSize = 64 << 10 }
+        defer { core.shutdown() }
+        logger("big", core).info("\(String(repeating: "y", count: 100_000))")
+        logger("big", core).info("after")
+        core.flush()
+        let lines = logLines(directory)
+        #expect(lines.count == 2)
+        #expect(lines[0].contains("…[truncated]"))
+        #expect(lines[0].count < 64 << 10)
+        #expect(lines[1].contains("after"))
+    }
+
+    @Test func asyncFlushAndRecentLines() async throws {
+        let core = try makeCore { $0.recentLineCapacity = 8 }
+        defer { core.shutdown() }
+        let log = logger("tail", core)
+        for i in 0..<20 { log.info("line \(i)") }
+        await core.flush()
+        #expect(logLines(directory).count == 20)
+        let recent = core.recentLines(3)
+        #expect(recent.count == 3)
+        #expect(recent[0].contains("line 17") && recent[2].contains("line 19"))
+    }
+
+    @Test func synchronousLevelReturnsAfterTheLineIsWritten() throws {
+        let core = try makeCore { $0.synchronousLevel = .error }
+        defer { core.shutdown() }
+        logger("sync", core).error("must be on disk when the call returns")
+        // No flush: the call itself waited for the writer.
+        #expect(logLines(directory).last?.contains("must be on disk") == true)
+    }
+
+    @Test func filesArePrivate() throws {
+        let core = try makeCore()
+        defer { core.shutdown() }
+        logger("p", core).info("x")
+        core.flush()
+        for path in ["\(directory.path)/journal", "\(directory.logs)/test.log"] {
+            let attributes = try FileManager.default.attributesOfItem(atPath: path)
+            #expect((attributes[.posixPermissions] as? Int) == 0o600, "\(path)")
+        }
+    }
+
+    @Test func shutdownDrainsAndReleasesTheJournal() throws {
+        let core = try makeCore()
+        let log = logger("stop", core)
+        for i in 0..<1000 { log.info("drain \(i)") }
+        core.shutdown()
+        #expect(logLines(directory).count == 1000)
+        let again = try makeCore()  // the lock is free again
+        defer { again.shutdown() }
+        #expect(again.recovery.records == 0)  // nothing replayed twice
+        again.flush()
+        #expect(logLines(directory).count == 1000)
+    }
+
+    @Test func concurrentWritersKeepPerThreadOrder() async throws {
+        let core = try makeCore()
+        defer { core.shutdown() }
+        let threads = 4
+        let perThread = 5000
+        await withTaskGroup(of: Void.self) { group in
+            for t in 0..<threads {
+                group.addTask {
+                    let fast = FastLogger(label: "w", core: core)
+                    let log = Logger(label: "w") { BlackboxLogHandler(label: $0, core: core) }
+                    for n in 0..<perThread {
+                        if n % 2 == 0 { fast.info("t=\(t) n=\(n)") } else { log.info("t=\(t) n=\(n)") }
+                    }
+                }
+            }
+        }
+        core.flush(timeout: .seconds(10))
+        var next = [Int](repeating: 0, count: threads)
+        for line in logLines(directory) {
+            guard let range = line.range(of: "t="), let rest = Optional(line[range.upperBound...]) else { continue }
+            let parts = rest.split(separator: " ")
+            let t = Int(parts[0])!
+            let n = Int(parts[1].dropFirst(2))!
+            #expect(n == next[t], "thread \(t) out of order")
+            next[t] = n + 1
+        }
+        #expect(next == [Int](repeating: perThread, count: threads))
+    }
+}

@@ -1,0 +1,157 @@
+import Foundation
+import Logging
+import Synchronization
+import Testing
+
+@testable import Blackbox
+
+@Suite struct RotationTests {
+    let directory = TemporaryDirectory()
+
+    func logger(_ core: LoggingCore) -> Logger {
+        Logger(label: "rot") { BlackboxLogHandler(label: $0, core: core) }
+    }
+
+    @Test func archiveNamesRoundTrip() throws {
+        let name = ArchiveName(
+            baseName: "my.app", startNanoseconds: 1_795_300_779_123_000_000, endNanoseconds: 1_795_304_000_004_000_000,
+            sequence: 2, compressed: true)
+        #expect(name.fileName == "my.app.20261121T223939.123Z--20261121T233320.004Z-2.log.gz")
+        #expect(ArchiveName(fileName: name.fileName, baseName: "my.app") == name)
+        for other in [
+            "my.app.log", "my.app.20261121T223939.123Z.log", "my.app.x--y.log", "notes.txt",
+            "my.app.20261121T223939.123Z--20261121T233320.004Z.log.gz.tmp",
+            "my.app.20261121T223939.123Z--20261121T233320.004Z-0.log",
+            "other.20261121T223939.123Z--20261121T233320.004Z.log",
+        ] {
+            #expect(ArchiveName(fileName: other, baseName: "my.app") == nil, "\(other)")
+        }
+    }
+
+    @Test func rotatesBySizeWithoutLosingOrSplittingLines() throws {
+        var configuration = testConfiguration(directory)
+        configuration.rotation.maxFileSize = 4096
+        configuration.retention.maxArchives = nil
+        configuration.retention.maxTotalBytes = nil
+        let core = try LoggingCore(configuration: configuration)
+        defer { core.shutdown() }
+        for i in 0..<300 { logger(core).info("size rotation line \(i) padding padding padding padding") }
+        core.flush()
+        core.waitForArchiveMaintenance()
+        let archives = directoryEntries(directory.logs).compactMap { ArchiveName(fileName: $0, baseName: "test") }
+        #expect(archives.count >= 6)
+        for archive in archives {
+            let size = fileSize("\(directory.logs)/\(archive.fileName)")
+            #expect(size <= 4096 && size > 3000, "\(archive.fileName) has \(size) bytes")
+        }
+        let lines = try allLogLines(directory)
+        #expect(lines.count == 300)
+        for (i, line) in lines.enumerated() { #expect(line.contains("size rotation line \(i) padding")) }
+    }
+
+    @Test func rotatesByTimeAndCompressesAndCallsTheHook() throws {
+        let clock = ManualClock()
+        let archived = Mutex<[String]>([])
+        var configuration = testConfiguration(directory)
+        configuration.clock = clock.read
+        configuration.rotation.interval = .seconds(3600)
+        configuration.retention.compressArchives = true
+        configuration.onArchive = { path in archived.withLock { $0.append(path) } }
+        let core = try LoggingCore(configuration: configuration)
+        defer { core.shutdown() }
+        logger(core).info("in the first hour")
+        core.flush()
+        clock.advance(by: .seconds(3601))
+        logger(core).info("in the second hour")
+        core.flush()
+        core.waitForArchiveMaintenance()
+        let paths = archived.withLock { $0 }
+        #expect(paths.count == 1)
+        let path = try #require(paths.first)
+        #expect(path.hasSuffix(".log.gz"))
+        let name = try #require(ArchiveName(fileName: String(path.split(separator: "/").last!), baseName: "test"))
+        #expect(name.compressed)
+        #expect(name.endNanoseconds - name.startNanoseconds >= 3600 * 1_000_000_000)
+        let archivedText = String(decoding: try Gzip.decompress(path), as: UTF8.self)
+        #expect(archivedText.contains("in the first hour") && !archivedText.contains("second hour"))
+        #expect(logLines(directory).count == 1)
+        #expect(logLines(directory).first?.contains("in the second hour") == true)
+        // No uncompressed copy is left behind.
+        #expect(!FileManager.default.fileExists(atPath: String(path.dropLast(3))))
+    }
+
+    @Test func retentionPlanHonoursCountQuotaAndAge() {
+        let hour: UInt64 = 3600 * 1_000_000_000
+        let now: UInt64 = 100 * hour
+        func archive(_ endHour: UInt64, _ size: UInt64) -> RetentionPlan.Archive {
+            RetentionPlan.Archive(
+                name: ArchiveName(baseName: "a", startNanoseconds: (endHour - 1) * hour, endNanoseconds: endHour * hour, compressed: true),
+                size: size)
+        }
+        let archives = [archive(99, 10), archive(50, 10), archive(98, 10), archive(97, 10), archive(10, 10)]
+        var policy = RetentionPolicy()
+        policy.maxArchives = 2
+        policy.maxTotalBytes = nil
+        policy.maxAge = nil
+        #expect(RetentionPlan.archivesToDelete(archives, activeFileSize: 0, policy: policy, now: now).map(\.name.endNanoseconds)
+            == [10 * hour, 50 * hour, 97 * hour])
+        policy.maxArchives = nil
+        policy.maxTotalBytes = 35  // the active file's 10 bytes count too
+        #expect(RetentionPlan.archivesToDelete(archives, activeFileSize: 10, policy: policy, now: now).count == 3)
+        policy.maxTotalBytes = nil
+        policy.maxAge = .seconds(24 * 3600)
+        #expect(RetentionPlan.archivesToDelete(archives, activeFileSize: 0, policy: policy, now: now).map(\.name.endNanoseconds)
+            == [10 * hour, 50 * hour])
+    }
+
+    @Test func agingAtStartTouchesOnlyOurFilesAndFinishesInterruptedWork() throws {
+        try FileManager.default.createDirectory(atPath: directory.logs, withIntermediateDirectories: true)
+        let clock = ManualClock()
+        let hour: UInt64 = 3600 * 1_000_000_000
+        func name(_ hoursAgo: UInt64, compressed: Bool = true) -> String {
+            ArchiveName(
+                baseName: "test", startNanoseconds: clock.read() - (hoursAgo + 1) * hour,
+                endNanoseconds: clock.read() - hoursAgo * hour, compressed: compressed
+            ).fileName
+        }
+        let ours = [name(1), name(2), name(3), name(400)]
+        let strangers = [
+            "notes.txt", "other.20200101T000000.000Z--20200101T010000.000Z.log", "test.log.bak",
+        ]
+        for file in ours + strangers { _ = FileManager.default.createFile(atPath: "\(directory.logs)/\(file)", contents: Data("x\n".utf8)) }
+        _ = FileManager.default.createFile(atPath: "\(directory.logs)/\(name(5)).deleting", contents: Data())
+        _ = FileManager.default.createFile(atPath: "\(directory.logs)/\(name(6)).tmp", contents: Data())
+
+        var configuration = testConfiguration(directory)
+        configuration.clock = clock.read
+        configuration.retention.maxArchives = 2
+        configuration.retention.maxAge = .seconds(24 * 3600)
+        let core = try LoggingCore(configuration: configuration)
+        defer { core.shutdown() }
+        core.waitForArchiveMaintenance()
+        let remaining = Set(directoryEntries(directory.logs))
+        #expect(remaining.contains(name(1)) && remaining.contains(name(2)))
+        #expect(!remaining.contains(name(3)) && !remaining.contains(name(400)))
+        for stranger in strangers { #expect(remaining.contains(stranger), "\(stranger) must be left alone") }
+        #expect(!remaining.contains("\(name(5)).deleting"))
+        #expect(!remaining.contains("\(name(6)).tmp"))
+    }
+
+    @Test func leftoverUncompressedArchiveIsCompressedAtStart() throws {
+        try FileManager.default.createDirectory(atPath: directory.logs, withIntermediateDirectories: true)
+        let clock = ManualClock()
+        let plain = ArchiveName(
+            baseName: "test", startNanoseconds: clock.read() - 2_000_000_000, endNanoseconds: clock.read() - 1_000_000_000,
+            compressed: false)
+        _ = FileManager.default.createFile(atPath: "\(directory.logs)/\(plain.fileName)", contents: Data("old line\n".utf8))
+        var configuration = testConfiguration(directory)
+        configuration.clock = clock.read
+        configuration.retention.compressArchives = true
+        let core = try LoggingCore(configuration: configuration)
+        defer { core.shutdown() }
+        core.waitForArchiveMaintenance()
+        let gz = "\(directory.logs)/\(plain.fileName).gz"
+        #expect(String(decoding: try Gzip.decompress(gz), as: UTF8.self) == "old line\n")
+        #expect(!FileManager.default.fileExists(atPath: "\(directory.logs)/\(plain.fileName)"))
+    }
+}
