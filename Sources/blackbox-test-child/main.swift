@@ -33,6 +33,9 @@ let directory = arguments[2]
 
 func configuration(journalSize: Int = 1 << 20) -> BlackboxConfiguration {
     var configuration = BlackboxConfiguration(appName: "child", directory: directory)
+    // The tests count every line: aging must not delete any.
+    configuration.retention.maxArchives = nil
+    configuration.retention.maxTotalBytes = nil
     configuration.sinks = [.file]
     configuration.journalSize = journalSize
     configuration.levels = LevelSettings(defaultLevel: .trace)

@@ -41,6 +41,9 @@ final class LogWriter: @unchecked Sendable {
     private var fileFormatter: LineFormatter
     private var consoleFormatter: LineFormatter
     private var linesInBatch = 0
+    /// Lines dropped for a full journal whose notice is in the current batch: if the batch cannot be
+    /// written, they are counted as lost with it, so every line is either written or counted.
+    private var droppedNoticedInBatch: UInt64 = 0
     private var linesLostToIO: UInt64 = 0
     private var lastIOError: Int32 = 0
     private let notice = UnsafeMutableRawPointer.allocate(byteCount: 4096, alignment: 8)
@@ -232,6 +235,7 @@ final class LogWriter: @unchecked Sendable {
         }
         let droppedLines = dropped.exchange(0, ordering: .relaxed)
         if droppedLines > 0 {
+            droppedNoticedInBatch += droppedLines
             appendNotice(.warning, "dropped \(droppedLines) log lines: the journal was full", console: settings.consoleSink)
         }
         guard position != cursor || droppedLines > 0 else { return false }
@@ -267,10 +271,10 @@ final class LogWriter: @unchecked Sendable {
         var resumeAfterBatch = false
         if let file, !fileOut.isEmpty {
             if let error = file.write(fileOut.bytes) {
-                linesLostToIO += UInt64(linesInBatch)
+                linesLostToIO += UInt64(linesInBatch) + droppedNoticedInBatch
                 if lastIOError == 0 {
                     InternalDiagnostics.report(
-                        "cannot write \(file.activePath): \(errnoDescription(error)); counting lost lines until it works again",
+                        "cannot write \(file.activePath): \(errnoDescription(error)); counting lost lines until writing succeeds",
                         key: "write-error")
                 }
                 lastIOError = error
@@ -286,6 +290,7 @@ final class LogWriter: @unchecked Sendable {
         fileOut.removeAll()
         consoleOut.removeAll()
         linesInBatch = 0
+        droppedNoticedInBatch = 0
         if resumeAfterBatch { tryResumeAfterIOError() }
         publishCheckpoint(position)
     }

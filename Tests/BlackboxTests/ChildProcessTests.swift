@@ -1,0 +1,126 @@
+import Foundation
+import Testing
+
+@testable import Blackbox
+
+/// Real processes: killed with SIGKILL at random moments, competing for a journal, hitting a file-size limit.
+@Suite struct ChildProcessTests {
+    /// Reproducible: set BLACKBOX_TEST_SEED to replay a run; BLACKBOX_KILL_TRIALS to change the count.
+    @Test func sigkillAtRandomMomentsLosesNothingThatReturned() throws {
+        let environment = ProcessInfo.processInfo.environment
+        let seed = environment["BLACKBOX_TEST_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...UInt64(UInt32.max))
+        let trials = environment["BLACKBOX_KILL_TRIALS"].flatMap(Int.init) ?? 50
+        print("sigkill test: seed \(seed), \(trials) trials (BLACKBOX_TEST_SEED=\(seed) to replay)")
+        var random = SplitMix64(seed: seed)
+        let threads = 4
+        var totalLines = 0
+        var inFlightPresent = 0
+        for trial in 0..<trials {
+            let directory = TemporaryDirectory()
+            let child = try startChild("blackbox-test-child", ["kill-target", directory.path, "\(threads)"])
+            usleep(UInt32(2_000 + random.next() % 60_000))
+            kill(child.processIdentifier, SIGKILL)
+            child.waitUntilExit()
+            #expect(child.terminationReason == .uncaughtSignal)
+
+            let progressData = try #require(FileManager.default.contents(atPath: "\(directory.path)/progress"))
+            let progress: [UInt64] = progressData.withUnsafeBytes { Array($0.bindMemory(to: UInt64.self)) }
+            let recovery = try runChild("blackbox-test-child", ["recover", directory.path])
+            #expect(recovery.status == 0, "trial \(trial): \(recovery.stderr)")
+
+            var next = [UInt64](repeating: 0, count: threads)
+            for line in try allLogLines(directory, base: "child") {
+                if line.contains(" blackbox: ") { continue }  // Blackbox's own notices
+                guard let parsed = KillTestLine(line) else {
+                    Issue.record("trial \(trial) (seed \(seed)): corrupted line: \(line)")
+                    continue
+                }
+                guard parsed.thread < threads, parsed.sequence == next[parsed.thread] else {
+                    Issue.record("trial \(trial) (seed \(seed)): thread \(parsed.thread) expected n=\(next[parsed.thread]), got \(line)")
+                    break
+                }
+                next[parsed.thread] += 1
+                totalLines += 1
+            }
+            for t in 0..<threads {
+                // Lines 0...returned must be there; the call in flight (returned + 1) may be.
+                let returned = progress[t] == .max ? 0 : progress[t] + 1
+                #expect(next[t] >= returned, "trial \(trial) (seed \(seed)): thread \(t) lost lines: \(next[t]) < \(returned)")
+                #expect(next[t] <= returned + 1, "trial \(trial) (seed \(seed)): thread \(t) has lines that never returned")
+                if next[t] == returned + 1 { inFlightPresent += 1 }
+            }
+        }
+        print("sigkill test: \(trials) trials, \(totalLines) lines verified, \(inFlightPresent) in-flight lines were kept")
+        #expect(totalLines > trials * threads)
+    }
+
+    @Test func secondProcessGetsAClearErrorAndCorruptsNothing() throws {
+        let directory = TemporaryDirectory()
+        let holder = try startChild("blackbox-test-child", ["hold", directory.path])
+        defer {
+            kill(holder.processIdentifier, SIGKILL)
+            holder.waitUntilExit()
+        }
+        let intruder = try runChild("blackbox-test-child", ["try-start", directory.path])
+        #expect(intruder.status == 3)
+        #expect(intruder.stderr.contains("is in use by process \(holder.processIdentifier)"))
+        #expect(intruder.stderr.contains("each process needs its own diagnostics directory"))
+        let lines = logLines(directory, base: "child")
+        #expect(lines.count == 1)
+        #expect(lines.first?.contains("holding the journal") == true)
+    }
+
+    @Test func fileSizeLimitDegradesCountsAndResumes() throws {
+        let directory = TemporaryDirectory()
+        let result = try runChild("blackbox-test-child", ["file-limit", directory.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("done"))
+        // Each failure episode is reported once on stderr and closed by a "works again" line.
+        let failures = result.stderr.components(separatedBy: "cannot write").count - 1
+        #expect(failures >= 1)
+        #expect(failures == result.stderr.components(separatedBy: "works again").count - 1)
+        let lines = logLines(directory, base: "child")
+        func counts(_ word: String) -> [Int] {
+            lines.filter { $0.contains("blackbox: \(word) ") }.compactMap { line in
+                line.components(separatedBy: "\(word) ").last?.split(separator: " ").first.flatMap { Int($0) }
+            }
+        }
+        // Lines lost to the failing file, and lines dropped because the journal filled up meanwhile.
+        let lostCounts = counts("lost") + counts("dropped")
+        #expect(counts("lost").count == failures)
+        let before = lines.filter { $0.contains("before-lift") }
+        #expect(before.count < 5000, "the limit must have bitten")
+        #expect(before.count + lostCounts.reduce(0, +) == 5000, "every line is either written or counted as lost")
+        for line in before { #expect(line.contains("padding=0123456789012345678901234567890123456789 (")) }
+        #expect(lines.filter { $0.contains("after-lift") }.count == 100)
+    }
+}
+
+/// `... INFO  child.fast: kill-test t=1 n=42 payload=abcdefghijklmnopqrstuvwxyz (file:line)`
+struct KillTestLine {
+    var thread: Int
+    var sequence: UInt64
+
+    init?(_ line: String) {
+        guard let start = line.range(of: ": kill-test t=") else { return nil }
+        let fields = line[start.upperBound...].split(separator: " ")
+        guard fields.count >= 4, let t = Int(fields[0]), fields[1].hasPrefix("n="),
+            let n = UInt64(fields[1].dropFirst(2)), fields[2] == "payload=abcdefghijklmnopqrstuvwxyz",
+            fields[3].hasPrefix("("), line.hasSuffix(")")
+        else { return nil }
+        thread = t
+        sequence = n
+    }
+}
+
+struct SplitMix64 {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
