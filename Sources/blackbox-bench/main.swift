@@ -1,1 +1,20 @@
-print("placeholder")
+import Blackbox
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// One benchmark run in a fresh process; bench/run.py alternates runs and competitors.
+// Usage: blackbox-bench WORKLOAD COMPETITOR DIR
+//   WORKLOAD   W1 (1 thread, 1 M INFO lines, per-call latency)
+//              W2 (4 threads x 250 k lines, until every line is written and the file closed)
+//              W3 (10 M calls below the enabled level)
+//   COMPETITOR native | swiftlog | noop (swift-log with a handler that does nothing: the frontend floor)
+// Prints one JSON object: workload, competitor, mean_ns, p50_ns, p99_ns, p999_ns, msgs_per_s, peak_rss_mb, lines.
+
+let arguments = CommandLine.arguments
+guard arguments.count == 4 else {
+    print("usage: blackbox-bench W1|W2|W3 native|swiftlog|noop DIR")
+    exit(2)
+}
+print(runBenchmark(workload: arguments[1], competitor: arguments[2], directory: arguments[3]))

@@ -32,10 +32,11 @@ public struct BlackboxLogHandler: LogHandler {
         let level = LogLevel(event.level)
         // `logLevel` cannot say "off" to swift-log, so the label's own level is checked here again.
         guard level >= (levelOverride ?? label.level) else { return }
-        let core = label.core
-        core.appendText(
-            level: level, label: label, message: event.message.description,
-            metadata: encodedMetadata(event, redact: core.redactSensitiveValues), file: event.file, line: event.line)
+        label.core._withUnsafeGuaranteedRef { core in
+            core.appendText(
+                level: level, label: label, message: event.message.description,
+                metadata: encodedMetadata(event, redact: core.redactSensitiveValues), file: event.file, line: event.line)
+        }
     }
 
     /// Handler metadata, then the provider's, then the call's (later sources win), sorted by key.

@@ -25,7 +25,10 @@ public struct FastLogger: Sendable {
         line: UInt = #line
     ) {
         guard label.isEnabled(level) else { return }
-        label.core.appendSegments(level: level, label: label, message: message(), file: file, line: line)
+        let message = message()
+        label.core._withUnsafeGuaranteedRef {
+            $0.appendSegments(level: level, label: label, message: message, file: file, line: line)
+        }
     }
 
     @inlinable

@@ -30,10 +30,10 @@ public struct LabelHandle: @unchecked Sendable {
             .load(ordering: .relaxed)
     }
 
+    /// The owning core, unretained: cores are immortal, so no reference counting is needed.
     @usableFromInline
-    var core: LoggingCore {
+    var core: Unmanaged<LoggingCore> {
         Unmanaged<LoggingCore>.fromOpaque(entry.load(fromByteOffset: 8, as: UnsafeRawPointer.self))
-            .takeUnretainedValue()
     }
 
     var bytes: UnsafeRawBufferPointer {
@@ -71,11 +71,20 @@ final class LabelTable: Sendable {
         var overflow: LabelHandle?
     }
     private let state: Mutex<State>
-    private let core: Unmanaged<LoggingCore>
+    private let owner = Mutex<Unmanaged<LoggingCore>?>(nil)
 
-    init(levels: LevelSettings, core: LoggingCore) {
+    init(levels: LevelSettings) {
         self.state = Mutex(State(levels: levels))
-        self.core = Unmanaged.passUnretained(core)
+    }
+
+    /// Set once by the owning core at the end of its initializer.
+    func attach(to core: LoggingCore) {
+        owner.withLock { $0 = Unmanaged.passUnretained(core) }
+    }
+
+    private var core: Unmanaged<LoggingCore> {
+        guard let core = owner.withLock({ $0 }) else { preconditionFailure("LabelTable used before its core attached") }
+        return core
     }
 
     func handle(for label: String) -> LabelHandle {

@@ -34,13 +34,15 @@ final class LogWriter: @unchecked Sendable {
     private let recent: RecentLines
     private let dropped: ManagedAtomic<UInt64>
 
-    // Writer-thread state.
-    private var cursor: UInt64
-    private var fileOut = OutputBuffer()
-    private var consoleOut = OutputBuffer(capacity: 64 << 10)
-    private var fileFormatter: LineFormatter
-    private var consoleFormatter: LineFormatter
-    private var linesInBatch = 0
+    // Writer-thread state. Only the writer thread touches it (recovery runs before the thread starts),
+    // so the per-access dynamic exclusivity checks a class's `var` would get are switched off.
+    @exclusivity(unchecked) private var cursor: UInt64
+    @exclusivity(unchecked) private var fileOut = OutputBuffer()
+    @exclusivity(unchecked) private var consoleOut = OutputBuffer(capacity: 64 << 10)
+    @exclusivity(unchecked) private var fileFormatter: LineFormatter
+    @exclusivity(unchecked) private var consoleFormatter: LineFormatter
+    @exclusivity(unchecked) private var linesInBatch = 0
+    private let maxFileSize: UInt64
     /// Lines dropped for a full journal whose notice is in the current batch: if the batch cannot be
     /// written, they are counted as lost with it, so every line is either written or counted.
     private var droppedNoticedInBatch: UInt64 = 0
@@ -73,6 +75,7 @@ final class LogWriter: @unchecked Sendable {
         self.dropped = dropped
         self.fileFormatter = LineFormatter(format: settings.format)
         self.consoleFormatter = LineFormatter(format: .text, colored: settings.consoleColored)
+        self.maxFileSize = settings.rotation.maxFileSize
         self.cursor = journal.loadCheckpoint().readPosition
         self.writtenPosition = ManagedAtomic(cursor)
     }
@@ -106,28 +109,26 @@ final class LogWriter: @unchecked Sendable {
         startThread(name: "blackbox-writer") { [self] in run() }
     }
 
+    /// After a batch that did not fill up, the writer waits this long for more lines before the next
+    /// one (unless someone is waiting for a flush). Fewer, bigger batches: fewer syscalls, and the
+    /// producers' cache lines are not pulled away on every call.
+    static let batchPause: UInt64 = 200_000
+
     private func run() {
-        var idleSpins = 0
         while true {
+            let before = cursor
             if drain() {
-                idleSpins = 0
+                let drained = cursor &- before
+                if drained < UInt64(Self.batchBytes / 2) { pause() }
                 continue
             }
-            let reservedEnd = journal.reservedEnd
-            if reservedEnd != cursor {
+            if journal.reservedEnd != cursor {
                 // A producer reserved but has not committed yet: it is a few stores away.
                 sched_yield()
                 continue
             }
             if lock.withLock({ stopRequested }) { break }
             runTimers()
-            // Spin briefly before sleeping: a wake-up costs the next producer a syscall.
-            if idleSpins < 64 {
-                idleSpins += 1
-                sched_yield()
-                continue
-            }
-            idleSpins = 0
             sleep()
         }
         writeBatch(upTo: cursor)
@@ -146,6 +147,15 @@ final class LogWriter: @unchecked Sendable {
                 lock.wait(untilMonotonic: deadline)
             }
             sleeping.store(false, ordering: .relaxed)
+            wakeRequested = false
+        }
+    }
+
+    private func pause() {
+        guard waiters.load(ordering: .relaxed) == 0 else { return }
+        let deadline = monotonicNanoseconds() + Self.batchPause
+        lock.withLock {
+            if !wakeRequested && !stopRequested { lock.wait(untilMonotonic: deadline) }
             wakeRequested = false
         }
     }
@@ -249,7 +259,7 @@ final class LogWriter: @unchecked Sendable {
         if let file {
             let mark = fileOut.count
             fileFormatter.append(record, to: &fileOut)
-            if file.size > 0 || mark > 0, file.size + UInt64(fileOut.count) > settings.rotation.maxFileSize {
+            if file.size > 0 || mark > 0, file.size + UInt64(fileOut.count) > maxFileSize {
                 let line = Array(UnsafeRawBufferPointer(rebasing: fileOut.bytes[mark...]))
                 fileOut.truncate(to: mark)
                 // The records before this one are complete in the batch: write and checkpoint them.

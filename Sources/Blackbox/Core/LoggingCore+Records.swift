@@ -29,39 +29,41 @@ extension LoggingCore {
                     flags.insert(.truncated)
                 }
                 let size = fixed + metadataCount + messageCount
-                append(size: size, level: level) { base in
-                    var writer = RecordWriter(base: base)
-                    writer.append(labelBytes)
-                    writer.append(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(fileBytes)[..<fileCount]))
-                    writer.append(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(messageBytes)[..<messageCount]))
-                    metadata.write(into: &writer)
-                    writer.writeHeader(
-                        timestamp: timestamp, threadID: threadID, line: UInt32(truncatingIfNeeded: line), kind: .text,
-                        level: level, labelCount: labelBytes.count, fileCount: fileCount, flags: flags,
-                        messageCount: messageCount, metadataCount: metadataCount)
-                }
+                guard let slot = reserve(size, level: level) else { return }
+                var writer = RecordWriter(base: slot.record)
+                writer.append(labelBytes)
+                writer.append(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(fileBytes)[..<fileCount]))
+                writer.append(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(messageBytes)[..<messageCount]))
+                metadata.write(into: &writer)
+                writer.writeHeader(
+                    timestamp: timestamp, threadID: threadID, line: UInt32(truncatingIfNeeded: line), kind: .text,
+                    level: level, labelCount: labelBytes.count, fileCount: fileCount, flags: flags,
+                    messageCount: messageCount, metadataCount: metadataCount)
+                commit(slot, size: size, level: level)
             }
         }
     }
 
     @usableFromInline
-    func appendSegments(level: LogLevel, label: LabelHandle, message: FastLogMessage, file: StaticString, line: UInt) {
+    func appendSegments(
+        level: LogLevel, label: LabelHandle, message: borrowing FastLogMessage, file: StaticString, line: UInt
+    ) {
         let timestamp = wallClockNanoseconds()
         let threadID = currentThreadID()
         let labelBytes = label.bytes
         let fileCount = min(file.utf8CodeUnitCount, Self.maxFileNameBytes)
         let messageCount = message.segments.encodedCount
         let size = RecordLayout.headerSize + labelBytes.count + fileCount + messageCount
-        append(size: size, level: level) { base in
-            var writer = RecordWriter(base: base)
-            writer.append(labelBytes)
-            writer.append(UnsafeRawBufferPointer(start: file.utf8Start, count: fileCount))
-            message.segments.copy(to: base + writer.offset)
-            writer.writeHeader(
-                timestamp: timestamp, threadID: threadID, line: UInt32(truncatingIfNeeded: line), kind: .segments,
-                level: level, labelCount: labelBytes.count, fileCount: fileCount, flags: [], messageCount: messageCount,
-                metadataCount: 0)
-        }
+        guard let slot = reserve(size, level: level) else { return }
+        var writer = RecordWriter(base: slot.record)
+        writer.append(labelBytes)
+        writer.append(UnsafeRawBufferPointer(start: file.utf8Start, count: fileCount))
+        message.segments.copy(to: slot.record + writer.offset)
+        writer.writeHeader(
+            timestamp: timestamp, threadID: threadID, line: UInt32(truncatingIfNeeded: line), kind: .segments,
+            level: level, labelCount: labelBytes.count, fileCount: fileCount, flags: [], messageCount: messageCount,
+            metadataCount: 0)
+        commit(slot, size: size, level: level)
     }
 }
 

@@ -19,9 +19,10 @@ public final class LoggingCore: @unchecked Sendable {
 
     public let configuration: BlackboxConfiguration
     let journal: Journal
-    private(set) var labels: LabelTable!
-    private var writer: LogWriter!
-    private var maintainer: ArchiveMaintainer?
+    // `let`, not `var`: the hot path reads these, and a class's `var` costs a dynamic exclusivity check.
+    let labels: LabelTable
+    let writer: LogWriter
+    private let maintainer: ArchiveMaintainer?
     let recent: RecentLines
     let dropped = ManagedAtomic<UInt64>(0)
     let mode = ManagedAtomic<UInt8>(Mode.running.rawValue)
@@ -95,16 +96,16 @@ public final class LoggingCore: @unchecked Sendable {
         self.journal = journal
         self.recovery = RecoveryReport(records: recovered.records, skippedBytes: recovered.skippedBytes)
 
-        if let sink {
-            let maintainer = ArchiveMaintainer(
+        self.maintainer = sink.map { sink in
+            ArchiveMaintainer(
                 directory: logs, baseName: configuration.baseFileName, policy: configuration.retention,
                 clock: configuration.clock, onArchive: configuration.onArchive,
                 activeFileSize: { [path = sink.activePath] in fileSize(path) })
-            self.maintainer = maintainer
         }
         self.writer = LogWriter(
             journal: journal, settings: settings, file: sink, maintainer: maintainer, recent: recent, dropped: dropped)
-        self.labels = LabelTable(levels: configuration.levels, core: self)
+        self.labels = LabelTable(levels: configuration.levels)
+        labels.attach(to: self)
         if let sink, file.reopened == false {
             // A fresh journal: checkpoint the file as it is, so a crash before the first batch
             // does not cut earlier content.
@@ -140,18 +141,33 @@ public final class LoggingCore: @unchecked Sendable {
 
     // MARK: Producers
 
-    /// Reserves, fills and commits one record of `size` bytes. The hot path of every log call.
+    /// Where a record being built goes: the journal, or (shut down, forked child) a scratch buffer
+    /// that is formatted straight to stderr.
+    struct Slot {
+        let record: UnsafeMutableRawPointer
+        let position: UInt64
+        let direct: Bool
+    }
+
+    /// Reserves space for one record of `size` bytes. The hot path of every log call; nil when the
+    /// line is dropped (journal full, counted).
     @inline(__always)
-    func append(size: Int, level: LogLevel, fill: (UnsafeMutableRawPointer) -> Void) {
+    func reserve(_ size: Int, level: LogLevel) -> Slot? {
         guard mode.load(ordering: .relaxed) == Mode.running.rawValue else {
-            return appendDirect(size: size, fill: fill)
+            return Slot(record: .allocate(byteCount: size, alignment: 8), position: 0, direct: true)
         }
-        guard let (record, position) = journal.tryReserve(size) ?? reserveSlowly(size, level: level) else { return }
-        fill(record)
-        journal.commit(record, position: position, length: size)
+        guard let (record, position) = journal.tryReserve(size) ?? reserveSlowly(size, level: level) else { return nil }
+        return Slot(record: record, position: position, direct: false)
+    }
+
+    /// Seals a filled record and lets the writer know.
+    @inline(__always)
+    func commit(_ slot: Slot, size: Int, level: LogLevel) {
+        guard !slot.direct else { return writeDirect(slot.record, size: size) }
+        journal.commit(slot.record, position: slot.position, length: size)
         if writer.sleeping.load(ordering: .sequentiallyConsistent) { writer.wake() }
         if level >= synchronousLevel {
-            _ = writer.waitUntilWritten(position &+ 1, timeout: 30_000_000_000)
+            _ = writer.waitUntilWritten(slot.position &+ 1, timeout: 30_000_000_000)
         }
     }
 
@@ -180,12 +196,10 @@ public final class LoggingCore: @unchecked Sendable {
         return nil
     }
 
-    /// Formats the record on the calling thread and writes it to stderr (shut down, or forked child).
+    /// Formats a record on the calling thread and writes it to stderr (shut down, or forked child).
     @inline(never)
-    private func appendDirect(size: Int, fill: (UnsafeMutableRawPointer) -> Void) {
-        let scratch = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8)
+    private func writeDirect(_ scratch: UnsafeMutableRawPointer, size: Int) {
         defer { scratch.deallocate() }
-        fill(scratch)
         scratch.storeBytes(of: UInt32(size), toByteOffset: RecordLayout.length, as: UInt32.self)
         var formatter = LineFormatter(format: .text)
         var out = OutputBuffer(capacity: size + 128)

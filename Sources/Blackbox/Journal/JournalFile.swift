@@ -8,7 +8,7 @@ import Glibc
 ///
 /// Layout (all integers little-endian, the machine's own order):
 /// ```
-/// page 0            header (see `JournalHeader` offsets)
+/// page 0            header (see `Offset`)
 /// page 1 ...        data area, `capacity` bytes, a ring of records
 /// ```
 /// The data area is mapped twice, back to back, so that a record that runs past the end of the ring
@@ -26,11 +26,13 @@ final class JournalFile: @unchecked Sendable {
         static let magic = 0
         static let version = 8
         static let capacity = 16
-        static let writePosition = 24
-        static let readPosition = 32
-        static let ownerPID = 40
-        static let checkpointGeneration = 48
-        static let checkpointSlots = 64
+        static let ownerPID = 24
+        // Each on its own cache line: producers CAS `writePosition` on every call, the writer stores
+        // `readPosition` once per batch; sharing a line would bounce it between cores on every call.
+        static let writePosition = 64
+        static let readPosition = 128
+        static let checkpointGeneration = 192
+        static let checkpointSlots = 256
         static let checkpointSlotSize = 64
     }
 

@@ -28,12 +28,12 @@ struct LineFormatter {
         timestamps.append(record.timestampNanoseconds, to: &out)
         out.append(UInt8(ascii: " "))
         let level = record.level
-        if colored { out.append(Self.colorCode(level)) }
-        out.append(Self.tag(level))
-        if colored { out.append("\u{1B}[0m") }
+        if colored { out.append(literal: Self.colorCode(level)) }
+        out.append(literal: Self.tag(level))
+        if colored { out.append(literal: "\u{1B}[0m") }
         out.append(UInt8(ascii: " "))
         out.append(record.label)
-        out.append(": ")
+        out.append(literal: ": ")
         appendMessage(record, to: &out, escape: .text)
         for (key, value) in record.metadata {
             out.append(UInt8(ascii: " "))
@@ -42,7 +42,7 @@ struct LineFormatter {
             appendTextValue(value, to: &out)
         }
         if record.file.count > 0 {
-            out.append(" (")
+            out.append(literal: " (")
             out.append(record.file)
             out.append(UInt8(ascii: ":"))
             out.appendDecimal(UInt64(record.line))
@@ -85,39 +85,39 @@ struct LineFormatter {
     // MARK: JSON
 
     private mutating func appendJSON(_ record: RecordView, to out: inout OutputBuffer) {
-        out.append("{\"ts\":\"")
+        out.append(literal: "{\"ts\":\"")
         timestamps.append(record.timestampNanoseconds, to: &out)
-        out.append("\",\"level\":\"")
-        out.append(record.level.name)
-        out.append("\",\"label\":\"")
+        out.append(literal: "\",\"level\":\"")
+        out.append(string: record.level.name)
+        out.append(literal: "\",\"label\":\"")
         appendEscaped(record.label, to: &out, escape: .json)
-        out.append("\",\"msg\":\"")
+        out.append(literal: "\",\"msg\":\"")
         appendMessage(record, to: &out, escape: .json)
         out.append(UInt8(ascii: "\""))
         let metadata = record.metadata
         if !metadata.isEmpty {
-            out.append(",\"meta\":{")
+            out.append(literal: ",\"meta\":{")
             var first = true
             for (key, value) in metadata {
                 if !first { out.append(UInt8(ascii: ",")) }
                 first = false
                 out.append(UInt8(ascii: "\""))
                 appendEscaped(key, to: &out, escape: .json)
-                out.append("\":\"")
+                out.append(literal: "\":\"")
                 appendEscaped(value, to: &out, escape: .json)
                 out.append(UInt8(ascii: "\""))
             }
             out.append(UInt8(ascii: "}"))
         }
         if record.file.count > 0 {
-            out.append(",\"file\":\"")
+            out.append(literal: ",\"file\":\"")
             appendEscaped(record.file, to: &out, escape: .json)
-            out.append("\",\"line\":")
+            out.append(literal: "\",\"line\":")
             out.appendDecimal(UInt64(record.line))
         }
-        out.append(",\"tid\":")
+        out.append(literal: ",\"tid\":")
         out.appendDecimal(UInt64(record.threadID))
-        out.append("}\n")
+        out.append(literal: "}\n")
     }
 
     // MARK: Message bodies
@@ -126,6 +126,20 @@ struct LineFormatter {
     /// control characters.
     private enum Escape {
         case text, json
+
+        /// True when some byte of `word` may need escaping (false positives allowed): a byte below
+        /// 0x20, or for JSON a quote or backslash. Classic SWAR "has less than" / "has zero byte".
+        @inline(__always)
+        func mayNeedEscape(_ word: UInt64) -> Bool {
+            let ones: UInt64 = 0x0101_0101_0101_0101
+            let highs: UInt64 = 0x8080_8080_8080_8080
+            func hasZero(_ v: UInt64) -> Bool { (v &- ones) & ~v & highs != 0 }
+            let control = (word &- 0x2020_2020_2020_2020) & ~word & highs != 0
+            switch self {
+            case .text: return control
+            case .json: return control || hasZero(word ^ 0x2222_2222_2222_2222) || hasZero(word ^ 0x5C5C_5C5C_5C5C_5C5C)
+            }
+        }
 
         @inline(__always)
         func replacement(for byte: UInt8) -> StaticString? {
@@ -154,10 +168,10 @@ struct LineFormatter {
         case .segments?:
             appendSegments(record.message, to: &out, escape: escape)
         case nil:
-            out.append("<unknown record kind>")
+            out.append(literal: "<unknown record kind>")
         }
         if record.flags.contains(.truncated) && record.kind == .text {
-            out.append("…[truncated]")
+            out.append(literal: "…[truncated]")
         }
     }
 
@@ -182,35 +196,41 @@ struct LineFormatter {
                 switch tag {
                 case .signed: out.appendDecimal(Int64(bitPattern: bits))
                 case .unsigned: out.appendDecimal(bits)
-                default: out.append(Double(bitPattern: bits).description)
+                default: out.append(string: Double(bitPattern: bits).description)
                 }
             case .bool:
                 guard offset < bytes.count else { return }
-                out.append(bytes[offset] != 0 ? "true" : "false")
+                out.append(literal: bytes[offset] != 0 ? "true" : "false")
                 offset += 1
             case .truncated:
                 guard offset + 4 <= bytes.count else { return }
-                out.append("…[+")
+                out.append(literal: "…[+")
                 out.appendDecimal(UInt64(bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
-                out.append(" bytes cut]")
+                out.append(literal: " bytes cut]")
                 offset += 4
             }
         }
     }
 
     private func appendEscaped(_ bytes: UnsafeRawBufferPointer, to out: inout OutputBuffer, escape: Escape) {
+        guard let base = bytes.baseAddress else { return }
+        let count = bytes.count
         var start = 0
-        for i in 0..<bytes.count {
-            guard let replacement = escape.replacement(for: bytes[i]) else { continue }
-            if i > start { out.append(UnsafeRawBufferPointer(rebasing: bytes[start..<i])) }
-            out.append(replacement)
-            start = i + 1
+        var i = 0
+        while i < count {
+            // Eight bytes at a time while none of them can need escaping (the common case).
+            if i + 8 <= count, !escape.mayNeedEscape(base.loadUnaligned(fromByteOffset: i, as: UInt64.self)) {
+                i += 8
+                continue
+            }
+            if let replacement = escape.replacement(for: base.load(fromByteOffset: i, as: UInt8.self)) {
+                if i > start { out.append(UnsafeRawBufferPointer(start: base + start, count: i - start)) }
+                out.append(literal: replacement)
+                start = i + 1
+            }
+            i += 1
         }
-        if start == 0 {
-            out.append(bytes)
-        } else if start < bytes.count {
-            out.append(UnsafeRawBufferPointer(rebasing: bytes[start...]))
-        }
+        if start < count { out.append(UnsafeRawBufferPointer(start: base + start, count: count - start)) }
     }
 
     private static let controlEscapes: [StaticString] = [

@@ -47,15 +47,33 @@ struct OutputBuffer: ~Copyable {
     mutating func append(_ bytes: UnsafeRawBufferPointer) {
         guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
         reserve(bytes.count)
-        (base + count).copyMemory(from: source, byteCount: bytes.count)
+        copySmall(to: base + count, from: source, count: bytes.count)
         count += bytes.count
     }
 
-    mutating func append(_ text: StaticString) {
+    /// Lines are made of many short pieces; a call to memmove per piece cost more than the copy.
+    /// Up to 16 bytes are copied with two overlapping word moves or a byte loop.
+    @inline(__always)
+    private func copySmall(to destination: UnsafeMutableRawPointer, from source: UnsafeRawPointer, count n: Int) {
+        if n > 16 {
+            destination.copyMemory(from: source, byteCount: n)
+        } else if n >= 8 {
+            let head = source.loadUnaligned(as: UInt64.self)
+            let tail = source.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
+            destination.storeBytes(of: head, as: UInt64.self)
+            destination.storeBytes(of: tail, toByteOffset: n - 8, as: UInt64.self)
+        } else {
+            for i in 0..<n { destination.storeBytes(of: source.load(fromByteOffset: i, as: UInt8.self), toByteOffset: i, as: UInt8.self) }
+        }
+    }
+
+    /// Literal text (a `StaticString`, never a `String`: no bridging on the hot path).
+    @inline(__always)
+    mutating func append(literal text: StaticString) {
         append(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
-    mutating func append(_ text: String) {
+    mutating func append(string text: String) {
         var text = text
         text.withUTF8 { append(UnsafeRawBufferPointer($0)) }
     }

@@ -1,0 +1,164 @@
+import Blackbox
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// swift-log's cheapest possible backend: POD, does nothing. The frontend floor.
+struct NoOpHandler: LogHandler {
+    var logLevel: Logger.Level = .info
+    var metadata: Logger.Metadata {
+        get { [:] }
+        set {}
+    }
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { nil }
+        set {}
+    }
+    func log(event: LogEvent) {}
+}
+
+/// What a workload calls: the same message through the competitor's front end.
+struct Subject: Sendable {
+    let fast: FastLogger?
+    let logger: Logger
+    let user = "alice"
+
+    @inline(__always)
+    func logEnabled(_ i: Int) {
+        if let fast {
+            fast.info("request id=\(i) user=\(user) took \(i % 1000) ms")
+        } else {
+            logger.info("request id=\(i) user=\(user) took \(i % 1000) ms")
+        }
+    }
+
+    @inline(__always)
+    func logDisabled(_ i: Int) {
+        if let fast {
+            fast.debug("request id=\(i) user=\(user) took \(i % 1000) ms")
+        } else {
+            logger.debug("request id=\(i) user=\(user) took \(i % 1000) ms")
+        }
+    }
+}
+
+@inline(__always)
+func monotonicNow() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
+}
+
+func peakRSSMegabytes() -> Double? {
+    guard let file = fopen("/proc/self/status", "r") else { return nil }
+    defer { fclose(file) }
+    var line = [CChar](repeating: 0, count: 256)
+    while fgets(&line, 256, file) != nil {
+        let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        if text.hasPrefix("VmHWM:") {
+            return (text.split(separator: " ").compactMap { Double($0) }.first ?? 0) / 1024
+        }
+    }
+    return nil
+}
+
+func percentile(_ sorted: [UInt64], _ p: Double) -> UInt64 {
+    guard !sorted.isEmpty else { return 0 }
+    return sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
+}
+
+/// Runs one workload and returns its JSON line.
+func runBenchmark(workload: String, competitor: String, directory: String) -> String {
+    var configuration = BlackboxConfiguration(appName: "bench", directory: directory)
+    configuration.sinks = [.file]
+    configuration.levels = LevelSettings(defaultLevel: .info)
+    configuration.overflow = .block(timeoutMilliseconds: 60_000)  // like spdlog: never drop
+    configuration.rotation.maxFileSize = 1 << 40
+    configuration.rotation.interval = nil
+
+    let subject: Subject
+    switch competitor {
+    case "noop":
+        subject = Subject(fast: nil, logger: Logger(label: "bench") { _ in NoOpHandler() })
+    case "native", "swiftlog":
+        let core: LoggingCore
+        do {
+            core = try Blackbox.start(configuration, bootstrapLogging: false)
+        } catch {
+            return "{\"error\": \"\(error)\"}"
+        }
+        let logger = Logger(label: "bench") { BlackboxLogHandler(label: $0, core: core) }
+        subject = Subject(fast: competitor == "native" ? FastLogger(label: "bench", core: core) : nil, logger: logger)
+    default:
+        return "{\"error\": \"unknown competitor \(competitor)\"}"
+    }
+
+    var fields: [String: String] = ["workload": "\"\(workload)\"", "competitor": "\"\(competitor)\""]
+    switch workload {
+    case "W1":
+        let count = 1_000_000
+        var samples: [UInt64] = []
+        samples.reserveCapacity(count / 100)
+        let start = monotonicNow()
+        for i in 0..<count {
+            if i % 100 == 0 {
+                let t0 = monotonicNow()
+                subject.logEnabled(i)
+                samples.append(monotonicNow() &- t0)
+            } else {
+                subject.logEnabled(i)
+            }
+        }
+        let elapsed = monotonicNow() - start
+        samples.sort()
+        fields["mean_ns"] = "\(Double(elapsed) / Double(count))"
+        fields["p50_ns"] = "\(percentile(samples, 0.5))"
+        fields["p99_ns"] = "\(percentile(samples, 0.99))"
+        fields["p999_ns"] = "\(percentile(samples, 0.999))"
+
+    case "W2":
+        let threads = 4
+        let perThread = 250_000
+        let start = monotonicNow()
+        final class Box: @unchecked Sendable {
+            let subject: Subject
+            let thread: Int
+            init(_ subject: Subject, _ thread: Int) {
+                self.subject = subject
+                self.thread = thread
+            }
+        }
+        var handles: [pthread_t] = []
+        for t in 0..<threads {
+            var thread = pthread_t()
+            pthread_create(
+                &thread, nil,
+                { raw in
+                    let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
+                    for n in 0..<250_000 { box.subject.logEnabled(box.thread * 1_000_000 + n) }
+                    return nil
+                }, Unmanaged.passRetained(Box(subject, t)).toOpaque())
+            handles.append(thread)
+        }
+        for thread in handles { pthread_join(thread, nil) }
+        Blackbox.shutdown()  // drains: every line written, the file closed
+        let elapsed = monotonicNow() - start
+        fields["msgs_per_s"] = "\(Double(threads * perThread) / (Double(elapsed) / 1e9))"
+
+    case "W3":
+        let count = 10_000_000
+        let start = monotonicNow()
+        for i in 0..<count { subject.logDisabled(i) }
+        let elapsed = monotonicNow() - start
+        fields["mean_ns"] = "\(Double(elapsed) / Double(count))"
+
+    default:
+        return "{\"error\": \"unknown workload \(workload)\"}"
+    }
+    Blackbox.shutdown()
+    fields["peak_rss_mb"] = peakRSSMegabytes().map { "\($0)" } ?? "null"
+    for key in ["mean_ns", "p50_ns", "p99_ns", "p999_ns", "msgs_per_s"] where fields[key] == nil { fields[key] = "null" }
+    return "{" + fields.sorted { $0.key < $1.key }.map { "\"\($0.key)\": \($0.value)" }.joined(separator: ", ") + "}"
+}
