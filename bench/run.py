@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""Runs the logger benchmark: Blackbox (native API, swift-log path), a no-op swift-log handler (the
+frontend floor) and spdlog 1.10 (sync and async), alternated, each run in a fresh process and a fresh
+directory on the same file system. Prints a table with medians (min-max) and the bar ratios, and writes
+one JSON object per workload and competitor.
+
+Usage: run.py --blackbox PATH --spdlog PATH --out FILE [--reps N] [--workloads W1,W2,W3]
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+COMPETITORS = {
+    "W1": ["native", "swiftlog", "noop", "spdlog-sync", "spdlog-async"],
+    "W2": ["native", "swiftlog", "spdlog-sync", "spdlog-async"],
+    "W3": ["native", "swiftlog", "noop", "spdlog-sync", "spdlog-async"],
+}
+FIELDS = ["mean_ns", "p50_ns", "p99_ns", "p999_ns", "msgs_per_s", "peak_rss_mb"]
+JOURNAL_MIB = 4  # Blackbox's default journal size, used by the benchmark
+
+
+def run_once(args, workload, competitor, scratch):
+    directory = tempfile.mkdtemp(prefix=f"{workload}-{competitor}-", dir=scratch)
+    try:
+        if competitor.startswith("spdlog-"):
+            command = [args.spdlog, workload, competitor.split("-", 1)[1], directory]
+        else:
+            command = [args.blackbox, workload, competitor, directory]
+        completed = subprocess.run(command, capture_output=True, text=True, timeout=600)
+        if completed.returncode != 0:
+            sys.exit(f"{' '.join(command)} failed ({completed.returncode}): {completed.stderr[-2000:]}")
+        result = json.loads(completed.stdout.strip().splitlines()[-1])
+        if workload == "W2":
+            log = os.path.join(directory, "logs", "bench.log") if competitor in ("native", "swiftlog") else os.path.join(directory, "spdlog.log")
+            result["verified"] = verify_w2(log, check_order=competitor in ("native", "swiftlog"))
+        return result
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+ID = re.compile(rb"request id=(\d+) user=alice took (\d+) ms")
+
+
+def verify_w2(path, check_order):
+    """Every line present once; for Blackbox also in order per thread (ids are thread * 1e6 + n)."""
+    expected_next = [0, 0, 0, 0]
+    count = 0
+    with open(path, "rb") as log:
+        for line in log:
+            match = ID.search(line)
+            if not match:
+                continue
+            count += 1
+            if check_order:
+                value = int(match.group(1))
+                thread, n = divmod(value, 1_000_000)
+                if thread > 3 or n != expected_next[thread]:
+                    return f"out of order at thread {thread} n={n}"
+                expected_next[thread] += 1
+    if count != 1_000_000:
+        return f"{count} lines instead of 1000000"
+    return "ok"
+
+
+def summarize(values):
+    values = [v for v in values if v is not None]
+    if not values:
+        return None
+    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+
+
+def fmt(summary, digits=0):
+    if summary is None:
+        return "-"
+    f = f"{{:.{digits}f}}"
+    return f"{f.format(summary['median'])} ({f.format(summary['min'])}-{f.format(summary['max'])})"
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--blackbox", required=True)
+    parser.add_argument("--spdlog", required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--workloads", default="W1,W2,W3")
+    args = parser.parse_args()
+    scratch = os.path.join(os.path.dirname(os.path.abspath(args.out)), "scratch")
+    os.makedirs(scratch, exist_ok=True)
+
+    results = {}
+    for workload in args.workloads.split(","):
+        runs = {c: [] for c in COMPETITORS[workload]}
+        for rep in range(args.reps):
+            # Alternate the order each repetition so no competitor always runs first or last.
+            order = COMPETITORS[workload] if rep % 2 == 0 else list(reversed(COMPETITORS[workload]))
+            for competitor in order:
+                runs[competitor].append(run_once(args, workload, competitor, scratch))
+                print(f"  {workload} rep {rep + 1}/{args.reps} {competitor}", file=sys.stderr)
+        results[workload] = runs
+
+    rows = []
+    print()
+    print(f"{'workload':8} {'competitor':14} {'mean ns':>22} {'p50 ns':>18} {'p99 ns':>20} {'p99.9 ns':>22} {'msgs/s':>30} {'peak RSS MB':>18}")
+    for workload, runs in results.items():
+        for competitor, samples in runs.items():
+            summary = {field: summarize([s.get(field) for s in samples]) for field in FIELDS}
+            verified = sorted({s.get("verified") for s in samples if s.get("verified")})
+            row = {"workload": workload, "competitor": competitor}
+            for field in FIELDS:
+                row[field] = summary[field]["median"] if summary[field] else None
+            row["range"] = {field: summary[field] for field in FIELDS if summary[field]}
+            row["repetitions"] = len(samples)
+            if verified:
+                row["verified"] = verified
+            rows.append(row)
+            print(
+                f"{workload:8} {competitor:14} {fmt(summary['mean_ns'], 1):>22} {fmt(summary['p50_ns']):>18} {fmt(summary['p99_ns']):>20} "
+                f"{fmt(summary['p999_ns']):>22} {fmt(summary['msgs_per_s']):>30} {fmt(summary['peak_rss_mb'], 1):>18}"
+                + (f"  lines: {', '.join(verified)}" if verified else "")
+            )
+
+    def value(workload, competitor, field):
+        for row in rows:
+            if row["workload"] == workload and row["competitor"] == competitor:
+                return row[field]
+        return None
+
+    def ratio(a, b):
+        return None if a is None or b in (None, 0) else a / b
+
+    bars = []
+
+    def bar(name, measured, limit, higher_is_better=False):
+        if measured is None:
+            bars.append({"bar": name, "ratio": None, "limit": limit, "met": None})
+            return
+        met = measured >= limit if higher_is_better else measured <= limit
+        bars.append({"bar": name, "ratio": round(measured, 3), "limit": limit, "met": met})
+
+    if "W1" in results:
+        bar("W1 native mean / spdlog sync mean", ratio(value("W1", "native", "mean_ns"), value("W1", "spdlog-sync", "mean_ns")), 0.5)
+        bar("W1 swift-log mean / no-op swift-log mean", ratio(value("W1", "swiftlog", "mean_ns"), value("W1", "noop", "mean_ns")), 1.25)
+        bar("W1 swift-log p99 / spdlog async p99", ratio(value("W1", "swiftlog", "p99_ns"), value("W1", "spdlog-async", "p99_ns")), 1.0)
+    if "W2" in results:
+        bar("W2 native msgs/s / spdlog sync", ratio(value("W2", "native", "msgs_per_s"), value("W2", "spdlog-sync", "msgs_per_s")), 1.0, True)
+        bar("W2 swift-log msgs/s / spdlog sync", ratio(value("W2", "swiftlog", "msgs_per_s"), value("W2", "spdlog-sync", "msgs_per_s")), 1.0, True)
+        for competitor in ("native", "swiftlog"):
+            rss = value("W2", competitor, "peak_rss_mb")
+            bar(f"W2 {competitor} peak RSS MB / (journal + 32 MiB)", ratio(rss, JOURNAL_MIB + 32), 1.0)
+    if "W3" in results:
+        bar("W3 native mean / spdlog sync mean", ratio(value("W3", "native", "mean_ns"), value("W3", "spdlog-sync", "mean_ns")), 1.0)
+        bar("W3 swift-log mean / spdlog sync mean", ratio(value("W3", "swiftlog", "mean_ns"), value("W3", "spdlog-sync", "mean_ns")), 1.0)
+
+    print()
+    for b in bars:
+        state = "n/a" if b["met"] is None else ("met" if b["met"] else "NOT met")
+        print(f"  {b['bar']:55} {b['ratio'] if b['ratio'] is not None else '-':>8}  (bar {'>=' if 'msgs/s' in b['bar'] else '<='} {b['limit']})  {state}")
+
+    with open(args.out, "w") as out:
+        json.dump({"results": rows, "bars": bars, "repetitions": args.reps}, out, indent=2)
+    print(f"\nwrote {args.out}")
+    shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
