@@ -77,6 +77,12 @@ func runBenchmark(workload: String, competitor: String, directory: String) -> St
     configuration.overflow = .block(timeoutMilliseconds: 60_000)  // like spdlog: never drop
     configuration.rotation.maxFileSize = 1 << 40
     configuration.rotation.interval = nil
+    if let megabytes = getenv("BLACKBOX_BENCH_JOURNAL_MB").flatMap({ Int(String(cString: $0)) }) {
+        configuration.journalSize = megabytes << 20  // for experiments: how much does journal size matter?
+    }
+    if getenv("BLACKBOX_BENCH_NO_SINKS") != nil {
+        configuration.sinks = []  // for experiments: the producer's cost without the writer's formatting
+    }
 
     let subject: Subject
     switch competitor {

@@ -129,7 +129,7 @@ struct SegmentBuffer: Sendable {
             raw[offset] = Tag.text.rawValue
             raw.storeBytes(of: UInt16(fitting), toByteOffset: offset + 1, as: UInt16.self)
             if fitting > 0, let source = bytes.baseAddress {
-                (raw.baseAddress! + offset + 3).copyMemory(from: source, byteCount: fitting)
+                copyBytes(to: raw.baseAddress! + offset + 3, from: source, count: fitting)
             }
         }
         count += 3 + fitting

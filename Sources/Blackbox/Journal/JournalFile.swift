@@ -152,7 +152,10 @@ final class JournalFile: @unchecked Sendable {
         guard let reserved = mmap(nil, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), reserved != MAP_FAILED else {
             throw .journalUnavailable(path: path, reason: "cannot reserve address space: \(errnoDescription())")
         }
-        let first = mmap(reserved, headerSize + capacity, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0)
+        // MAP_POPULATE: fault every page in now, at start-up, rather than in log calls during the first
+        // lap of the ring (a fault costs ~15 µs on the VMs this was measured on).
+        let first = mmap(
+            reserved, headerSize + capacity, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_POPULATE, fd, 0)
         let mirror = mmap(
             reserved + headerSize + capacity, capacity, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
             off_t(headerSize))

@@ -103,7 +103,7 @@ struct RecordWriter {
     @inline(__always)
     mutating func append(_ bytes: UnsafeRawBufferPointer) {
         guard let source = bytes.baseAddress, bytes.count > 0 else { return }
-        (base + offset).copyMemory(from: source, byteCount: bytes.count)
+        copyBytes(to: base + offset, from: source, count: bytes.count)
         offset += bytes.count
     }
 

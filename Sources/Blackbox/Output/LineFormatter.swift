@@ -16,6 +16,8 @@ struct LineFormatter {
     }
 
     mutating func append(_ record: RecordView, to out: inout OutputBuffer) {
+        // Worst case: every byte escaped as \u00XX, plus the fixed parts of a line.
+        out.reserve(record.length * 6 + 256)
         switch format {
         case .text: appendText(record, to: &out)
         case .jsonLines: appendJSON(record, to: &out)
@@ -142,6 +144,14 @@ struct LineFormatter {
         }
 
         @inline(__always)
+        func needsEscape(_ byte: UInt8) -> Bool {
+            switch self {
+            case .text: byte == 0x0A || byte == 0x0D
+            case .json: byte < 0x20 || byte == 0x22 || byte == 0x5C
+            }
+        }
+
+        @inline(__always)
         func replacement(for byte: UInt8) -> StaticString? {
             switch self {
             case .text:
@@ -161,6 +171,7 @@ struct LineFormatter {
         }
     }
 
+    @inline(__always)
     private func appendMessage(_ record: RecordView, to out: inout OutputBuffer, escape: Escape) {
         switch record.kind {
         case .text?:
@@ -176,6 +187,7 @@ struct LineFormatter {
     }
 
     /// Renders `FastLogMessage` segments; stops quietly at anything malformed.
+    @inline(__always)
     private func appendSegments(_ bytes: UnsafeRawBufferPointer, to out: inout OutputBuffer, escape: Escape) {
         var offset = 0
         while offset < bytes.count {
@@ -212,11 +224,16 @@ struct LineFormatter {
         }
     }
 
+    @inline(__always)
     private func appendEscaped(_ bytes: UnsafeRawBufferPointer, to out: inout OutputBuffer, escape: Escape) {
         guard let base = bytes.baseAddress else { return }
         let count = bytes.count
-        var start = 0
+        // Fast path: find the first byte that needs escaping, eight bytes at a time, then singly.
         var i = 0
+        while i + 8 <= count, !escape.mayNeedEscape(base.loadUnaligned(fromByteOffset: i, as: UInt64.self)) { i += 8 }
+        while i < count, !escape.needsEscape(base.load(fromByteOffset: i, as: UInt8.self)) { i += 1 }
+        if i == count { return out.append(bytes) }
+        var start = 0
         while i < count {
             // Eight bytes at a time while none of them can need escaping (the common case).
             if i + 8 <= count, !escape.mayNeedEscape(base.loadUnaligned(fromByteOffset: i, as: UInt64.self)) {

@@ -47,24 +47,8 @@ struct OutputBuffer: ~Copyable {
     mutating func append(_ bytes: UnsafeRawBufferPointer) {
         guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
         reserve(bytes.count)
-        copySmall(to: base + count, from: source, count: bytes.count)
+        copyBytes(to: base + count, from: source, count: bytes.count)
         count += bytes.count
-    }
-
-    /// Lines are made of many short pieces; a call to memmove per piece cost more than the copy.
-    /// Up to 16 bytes are copied with two overlapping word moves or a byte loop.
-    @inline(__always)
-    private func copySmall(to destination: UnsafeMutableRawPointer, from source: UnsafeRawPointer, count n: Int) {
-        if n > 16 {
-            destination.copyMemory(from: source, byteCount: n)
-        } else if n >= 8 {
-            let head = source.loadUnaligned(as: UInt64.self)
-            let tail = source.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
-            destination.storeBytes(of: head, as: UInt64.self)
-            destination.storeBytes(of: tail, toByteOffset: n - 8, as: UInt64.self)
-        } else {
-            for i in 0..<n { destination.storeBytes(of: source.load(fromByteOffset: i, as: UInt8.self), toByteOffset: i, as: UInt8.self) }
-        }
     }
 
     /// Literal text (a `StaticString`, never a `String`: no bridging on the hot path).
@@ -80,19 +64,41 @@ struct OutputBuffer: ~Copyable {
 
     mutating func appendDecimal(_ value: UInt64) {
         reserve(20)
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes of scratch, filled from the end
-        var v = value
-        var n = 0
-        withUnsafeMutableBytes(of: &digits) { scratch in
-            repeat {
-                n += 1
-                scratch[24 - n] = UInt8(truncatingIfNeeded: v % 10) + 48
-                v /= 10
-            } while v > 0
-            (base + count).copyMemory(from: scratch.baseAddress! + 24 - n, byteCount: n)
+        // Count digits, then fill from the end two at a time from a table of "00"..."99".
+        var digits = 1
+        var probe = value
+        while probe >= 10 {
+            probe /= 10
+            digits += 1
         }
-        count += n
+        var v = value
+        var end = count + digits
+        Self.digitPairs.withUnsafeBytes { pairs in
+            while v >= 100 {
+                let pair = Int(v % 100) * 2
+                v /= 100
+                end -= 2
+                base.storeBytes(of: pairs.load(fromByteOffset: pair, as: UInt16.self), toByteOffset: end, as: UInt16.self)
+            }
+            if v >= 10 {
+                end -= 2
+                base.storeBytes(of: pairs.load(fromByteOffset: Int(v) * 2, as: UInt16.self), toByteOffset: end, as: UInt16.self)
+            } else {
+                end -= 1
+                base.storeBytes(of: UInt8(truncatingIfNeeded: v) + 48, toByteOffset: end, as: UInt8.self)
+            }
+        }
+        count += digits
     }
+
+    private static let digitPairs: [UInt8] = {
+        var pairs: [UInt8] = []
+        for n in 0..<100 {
+            pairs.append(UInt8(48 + n / 10))
+            pairs.append(UInt8(48 + n % 10))
+        }
+        return pairs
+    }()
 
     mutating func appendDecimal(_ value: Int64) {
         if value < 0 {

@@ -5,12 +5,12 @@
 /// the date part is cached per second.
 struct TimestampFormatter {
     private var cachedSecond: Int64 = .min
-    private var cachedPrefix = [UInt8](repeating: 0, count: 20)  // "YYYY-MM-DDTHH:MM:SS."
+    private var cachedPrefix = InlineArray<20, UInt8>(repeating: 0)  // "YYYY-MM-DDTHH:MM:SS."
 
     mutating func append(_ nanoseconds: UInt64, to out: inout OutputBuffer) {
         let second = Int64(nanoseconds / 1_000_000_000)
         if second != cachedSecond { cachePrefix(second) }
-        cachedPrefix.withUnsafeBytes { out.append($0) }
+        withUnsafeBytes(of: cachedPrefix) { out.append($0) }
         out.appendPadded(Int(nanoseconds / 1_000_000 % 1000), width: 3)
         out.append(UInt8(ascii: "Z"))
     }
@@ -40,7 +40,7 @@ struct TimestampFormatter {
         out.append(UInt8(ascii: ":"))
         out.appendPadded(secondOfDay % 60, width: 2)
         out.append(UInt8(ascii: "."))
-        cachedPrefix = Array(out.bytes)
+        withUnsafeMutableBytes(of: &cachedPrefix) { $0.copyMemory(from: out.bytes) }
     }
 
     /// Howard Hinnant's days-to-civil algorithm (proleptic Gregorian calendar).
