@@ -36,8 +36,11 @@ final class ArchiveMaintainer: @unchecked Sendable {
         self.activeFileSize = activeFileSize
     }
 
+    /// Looks for leftovers synchronously (before the writer can rotate anything, so no archive is
+    /// queued twice), then starts the thread.
     func start() {
         running = true
+        finishInterruptedWork()
         startThread(name: "blackbox-archive") { [self] in run() }
     }
 
@@ -77,7 +80,6 @@ final class ArchiveMaintainer: @unchecked Sendable {
     }
 
     private func run() {
-        finishInterruptedWork()
         var nextAging = monotonicNanoseconds()
         while true {
             let (jobs, age, stop): ([String], Bool, Bool) = lock.withLock {
@@ -109,6 +111,7 @@ final class ArchiveMaintainer: @unchecked Sendable {
     }
 
     private func finish(archive path: String) {
+        guard access(path, F_OK) == 0 else { return }  // already handled
         var final = path
         if policy.compressArchives && !path.hasSuffix(".gz") {
             do {
