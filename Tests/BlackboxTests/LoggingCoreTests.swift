@@ -88,6 +88,21 @@ import Testing
         #expect(journal.range(of: Data("s3cret".utf8)) == nil)
     }
 
+    @Test func handlerStaysInlineInSwiftLogsExistential() {
+        // Three words: larger and swift-log would box it, and every copy would retain and release.
+        #expect(MemoryLayout<BlackboxLogHandler>.size <= 3 * MemoryLayout<Int>.size)
+        #expect(MemoryLayout<FastLogger>.size == MemoryLayout<Int>.size)
+    }
+
+    @Test func configuredMetadataProviderIsUsed() throws {
+        let core = try makeCore { $0.metadataProvider = Logger.MetadataProvider { ["trace": "t-42"] } }
+        defer { core.shutdown() }
+        logger("traced", core).info("hello", metadata: ["own": "1"])
+        core.flush()
+        let line = try #require(logLines(directory).first)
+        #expect(line.contains("own=1 trace=t-42"))
+    }
+
     @Test func redactionCanBeTurnedOff() throws {
         let core = try makeCore { $0.redactSensitiveValues = false }
         defer { core.shutdown() }

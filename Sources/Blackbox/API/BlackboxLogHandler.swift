@@ -2,25 +2,36 @@ import Logging
 
 /// Blackbox's swift-log backend.
 ///
-/// The value holds an interned label pointer and an optional level override; the label's level lives in
-/// the label table and changes at run time without touching loggers that already exist. swift-log 1.16
-/// reads `logLevel` through a `_read` accessor, so the handler is not copied on a disabled call.
-/// Handler metadata (`logger[metadataKey:]`) is stored inline as swift-log requires of value-typed
-/// handlers; it is empty, and costs nothing, unless the app sets it.
+/// The value is three words: an interned label pointer, the handler's metadata and an optional level
+/// override, so swift-log keeps it inline in its existential (no box, no reference counting on copies).
+/// The label's level lives in the label table and changes at run time without touching loggers that
+/// already exist. A metadata provider is configured once, in `BlackboxConfiguration.metadataProvider`:
+/// storing one per handler would make the value too large to stay inline.
 public struct BlackboxLogHandler: LogHandler {
     private let label: LabelHandle
-    private var levelOverride: LogLevel?
     public var metadata: Logger.Metadata = [:]
-    public var metadataProvider: Logger.MetadataProvider?
+    private var levelOverride: LogLevel?
 
-    public init(label: String, core: LoggingCore, metadataProvider: Logger.MetadataProvider? = nil) {
+    public init(label: String, core: LoggingCore) {
         self.label = core.handle(for: label)
-        self.metadataProvider = metadataProvider
     }
 
     public var logLevel: Logger.Level {
-        get { (levelOverride ?? label.level).loggerLevel }
+        get { levelOverride?.loggerLevel ?? label.loggerLevel }
         set { levelOverride = LogLevel(newValue) }
+    }
+
+    /// The configuration's provider. Setting one per logger is not supported (see the type's note);
+    /// a value set here is ignored and reported once on stderr.
+    public var metadataProvider: Logger.MetadataProvider? {
+        get { label.core._withUnsafeGuaranteedRef { $0.configuration.metadataProvider } }
+        set {
+            if newValue != nil {
+                InternalDiagnostics.report(
+                    "a per-logger metadata provider is ignored; set BlackboxConfiguration.metadataProvider instead",
+                    key: "per-logger-provider")
+            }
+        }
     }
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
@@ -33,24 +44,29 @@ public struct BlackboxLogHandler: LogHandler {
         // `logLevel` cannot say "off" to swift-log, so the label's own level is checked here again.
         guard level >= (levelOverride ?? label.level) else { return }
         label.core._withUnsafeGuaranteedRef { core in
+            let metadata = encodedMetadata(
+                explicit: event.metadata, error: event.error, provider: core.configuration.metadataProvider,
+                redact: core.redactSensitiveValues)
             core.appendText(
-                level: level, label: label, message: event.message.description,
-                metadata: encodedMetadata(event, redact: core.redactSensitiveValues), file: event.file, line: event.line)
+                level: level, label: label, message: event.message.description, metadata: metadata, file: event.file,
+                line: event.line)
         }
     }
 
     /// Handler metadata, then the provider's, then the call's (later sources win), sorted by key.
-    private func encodedMetadata(_ event: LogEvent, redact: Bool) -> EncodedMetadata {
-        let provided = metadataProvider?.get() ?? [:]
-        let explicit = event.metadata ?? [:]
-        guard !metadata.isEmpty || !provided.isEmpty || !explicit.isEmpty || event.error != nil else {
+    private func encodedMetadata(
+        explicit: Logger.Metadata?, error: (any Error)?, provider: Logger.MetadataProvider?, redact: Bool
+    ) -> EncodedMetadata {
+        let provided = provider?.get() ?? [:]
+        let explicit = explicit ?? [:]
+        guard !metadata.isEmpty || !provided.isEmpty || !explicit.isEmpty || error != nil else {
             return EncodedMetadata()
         }
         var merged = metadata
         merged.merge(provided) { _, new in new }
         merged.merge(explicit) { _, new in new }
-        var entries = merged.map { (key: String($0.key.utf8.prefix(1024))!, value: $0.value.rendered(redact: redact)) }
-        if let error = event.error { entries.append((key: "error", value: String(describing: error))) }
+        var entries = merged.map { (key: String($0.key.utf8.prefix(1024)) ?? "?", value: $0.value.rendered(redact: redact)) }
+        if let error { entries.append((key: "error", value: String(describing: error))) }
         entries.sort { $0.key < $1.key }
         return EncodedMetadata(entries: entries)
     }

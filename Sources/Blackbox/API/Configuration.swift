@@ -1,3 +1,5 @@
+import Logging
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -33,6 +35,8 @@ public struct BlackboxConfiguration: Sendable {
     public var redactSensitiveValues: Bool
     /// How many recent lines `Blackbox.recentLines` can return. Default 256.
     public var recentLineCapacity: Int
+    /// Metadata added to every swift-log call (e.g. a trace id from a task local). Default: none.
+    public var metadataProvider: Logger.MetadataProvider?
     /// Called on a background thread with the path of each finished archive (after compression).
     public var onArchive: (@Sendable (String) -> Void)?
     /// The wall clock, replaceable in tests. Nanoseconds since the Unix epoch.
@@ -57,6 +61,7 @@ public struct BlackboxConfiguration: Sendable {
         self.retention = RetentionPolicy()
         self.redactSensitiveValues = true
         self.recentLineCapacity = 256
+        self.metadataProvider = nil
         self.onArchive = nil
         self.clock = wallClockNanoseconds
     }

@@ -1,4 +1,5 @@
 import Atomics
+import Logging
 import Synchronization
 
 /// A label's interned entry: its effective level (an atomic byte, changed at run time), its owning core
@@ -8,6 +9,7 @@ import Synchronization
 /// Memory layout of the allocation:
 /// ```
 /// 0   UInt8    effective level (atomic)
+/// 1   UInt8    the same as a swift-log level (off stored as critical), read by `BlackboxLogHandler.logLevel`
 /// 8   pointer  owning LoggingCore (unretained; cores are immortal too)
 /// 16  Int      label byte count
 /// 24  ...      label bytes
@@ -40,7 +42,25 @@ public struct LabelHandle: @unchecked Sendable {
         UnsafeRawBufferPointer(start: entry + 24, count: entry.load(fromByteOffset: 16, as: Int.self))
     }
 
+    /// The level as swift-log's enum, without a conversion: swift-log reads it on every call,
+    /// enabled or not.
+    var loggerLevel: Logger.Level {
+        let byte = UnsafeAtomic<UInt8>(at: (entry + 1).assumingMemoryBound(to: UInt8.AtomicRepresentation.self))
+            .load(ordering: .relaxed)
+        switch byte {
+        case 0: return .trace
+        case 1: return .debug
+        case 2: return .info
+        case 3: return .notice
+        case 4: return .warning
+        case 5: return .error
+        default: return .critical
+        }
+    }
+
     func setLevel(_ level: LogLevel) {
+        UnsafeAtomic<UInt8>(at: (entry + 1).assumingMemoryBound(to: UInt8.AtomicRepresentation.self))
+            .store(min(level.rawValue, LogLevel.critical.rawValue), ordering: .relaxed)
         UnsafeAtomic<UInt8>(at: entry.assumingMemoryBound(to: UInt8.AtomicRepresentation.self))
             .store(level.rawValue, ordering: .relaxed)
     }
