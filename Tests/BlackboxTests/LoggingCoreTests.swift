@@ -213,3 +213,65 @@ import Testing
         #expect(next == [Int](repeating: perThread, count: threads))
     }
 }
+
+@Suite struct OverflowTests {
+    let directory = TemporaryDirectory()
+
+    func fill(_ core: LoggingCore, lines: Int) {
+        let fast = FastLogger(label: "flood", core: core)
+        for i in 0..<lines { fast.info("flood line \(i) padding padding padding padding padding padding padding") }
+    }
+
+    @Test func dropPolicyCountsAndReportsOnceWhenSpaceReturns() throws {
+        var configuration = testConfiguration(directory)
+        configuration.journalSize = 64 << 10
+        configuration.overflow = .drop
+        let core = try LoggingCore(configuration: configuration)
+        defer { core.shutdown() }
+        core.holdWriter(true)
+        fill(core, lines: 2000)  // far more than 64 KiB of records
+        core.holdWriter(false)
+        #expect(core.flush())  // space returns
+        fill(core, lines: 1)
+        #expect(core.flush())
+        let lines = logLines(directory)
+        let written = lines.filter { $0.contains("flood line") }.count
+        let notices = lines.filter { $0.contains("blackbox: dropped ") }
+        #expect(notices.count == 1)
+        let dropped = notices.first.flatMap { $0.components(separatedBy: "dropped ").last?.split(separator: " ").first }.flatMap { Int($0) }
+        #expect(dropped != nil && dropped! > 1000)
+        #expect(written + (dropped ?? 0) == 2001, "every line is written or counted")
+        #expect(lines.last?.contains("flood line 0 ") == true, "the line after the drop is written after the notice: \(lines.suffix(3))")
+    }
+
+    @Test func blockPolicyWaitsBoundedThenDrops() throws {
+        var configuration = testConfiguration(directory)
+        configuration.journalSize = 64 << 10
+        configuration.overflow = .block(timeoutMilliseconds: 30)
+        let core = try LoggingCore(configuration: configuration)
+        defer { core.shutdown() }
+        core.holdWriter(true)
+        fill(core, lines: 500)  // the ring holds ~400 of these
+        let start = ContinuousClock.now
+        fill(core, lines: 3)
+        let waited = ContinuousClock.now - start
+        #expect(waited >= .milliseconds(60), "each of the 3 calls waited for space: \(waited)")
+        #expect(waited < .seconds(5))
+        core.holdWriter(false)
+        #expect(core.flush())
+        #expect(logLines(directory).contains { $0.contains("blackbox: dropped ") })
+    }
+
+    @Test func blockPolicyGetsSpaceWhenTheWriterCatchesUp() throws {
+        var configuration = testConfiguration(directory)
+        configuration.journalSize = 64 << 10
+        configuration.overflow = .block(timeoutMilliseconds: 10_000)
+        let core = try LoggingCore(configuration: configuration)
+        defer { core.shutdown() }
+        fill(core, lines: 20_000)  // 30x the ring: only possible by waiting for the writer
+        #expect(core.flush())
+        let lines = logLines(directory)
+        #expect(lines.count == 20_000)
+        #expect(!lines.contains { $0.contains("dropped") })
+    }
+}

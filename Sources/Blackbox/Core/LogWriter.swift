@@ -32,7 +32,7 @@ final class LogWriter: @unchecked Sendable {
     private let file: LogFileSink?
     private let maintainer: ArchiveMaintainer?
     private let recent: RecentLines
-    private let dropped: ManagedAtomic<UInt64>
+    private let dropped: DropCounter
 
     // Writer-thread state. Only the writer thread touches it (recovery runs before the thread starts),
     // so the per-access dynamic exclusivity checks a class's `var` would get are switched off.
@@ -57,6 +57,8 @@ final class LogWriter: @unchecked Sendable {
     /// Every record before this position has been handed to the sinks.
     let writtenPosition: ManagedAtomic<UInt64>
     private let waiters = ManagedAtomic<Int>(0)
+    /// Test hook: while set, the writer drains nothing, as if the disk were stuck.
+    let held = ManagedAtomic<Bool>(false)
     private let lock = ConditionLock()
     private var wakeRequested = false  // guarded by lock
     private var stopRequested = false  // guarded by lock
@@ -65,7 +67,7 @@ final class LogWriter: @unchecked Sendable {
 
     init(
         journal: Journal, settings: Settings, file: LogFileSink?, maintainer: ArchiveMaintainer?, recent: RecentLines,
-        dropped: ManagedAtomic<UInt64>
+        dropped: DropCounter
     ) {
         self.journal = journal
         self.settings = settings
@@ -116,6 +118,10 @@ final class LogWriter: @unchecked Sendable {
 
     private func run() {
         while true {
+            if held.load(ordering: .relaxed) {
+                usleep(1000)
+                continue
+            }
             let before = cursor
             if drain() {
                 let drained = cursor &- before
@@ -237,19 +243,30 @@ final class LogWriter: @unchecked Sendable {
         let end = journal.reservedEnd
         var position = cursor
         rotateByTimeIfDue()
+        var gap = dropped.pendingGap
         while position < end && fileOut.count < Self.batchBytes && consoleOut.count < Self.batchBytes {
             guard let record = journal.committedRecord(at: position) else { break }
+            if position >= gap {
+                reportDrops()
+                gap = .max
+            }
             let next = position &+ UInt64(RecordLayout.aligned(record.length))
             format(record, next: next, console: settings.consoleSink)
             position = next
         }
-        let droppedLines = dropped.exchange(0, ordering: .relaxed)
-        if droppedLines > 0 {
-            droppedNoticedInBatch += droppedLines
-            appendNotice(.warning, "dropped \(droppedLines) log lines: the journal was full", console: settings.consoleSink)
-        }
-        guard position != cursor || droppedLines > 0 else { return false }
+        // Drained to the end with drops still unreported: space has returned, say so now.
+        let reportedAtEnd = position == journal.reservedEnd && dropped.hasPending && reportDrops()
+        guard position != cursor || reportedAtEnd else { return false }
         writeBatch(upTo: position)
+        return true
+    }
+
+    @discardableResult
+    private func reportDrops() -> Bool {
+        let count = dropped.take()
+        guard count > 0 else { return false }
+        droppedNoticedInBatch += count
+        appendNotice(.warning, "dropped \(count) log lines: the journal was full", console: settings.consoleSink)
         return true
     }
 

@@ -24,7 +24,7 @@ public final class LoggingCore: @unchecked Sendable {
     let writer: LogWriter
     private let maintainer: ArchiveMaintainer?
     let recent: RecentLines
-    let dropped = ManagedAtomic<UInt64>(0)
+    let dropped = DropCounter()
     let mode = ManagedAtomic<UInt8>(Mode.running.rawValue)
     private let synchronousLevel: LogLevel
     private let overflow: OverflowPolicy
@@ -192,7 +192,7 @@ public final class LoggingCore: @unchecked Sendable {
             } while monotonicNanoseconds() < deadline && !writer.failing.load(ordering: .relaxed)
         }
         if let slot = journal.tryReserve(size) { return slot }
-        dropped.wrappingIncrement(ordering: .relaxed)
+        dropped.record(at: journal.reservedEnd)
         return nil
     }
 
@@ -238,6 +238,12 @@ public final class LoggingCore: @unchecked Sendable {
     public func recentLines(_ count: Int) -> [String] {
         flush(timeout: .seconds(1))
         return recent.last(count)
+    }
+
+    /// Test hook: stops (true) or resumes (false) the writer's draining, to fill the journal on purpose.
+    func holdWriter(_ held: Bool) {
+        writer.held.store(held, ordering: .relaxed)
+        if !held { writer.wake() }
     }
 
     /// Test hook: waits until compression and aging work queued so far is done.
