@@ -14,6 +14,10 @@ import Glibc
 //   hold DIR                  start on DIR, print "ready", sleep until killed
 //   try-start DIR             start on DIR; exit 3 with the error on stderr when the journal is locked
 //   file-limit DIR            log under RLIMIT_FSIZE, then lift the limit and log again
+//   levels DIR                log at several levels (run with BLACKBOX_LOG_LEVEL set)
+//   console DIR COLOR         log to the console sink only (COLOR: auto, always, never)
+//   exit-drain DIR            log 1000 lines and return from main without flushing
+//   fork DIR                  fork; the child logs (must reach stderr, not the parent's journal)
 
 func fail(_ message: String, code: Int32 = 2) -> Never {
     let text = "blackbox-test-child: \(message)\n"
@@ -121,6 +125,50 @@ case "file-limit":
     guard setrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &limit) == 0 else { fail("setrlimit: \(errno)") }
     for i in 0..<100 { logger.info("after-lift i=\(i)") }
     Blackbox.flush()
+    Blackbox.shutdown()
+    say("done")
+
+case "levels":
+    var config = configuration()
+    config.levels = LevelSettings(defaultLevel: .info)
+    _ = start(config)
+    Logger(label: "app").info("app info")
+    Logger(label: "app").warning("app warning")
+    Logger(label: "net.http").debug("net debug")
+    Logger(label: "net.http").trace("net trace")
+    Blackbox.shutdown()
+
+case "console":
+    var config = configuration()
+    config.sinks = [.console]
+    switch arguments.count > 3 ? arguments[3] : "auto" {
+    case "always": config.console.color = .always
+    case "never": config.console.color = .never
+    default: config.console.color = .auto
+    }
+    _ = start(config)
+    Logger(label: "console").error("to the console", metadata: ["k": "v"])
+    Blackbox.shutdown()
+
+case "exit-drain":
+    _ = start(configuration())
+    let logger = Logger(label: "exit")
+    for i in 0..<1000 { logger.info("exit line \(i)") }
+    exit(0)  // no flush, no shutdown: the atexit drain must write everything
+
+case "fork":
+    _ = start(configuration())
+    let logger = Logger(label: "forker")
+    logger.info("before fork")
+    Blackbox.flush()
+    let pid = fork()
+    if pid == 0 {
+        Logger(label: "forker").info("from the child")
+        _exit(0)
+    }
+    var status: Int32 = 0
+    waitpid(pid, &status, 0)
+    logger.info("after fork, child status \(status)")
     Blackbox.shutdown()
     say("done")
 

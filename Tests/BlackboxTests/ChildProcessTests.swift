@@ -96,6 +96,55 @@ import Testing
     }
 }
 
+@Suite struct ChildBehaviourTests {
+    func run(_ mode: String, _ extra: [String] = [], environment: [String: String] = [:]) throws -> (ChildResult, [String]) {
+        let directory = TemporaryDirectory()
+        let result = try runChild("blackbox-test-child", [mode, directory.path] + extra, environment: environment)
+        return (result, logLines(directory, base: "child"))
+    }
+
+    @Test func environmentOverridesConfiguredLevels() throws {
+        let (result, lines) = try run("levels", environment: ["BLACKBOX_LOG_LEVEL": "warning,net=debug"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let text = lines.joined(separator: "\n")
+        #expect(!text.contains("app info"))
+        #expect(text.contains("app warning"))
+        #expect(text.contains("net debug"))
+        #expect(!text.contains("net trace"))
+    }
+
+    @Test func badEnvironmentLevelIsAClearStartError() throws {
+        let (result, _) = try run("levels", environment: ["BLACKBOX_LOG_LEVEL": "chatty"])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("BLACKBOX_LOG_LEVEL: unknown level \"chatty\""))
+    }
+
+    @Test func consoleSinkWritesTextToStderrColoredOnlyWhenAsked() throws {
+        let (plain, files) = try run("console", ["auto"])  // stderr is a pipe: no color
+        #expect(plain.stderr.contains("ERROR console: to the console k=v ("))
+        #expect(!plain.stderr.contains("\u{1B}["))
+        #expect(files.isEmpty, "no file sink configured")
+        let (colored, _) = try run("console", ["always"])
+        #expect(colored.stderr.contains("\u{1B}[31mERROR\u{1B}[0m console: to the console"))
+    }
+
+    @Test func normalExitDrainsEverything() throws {
+        let (result, lines) = try run("exit-drain")
+        #expect(result.status == 0)
+        #expect(lines.filter { $0.contains("exit line") }.count == 1000)
+    }
+
+    @Test func forkedChildWritesToStderrNotTheParentsJournal() throws {
+        let (result, lines) = try run("fork")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("done"))
+        #expect(result.stderr.contains("forker: from the child"))
+        #expect(lines.count == 2, "\(lines)")
+        #expect(lines.first?.contains("before fork") == true)
+        #expect(lines.last?.contains("after fork, child status 0") == true)
+    }
+}
+
 /// `... INFO  child.fast: kill-test t=1 n=42 payload=abcdefghijklmnopqrstuvwxyz (file:line)`
 struct KillTestLine {
     var thread: Int

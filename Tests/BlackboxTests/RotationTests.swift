@@ -137,6 +137,29 @@ import Testing
         #expect(!remaining.contains("\(name(6)).tmp"))
     }
 
+    @Test func agingAlsoRunsOnItsTimer() throws {
+        let clock = ManualClock()
+        var configuration = testConfiguration(directory)
+        configuration.clock = clock.read
+        configuration.retention.maxAge = .seconds(3600)
+        configuration.retention.checkInterval = .milliseconds(100)
+        let core = try LoggingCore(configuration: configuration)
+        defer { core.shutdown() }
+        core.waitForArchiveMaintenance()
+        // An archive that is fine now and too old once the clock moves on: only the timer can notice.
+        let name = ArchiveName(
+            baseName: "test", startNanoseconds: clock.read() - 2_000_000_000, endNanoseconds: clock.read() - 1_000_000_000,
+            compressed: true)
+        let path = "\(directory.logs)/\(name.fileName)"
+        _ = FileManager.default.createFile(atPath: path, contents: Data("x\n".utf8))
+        usleep(300_000)
+        #expect(FileManager.default.fileExists(atPath: path))
+        clock.advance(by: .seconds(7200))
+        let deadline = Date().addingTimeInterval(5)
+        while FileManager.default.fileExists(atPath: path) && Date() < deadline { usleep(20_000) }
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
     @Test func leftoverUncompressedArchiveIsCompressedAtStart() throws {
         try FileManager.default.createDirectory(atPath: directory.logs, withIntermediateDirectories: true)
         let clock = ManualClock()

@@ -70,10 +70,16 @@ struct ChildResult {
 }
 
 /// Runs a helper to completion.
-func runChild(_ name: String, _ arguments: [String], timeout: TimeInterval = 60) throws -> ChildResult {
+func runChild(
+    _ name: String, _ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 60
+) throws -> ChildResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: helperExecutable(name))
     process.arguments = arguments
+    var env = ProcessInfo.processInfo.environment
+    env["BLACKBOX_LOG_LEVEL"] = nil
+    for (key, value) in environment { env[key] = value }
+    process.environment = env
     let out = Pipe()
     let err = Pipe()
     process.standardOutput = out
