@@ -23,12 +23,16 @@ let package = Package(
                 "CZlib",
             ]
         ),
-        .executableTarget(name: "blackbox-example", dependencies: ["Blackbox", .product(name: "Logging", package: "swift-log")]),
+        .executableTarget(
+            name: "blackbox-example", dependencies: ["Blackbox", .product(name: "Logging", package: "swift-log")]),
         // Child processes the tests start, kill and inspect (never run by users).
-        .executableTarget(name: "blackbox-test-child", dependencies: ["Blackbox", .product(name: "Logging", package: "swift-log")]),
+        .executableTarget(
+            name: "blackbox-test-child", dependencies: ["Blackbox", .product(name: "Logging", package: "swift-log")]),
         // `make bench` builds this in release mode; see bench/README.md.
-        .executableTarget(name: "blackbox-bench", dependencies: ["Blackbox", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "BlackboxTests", dependencies: ["Blackbox", .product(name: "Logging", package: "swift-log")]),
+        .executableTarget(
+            name: "blackbox-bench", dependencies: ["Blackbox", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(
+            name: "BlackboxTests", dependencies: ["Blackbox", .product(name: "Logging", package: "swift-log")]),
     ],
     swiftLanguageModes: [.v6]
 )

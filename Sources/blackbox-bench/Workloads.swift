@@ -2,7 +2,7 @@ import Blackbox
 import Logging
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// swift-log's cheapest possible backend: POD, does nothing. The frontend floor.
@@ -165,6 +165,8 @@ func runBenchmark(workload: String, competitor: String, directory: String) -> St
     }
     Blackbox.shutdown()
     fields["peak_rss_mb"] = peakRSSMegabytes().map { "\($0)" } ?? "null"
-    for key in ["mean_ns", "p50_ns", "p99_ns", "p999_ns", "msgs_per_s"] where fields[key] == nil { fields[key] = "null" }
+    for key in ["mean_ns", "p50_ns", "p99_ns", "p999_ns", "msgs_per_s"] where fields[key] == nil {
+        fields[key] = "null"
+    }
     return "{" + fields.sorted { $0.key < $1.key }.map { "\"\($0.key)\": \($0.value)" }.joined(separator: ", ") + "}"
 }

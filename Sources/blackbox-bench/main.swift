@@ -1,7 +1,7 @@
 import Blackbox
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // One benchmark run in a fresh process; bench/run.py alternates runs and competitors.

@@ -2,11 +2,12 @@ import Blackbox
 import Logging
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // An app that logs through Blackbox: `make run` builds and runs it.
-let directory = CommandLine.arguments.dropFirst().first ?? BlackboxConfiguration.defaultDirectory(appName: "blackbox-example")
+let directory =
+    CommandLine.arguments.dropFirst().first ?? BlackboxConfiguration.defaultDirectory(appName: "blackbox-example")
 var configuration = BlackboxConfiguration(appName: "blackbox-example", directory: directory)
 configuration.sinks = [.console, .file]
 configuration.levels = LevelSettings(defaultLevel: .info, labelLevels: ["example.db": .debug])

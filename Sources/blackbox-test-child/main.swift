@@ -2,7 +2,7 @@ import Blackbox
 import Logging
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // Helper processes for the tests (never shipped). Usage: blackbox-test-child <mode> <directory> [args]

@@ -36,7 +36,9 @@ import Testing
                     continue
                 }
                 guard parsed.thread < threads, parsed.sequence == next[parsed.thread] else {
-                    Issue.record("trial \(trial) (seed \(seed)): thread \(parsed.thread) expected n=\(next[parsed.thread]), got \(line)")
+                    Issue.record(
+                        "trial \(trial) (seed \(seed)): thread \(parsed.thread) expected n=\(next[parsed.thread]), got \(line)"
+                    )
                     break
                 }
                 next[parsed.thread] += 1
@@ -45,12 +47,17 @@ import Testing
             for t in 0..<threads {
                 // Lines 0...returned must be there; the call in flight (returned + 1) may be.
                 let returned = progress[t] == .max ? 0 : progress[t] + 1
-                #expect(next[t] >= returned, "trial \(trial) (seed \(seed)): thread \(t) lost lines: \(next[t]) < \(returned)")
-                #expect(next[t] <= returned + 1, "trial \(trial) (seed \(seed)): thread \(t) has lines that never returned")
+                #expect(
+                    next[t] >= returned,
+                    "trial \(trial) (seed \(seed)): thread \(t) lost lines: \(next[t]) < \(returned)")
+                #expect(
+                    next[t] <= returned + 1, "trial \(trial) (seed \(seed)): thread \(t) has lines that never returned")
                 if next[t] == returned + 1 { inFlightPresent += 1 }
             }
         }
-        print("sigkill test: \(trials) trials, \(totalLines) lines verified, \(inFlightPresent) in-flight lines were kept")
+        print(
+            "sigkill test: \(trials) trials, \(totalLines) lines verified, \(inFlightPresent) in-flight lines were kept"
+        )
         #expect(totalLines > trials * threads)
     }
 
@@ -97,7 +104,9 @@ import Testing
 }
 
 @Suite struct ChildBehaviourTests {
-    func run(_ mode: String, _ extra: [String] = [], environment: [String: String] = [:]) throws -> (ChildResult, [String]) {
+    func run(_ mode: String, _ extra: [String] = [], environment: [String: String] = [:]) throws -> (
+        ChildResult, [String]
+    ) {
         let directory = TemporaryDirectory()
         let result = try runChild("blackbox-test-child", [mode, directory.path] + extra, environment: environment)
         return (result, logLines(directory, base: "child"))

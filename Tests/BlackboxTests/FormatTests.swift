@@ -17,14 +17,17 @@ import Testing
         let line = withRecord(
             message: Array("user signed in".utf8), metadata: [("request", "42"), ("who", "a b")], timestamp: timestamp
         ) { formatted(.text, $0) }
-        #expect(line == "2026-11-21T22:39:39.123Z INFO  net: user signed in request=42 who=\"a b\" (App/main.swift:12)\n")
+        #expect(
+            line == "2026-11-21T22:39:39.123Z INFO  net: user signed in request=42 who=\"a b\" (App/main.swift:12)\n")
     }
 
     @Test func newlinesNeverSplitALine() {
         let text = withRecord(message: Array("one\ntwo\r".utf8), timestamp: timestamp) { formatted(.text, $0) }
         #expect(text.filter { $0 == "\n" }.count == 1)
         #expect(text.contains("one\\ntwo\\r"))
-        let json = withRecord(message: Array("a\"b\\c\nd\u{01}".utf8), timestamp: timestamp) { formatted(.jsonLines, $0) }
+        let json = withRecord(message: Array("a\"b\\c\nd\u{01}".utf8), timestamp: timestamp) {
+            formatted(.jsonLines, $0)
+        }
         #expect(json.filter { $0 == "\n" }.count == 1)
     }
 
@@ -66,7 +69,9 @@ import Testing
     }
 
     @Test func malformedSegmentsStopWithoutCrashing() {
-        let line = withRecord(kind: .segments, message: [1, 200, 0, 65, 2, 1], timestamp: timestamp) { formatted(.text, $0) }
+        let line = withRecord(kind: .segments, message: [1, 200, 0, 65, 2, 1], timestamp: timestamp) {
+            formatted(.text, $0)
+        }
         #expect(line.hasSuffix("(App/main.swift:12)\n"))
     }
 }

@@ -9,7 +9,9 @@ import Testing
 
     /// Writes a text record; `commit: false` leaves it as a kill mid-write would.
     @discardableResult
-    func put(_ journal: Journal, _ text: String, commit: Bool = true) throws -> (record: UnsafeMutableRawPointer, position: UInt64) {
+    func put(_ journal: Journal, _ text: String, commit: Bool = true) throws -> (
+        record: UnsafeMutableRawPointer, position: UInt64
+    ) {
         let message = Array(text.utf8)
         let size = RecordLayout.headerSize + 1 + message.count
         let (record, position) = try #require(journal.tryReserve(size))

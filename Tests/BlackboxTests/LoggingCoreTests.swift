@@ -238,10 +238,13 @@ import Testing
         let written = lines.filter { $0.contains("flood line") }.count
         let notices = lines.filter { $0.contains("blackbox: dropped ") }
         #expect(notices.count == 1)
-        let dropped = notices.first.flatMap { $0.components(separatedBy: "dropped ").last?.split(separator: " ").first }.flatMap { Int($0) }
+        let dropped = notices.first.flatMap { $0.components(separatedBy: "dropped ").last?.split(separator: " ").first }
+            .flatMap { Int($0) }
         #expect(dropped != nil && dropped! > 1000)
         #expect(written + (dropped ?? 0) == 2001, "every line is written or counted")
-        #expect(lines.last?.contains("flood line 0 ") == true, "the line after the drop is written after the notice: \(lines.suffix(3))")
+        #expect(
+            lines.last?.contains("flood line 0 ") == true,
+            "the line after the drop is written after the notice: \(lines.suffix(3))")
     }
 
     @Test func blockPolicyWaitsBoundedThenDrops() throws {

@@ -85,7 +85,9 @@ import Testing
         let now: UInt64 = 100 * hour
         func archive(_ endHour: UInt64, _ size: UInt64) -> RetentionPlan.Archive {
             RetentionPlan.Archive(
-                name: ArchiveName(baseName: "a", startNanoseconds: (endHour - 1) * hour, endNanoseconds: endHour * hour, compressed: true),
+                name: ArchiveName(
+                    baseName: "a", startNanoseconds: (endHour - 1) * hour, endNanoseconds: endHour * hour,
+                    compressed: true),
                 size: size)
         }
         let archives = [archive(99, 10), archive(50, 10), archive(98, 10), archive(97, 10), archive(10, 10)]
@@ -93,15 +95,19 @@ import Testing
         policy.maxArchives = 2
         policy.maxTotalBytes = nil
         policy.maxAge = nil
-        #expect(RetentionPlan.archivesToDelete(archives, activeFileSize: 0, policy: policy, now: now).map(\.name.endNanoseconds)
-            == [10 * hour, 50 * hour, 97 * hour])
+        #expect(
+            RetentionPlan.archivesToDelete(archives, activeFileSize: 0, policy: policy, now: now).map(
+                \.name.endNanoseconds)
+                == [10 * hour, 50 * hour, 97 * hour])
         policy.maxArchives = nil
         policy.maxTotalBytes = 35  // the active file's 10 bytes count too
         #expect(RetentionPlan.archivesToDelete(archives, activeFileSize: 10, policy: policy, now: now).count == 3)
         policy.maxTotalBytes = nil
         policy.maxAge = .seconds(24 * 3600)
-        #expect(RetentionPlan.archivesToDelete(archives, activeFileSize: 0, policy: policy, now: now).map(\.name.endNanoseconds)
-            == [10 * hour, 50 * hour])
+        #expect(
+            RetentionPlan.archivesToDelete(archives, activeFileSize: 0, policy: policy, now: now).map(
+                \.name.endNanoseconds)
+                == [10 * hour, 50 * hour])
     }
 
     @Test func agingAtStartTouchesOnlyOurFilesAndFinishesInterruptedWork() throws {
@@ -118,7 +124,9 @@ import Testing
         let strangers = [
             "notes.txt", "other.20200101T000000.000Z--20200101T010000.000Z.log", "test.log.bak",
         ]
-        for file in ours + strangers { _ = FileManager.default.createFile(atPath: "\(directory.logs)/\(file)", contents: Data("x\n".utf8)) }
+        for file in ours + strangers {
+            _ = FileManager.default.createFile(atPath: "\(directory.logs)/\(file)", contents: Data("x\n".utf8))
+        }
         _ = FileManager.default.createFile(atPath: "\(directory.logs)/\(name(5)).deleting", contents: Data())
         _ = FileManager.default.createFile(atPath: "\(directory.logs)/\(name(6)).tmp", contents: Data())
 
@@ -148,7 +156,8 @@ import Testing
         core.waitForArchiveMaintenance()
         // An archive that is fine now and too old once the clock moves on: only the timer can notice.
         let name = ArchiveName(
-            baseName: "test", startNanoseconds: clock.read() - 2_000_000_000, endNanoseconds: clock.read() - 1_000_000_000,
+            baseName: "test", startNanoseconds: clock.read() - 2_000_000_000,
+            endNanoseconds: clock.read() - 1_000_000_000,
             compressed: true)
         let path = "\(directory.logs)/\(name.fileName)"
         _ = FileManager.default.createFile(atPath: path, contents: Data("x\n".utf8))
@@ -164,9 +173,11 @@ import Testing
         try FileManager.default.createDirectory(atPath: directory.logs, withIntermediateDirectories: true)
         let clock = ManualClock()
         let plain = ArchiveName(
-            baseName: "test", startNanoseconds: clock.read() - 2_000_000_000, endNanoseconds: clock.read() - 1_000_000_000,
+            baseName: "test", startNanoseconds: clock.read() - 2_000_000_000,
+            endNanoseconds: clock.read() - 1_000_000_000,
             compressed: false)
-        _ = FileManager.default.createFile(atPath: "\(directory.logs)/\(plain.fileName)", contents: Data("old line\n".utf8))
+        _ = FileManager.default.createFile(
+            atPath: "\(directory.logs)/\(plain.fileName)", contents: Data("old line\n".utf8))
         var configuration = testConfiguration(directory)
         configuration.clock = clock.read
         configuration.retention.compressArchives = true

@@ -49,7 +49,8 @@ func allLogLines(_ directory: TemporaryDirectory, base: String = "test") throws 
     var lines: [String] = []
     for archive in archives {
         let path = "\(directory.logs)/\(archive.fileName)"
-        let bytes = archive.compressed ? try Gzip.decompress(path) : Array(FileManager.default.contents(atPath: path) ?? Data())
+        let bytes =
+            archive.compressed ? try Gzip.decompress(path) : Array(FileManager.default.contents(atPath: path) ?? Data())
         lines += String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init)
     }
     return lines + logLines(directory, base: base)

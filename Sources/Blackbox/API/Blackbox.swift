@@ -2,7 +2,7 @@ import Logging
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The process-wide entry point.
@@ -20,14 +20,17 @@ public enum Blackbox {
     /// run left in it, starts the writer, and (once per process, as swift-log allows) bootstraps
     /// `LoggingSystem` with `BlackboxLogHandler`. Lines are drained at normal process exit.
     @discardableResult
-    public static func start(_ configuration: BlackboxConfiguration, bootstrapLogging: Bool = true) throws(BlackboxError) -> LoggingCore {
+    public static func start(_ configuration: BlackboxConfiguration, bootstrapLogging: Bool = true)
+        throws(BlackboxError) -> LoggingCore
+    {
         let core: LoggingCore = try current.withLock { (current) throws(BlackboxError) -> LoggingCore in
             if current != nil { throw BlackboxError.alreadyStarted }
             let core = try LoggingCore(configuration: configuration)
             current = core
             return core
         }
-        if bootstrapLogging, bootstrapped.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged {
+        if bootstrapLogging, bootstrapped.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged
+        {
             LoggingSystem.bootstrap { label in
                 guard let core = Blackbox.core else { return StreamLogHandler.standardError(label: label) }
                 return BlackboxLogHandler(label: label, core: core)

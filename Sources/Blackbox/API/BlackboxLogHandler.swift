@@ -65,7 +65,9 @@ public struct BlackboxLogHandler: LogHandler {
         var merged = metadata
         merged.merge(provided) { _, new in new }
         merged.merge(explicit) { _, new in new }
-        var entries = merged.map { (key: String($0.key.utf8.prefix(1024)) ?? "?", value: $0.value.rendered(redact: redact)) }
+        var entries = merged.map {
+            (key: String($0.key.utf8.prefix(1024)) ?? "?", value: $0.value.rendered(redact: redact))
+        }
         if let error { entries.append((key: "error", value: String(describing: error))) }
         entries.sort { $0.key < $1.key }
         return EncodedMetadata(entries: entries)

@@ -1,7 +1,7 @@
 import Logging
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Everything `Blackbox.start` needs. Every limit has a default (documented here and in docs/logging.md)
@@ -48,9 +48,9 @@ public struct BlackboxConfiguration: Sendable {
         self.baseFileName = appName
         self.levels = LevelSettings()
         #if DEBUG
-        self.sinks = [.console]
+            self.sinks = [.console]
         #else
-        self.sinks = [.file]
+            self.sinks = [.file]
         #endif
         self.format = .text
         self.console = ConsoleOptions()

@@ -79,7 +79,10 @@ struct SegmentBuffer: Sendable {
         /// u16 length + UTF-8 bytes
         case text = 1
         /// 8 bytes each
-        case signed = 2, unsigned = 3, double = 4, bool = 5
+        case signed = 2
+        case unsigned = 3
+        case double = 4
+        case bool = 5
         /// u32: bytes cut because the message did not fit (always last)
         case truncated = 6
     }

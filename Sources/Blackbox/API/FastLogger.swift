@@ -48,7 +48,8 @@ public struct FastLogger: Sendable {
         log(.notice, message(), file: file, line: line)
     }
     @inlinable
-    public func warning(_ message: @autoclosure () -> FastLogMessage, file: StaticString = #fileID, line: UInt = #line) {
+    public func warning(_ message: @autoclosure () -> FastLogMessage, file: StaticString = #fileID, line: UInt = #line)
+    {
         log(.warning, message(), file: file, line: line)
     }
     @inlinable
@@ -56,7 +57,8 @@ public struct FastLogger: Sendable {
         log(.error, message(), file: file, line: line)
     }
     @inlinable
-    public func critical(_ message: @autoclosure () -> FastLogMessage, file: StaticString = #fileID, line: UInt = #line) {
+    public func critical(_ message: @autoclosure () -> FastLogMessage, file: StaticString = #fileID, line: UInt = #line)
+    {
         log(.critical, message(), file: file, line: line)
     }
 }

@@ -22,7 +22,8 @@ extension Logger.MetadataValue {
 }
 
 extension Logger.MetadataValue.StringInterpolation {
-    public mutating func appendInterpolation(_ value: some CustomStringConvertible & Sendable, sensitivity: Sensitivity) {
+    public mutating func appendInterpolation(_ value: some CustomStringConvertible & Sendable, sensitivity: Sensitivity)
+    {
         appendInterpolation(value, attributes: { $0[Sensitivity.self] = sensitivity })
     }
 }
@@ -39,7 +40,7 @@ extension Logger.MetadataValue {
         case .dictionary(let values):
             return "["
                 + values.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value.rendered(redact: redact))" }
-                    .joined(separator: ", ") + "]"
+                .joined(separator: ", ") + "]"
         }
     }
 }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A pthread mutex with a condition variable. `Synchronization.Mutex` has no condition variable, and

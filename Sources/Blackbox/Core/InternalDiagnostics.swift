@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// How Blackbox speaks about its own trouble: one clear line on stderr, once per distinct problem,
 /// never a trap. (A logger that crashes the app it is meant to diagnose is worse than no logger.)

@@ -28,7 +28,8 @@ public struct LabelHandle: @unchecked Sendable {
 
     @inlinable
     func isEnabled(_ level: LogLevel) -> Bool {
-        level.rawValue >= UnsafeAtomic<UInt8>(at: entry.assumingMemoryBound(to: UInt8.AtomicRepresentation.self))
+        level.rawValue
+            >= UnsafeAtomic<UInt8>(at: entry.assumingMemoryBound(to: UInt8.AtomicRepresentation.self))
             .load(ordering: .relaxed)
     }
 
@@ -69,7 +70,8 @@ public struct LabelHandle: @unchecked Sendable {
         let utf8 = Array(label.utf8.prefix(Int(UInt16.max)))
         let entry = UnsafeMutableRawPointer.allocate(byteCount: 24 + utf8.count, alignment: 8)
         entry.initializeMemory(as: UInt8.self, repeating: 0, count: 24)
-        entry.storeBytes(of: UnsafeRawPointer(Unmanaged.passUnretained(core).toOpaque()), toByteOffset: 8, as: UnsafeRawPointer.self)
+        entry.storeBytes(
+            of: UnsafeRawPointer(Unmanaged.passUnretained(core).toOpaque()), toByteOffset: 8, as: UnsafeRawPointer.self)
         entry.storeBytes(of: utf8.count, toByteOffset: 16, as: Int.self)
         utf8.withUnsafeBytes { (entry + 24).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
         let handle = LabelHandle(entry: entry)
@@ -117,7 +119,8 @@ final class LabelTable: Sendable {
                     core: core.takeUnretainedValue())
                 state.overflow = overflow
                 InternalDiagnostics.report(
-                    "more than \(Self.limit) distinct logger labels; further labels are logged as \(Self.overflowLabel)")
+                    "more than \(Self.limit) distinct logger labels; further labels are logged as \(Self.overflowLabel)"
+                )
                 return overflow
             }
             let handle = LabelHandle.allocate(

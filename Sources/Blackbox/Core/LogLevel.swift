@@ -2,7 +2,8 @@ import Logging
 
 /// swift-log's levels as a one-byte ordinal, the form they take in the journal and the level tables.
 public enum LogLevel: UInt8, Sendable, Comparable, CaseIterable {
-    case trace = 0, debug, info, notice, warning, error, critical
+    case trace = 0
+    case debug, info, notice, warning, error, critical
     /// Above every level: nothing is logged.
     case off = 7
 

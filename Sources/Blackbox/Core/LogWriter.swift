@@ -1,7 +1,7 @@
 import Atomics
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The one thread that drains the journal into the sinks.
@@ -63,7 +63,8 @@ final class LogWriter: @unchecked Sendable {
     private var wakeRequested = false  // guarded by lock
     private var stopRequested = false  // guarded by lock
     private var stopped = false  // guarded by lock
-    private var asyncWaiters: [(target: UInt64, continuation: CheckedContinuation<Void, Never>)] = []  // guarded by lock
+    // guarded by lock
+    private var asyncWaiters: [(target: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
 
     init(
         journal: Journal, settings: Settings, file: LogFileSink?, maintainer: ArchiveMaintainer?, recent: RecentLines,
@@ -327,7 +328,8 @@ final class LogWriter: @unchecked Sendable {
         guard let file, linesLostToIO > 0 else { return }
         let lost = linesLostToIO
         appendNotice(
-            .warning, "lost \(lost) log lines while the log file could not be written (\(errnoDescription(lastIOError)))",
+            .warning,
+            "lost \(lost) log lines while the log file could not be written (\(errnoDescription(lastIOError)))",
             console: false)
         defer { fileOut.removeAll() }
         guard file.write(fileOut.bytes) == nil else { return }
@@ -336,7 +338,8 @@ final class LogWriter: @unchecked Sendable {
         lastIOError = 0
         failing.store(false, ordering: .relaxed)
         InternalDiagnostics.forget(key: "write-error")
-        InternalDiagnostics.report("writing \(file.activePath) works again; \(lost) lines were lost", key: "write-resumed")
+        InternalDiagnostics.report(
+            "writing \(file.activePath) works again; \(lost) lines were lost", key: "write-resumed")
         InternalDiagnostics.forget(key: "write-resumed")
     }
 

@@ -1,7 +1,7 @@
 import Atomics
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One running logging system: a journal, its writer thread, the sinks and the label levels.
@@ -67,7 +67,9 @@ public final class LoggingCore: @unchecked Sendable {
         let checkpoint = file.reopened ? journal.loadCheckpoint() : nil
         let sink =
             configuration.sinks.contains(.file)
-            ? try LogFileSink(directory: logs, baseName: configuration.baseFileName, checkpoint: checkpoint, now: configuration.clock())
+            ? try LogFileSink(
+                directory: logs, baseName: configuration.baseFileName, checkpoint: checkpoint,
+                now: configuration.clock())
             : nil
         var colored: Bool
         switch configuration.console.color {
@@ -264,7 +266,7 @@ public final class LoggingCore: @unchecked Sendable {
     /// In a forked child, every core switches to direct mode: the child must neither write into the
     /// parent's journal nor wait for a writer thread it does not have.
     fileprivate static func enterForkedChild() {
-        forkRegistry.forEach { $0.mode.store(Mode.direct.rawValue, ordering: .relaxed) }
+        forkRegistry.visit { $0.mode.store(Mode.direct.rawValue, ordering: .relaxed) }
     }
 }
 
@@ -290,7 +292,7 @@ private final class ForkRegistry: @unchecked Sendable {
         slots[index] = Unmanaged.passUnretained(core)
     }
 
-    func forEach(_ body: (LoggingCore) -> Void) {
+    func visit(_ body: (LoggingCore) -> Void) {
         for i in 0..<min(count.load(ordering: .acquiring), capacity) {
             if let core = slots[i] { body(core.takeUnretainedValue()) }
         }

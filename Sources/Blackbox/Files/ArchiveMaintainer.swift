@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The background thread that compresses fresh archives, calls the on-archive hook and enforces
@@ -150,7 +150,9 @@ final class ArchiveMaintainer: @unchecked Sendable {
             let path = "\(directory)/\(name)"
             if name.hasSuffix(".deleting"), ArchiveName(fileName: String(name.dropLast(9)), baseName: baseName) != nil {
                 unlink(path)
-            } else if name.hasSuffix(".gz.tmp"), ArchiveName(fileName: String(name.dropLast(4)), baseName: baseName) != nil {
+            } else if name.hasSuffix(".gz.tmp"),
+                ArchiveName(fileName: String(name.dropLast(4)), baseName: baseName) != nil
+            {
                 unlink(path)
             } else if policy.compressArchives, let parsed = ArchiveName(fileName: name, baseName: baseName),
                 !parsed.compressed

@@ -22,7 +22,9 @@ struct ArchiveName: Equatable, Comparable {
     }
 
     static func < (lhs: ArchiveName, rhs: ArchiveName) -> Bool {
-        (lhs.endNanoseconds, lhs.startNanoseconds, lhs.sequence) < (rhs.endNanoseconds, rhs.startNanoseconds, rhs.sequence)
+        (lhs.endNanoseconds, lhs.startNanoseconds, lhs.sequence) < (
+            rhs.endNanoseconds, rhs.startNanoseconds, rhs.sequence
+        )
     }
 
     /// `20261121T223939.123Z`
@@ -63,7 +65,9 @@ struct ArchiveName: Equatable, Comparable {
             endPart = endPart[..<dash]
         }
         guard let start = Self.parseCompact(times[0]), let end = Self.parseCompact(endPart) else { return nil }
-        self.init(baseName: baseName, startNanoseconds: start, endNanoseconds: end, sequence: sequence, compressed: compressed)
+        self.init(
+            baseName: baseName, startNanoseconds: start, endNanoseconds: end, sequence: sequence, compressed: compressed
+        )
     }
 
     /// Parses `YYYYMMDDTHHMMSS.mmmZ`.

@@ -1,7 +1,7 @@
 import CZlib
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// gzip-compresses a file with zlib, crash-safely: the output goes to `<destination>.tmp`, is
@@ -34,7 +34,8 @@ enum Gzip {
         var stream = z_stream()
         // windowBits 15 + 16: write a gzip header and trailer instead of a raw zlib stream.
         let initialized = deflateInit2_(
-            &stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+            &stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)
+        )
         guard initialized == Z_OK else { throw .zlib(path: source, code: initialized) }
         defer { deflateEnd(&stream) }
 
@@ -58,7 +59,9 @@ enum Gzip {
                 let rc = deflate(&stream, flush)
                 guard rc != Z_STREAM_ERROR else { throw .zlib(path: source, code: rc) }
                 let produced = chunk - Int(stream.avail_out)
-                guard writeFully(output, outBuffer, produced) else { throw .io(path: temporary, reason: errnoDescription()) }
+                guard writeFully(output, outBuffer, produced) else {
+                    throw .io(path: temporary, reason: errnoDescription())
+                }
                 if rc == Z_STREAM_END { finished = true }
             } while stream.avail_out == 0
         }

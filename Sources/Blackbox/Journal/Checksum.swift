@@ -58,6 +58,8 @@ func copyBytes(to destination: UnsafeMutableRawPointer, from source: UnsafeRawPo
         destination.storeBytes(of: head, as: UInt32.self)
         destination.storeBytes(of: tail, toByteOffset: n - 4, as: UInt32.self)
     } else {
-        for i in 0..<n { destination.storeBytes(of: source.load(fromByteOffset: i, as: UInt8.self), toByteOffset: i, as: UInt8.self) }
+        for i in 0..<n {
+            destination.storeBytes(of: source.load(fromByteOffset: i, as: UInt8.self), toByteOffset: i, as: UInt8.self)
+        }
     }
 }

@@ -1,7 +1,7 @@
 import Atomics
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The journal file on disk and its mapping into memory.
@@ -77,7 +77,8 @@ final class JournalFile: @unchecked Sendable {
                 try initialize(fd: fd, path: path, capacity: effectiveCapacity)
             }
             let file = try map(fd: fd, path: path, capacity: effectiveCapacity, reopened: existing != nil)
-            file.header.storeBytes(of: UInt32(truncatingIfNeeded: getpid()), toByteOffset: Offset.ownerPID, as: UInt32.self)
+            file.header.storeBytes(
+                of: UInt32(truncatingIfNeeded: getpid()), toByteOffset: Offset.ownerPID, as: UInt32.self)
             return file
         } catch {
             Glibc.close(fd)
@@ -134,7 +135,8 @@ final class JournalFile: @unchecked Sendable {
         let size = off_t(headerSize + capacity)
         let rc = posix_fallocate(fd, 0, size)
         guard rc == 0 else {
-            throw .journalUnavailable(path: path, reason: "cannot preallocate \(size) bytes: \(String(cString: strerror(rc)))")
+            throw .journalUnavailable(
+                path: path, reason: "cannot preallocate \(size) bytes: \(String(cString: strerror(rc)))")
         }
         var head = [UInt8](repeating: 0, count: headerSize)
         head.withUnsafeMutableBytes { raw in
@@ -147,9 +149,11 @@ final class JournalFile: @unchecked Sendable {
         }
     }
 
-    private static func map(fd: Int32, path: String, capacity: Int, reopened: Bool) throws(BlackboxError) -> JournalFile {
+    private static func map(fd: Int32, path: String, capacity: Int, reopened: Bool) throws(BlackboxError) -> JournalFile
+    {
         let total = headerSize + 2 * capacity
-        guard let reserved = mmap(nil, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), reserved != MAP_FAILED else {
+        guard let reserved = mmap(nil, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), reserved != MAP_FAILED
+        else {
             throw .journalUnavailable(path: path, reason: "cannot reserve address space: \(errnoDescription())")
         }
         // MAP_POPULATE: fault every page in now, at start-up, rather than in log calls during the first

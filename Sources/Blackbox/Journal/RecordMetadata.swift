@@ -22,8 +22,10 @@ struct MetadataReader: Sequence {
             guard valueStart + valueCount <= bytes.count else { return nil }
             remaining -= 1
             offset = valueStart + valueCount
-            return (UnsafeRawBufferPointer(rebasing: bytes[keyStart..<keyStart + keyCount]),
-                    UnsafeRawBufferPointer(rebasing: bytes[valueStart..<valueStart + valueCount]))
+            return (
+                UnsafeRawBufferPointer(rebasing: bytes[keyStart..<keyStart + keyCount]),
+                UnsafeRawBufferPointer(rebasing: bytes[valueStart..<valueStart + valueCount])
+            )
         }
     }
 

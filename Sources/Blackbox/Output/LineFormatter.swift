@@ -55,7 +55,8 @@ struct LineFormatter {
 
     /// Values with spaces, quotes or `=` are quoted so `key=value` pairs can be split reliably.
     private func appendTextValue(_ value: UnsafeRawBufferPointer, to out: inout OutputBuffer) {
-        let needsQuotes = value.isEmpty || value.contains { $0 <= 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "=") }
+        let needsQuotes =
+            value.isEmpty || value.contains { $0 <= 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "=") }
         if needsQuotes { out.append(UInt8(ascii: "\"")) }
         appendEscaped(value, to: &out, escape: needsQuotes ? .json : .text)
         if needsQuotes { out.append(UInt8(ascii: "\"")) }
@@ -199,7 +200,8 @@ struct LineFormatter {
                 let length = Int(bytes.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
                 offset += 2
                 guard offset + length <= bytes.count else { return }
-                appendEscaped(UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + length]), to: &out, escape: escape)
+                appendEscaped(
+                    UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + length]), to: &out, escape: escape)
                 offset += length
             case .signed, .unsigned, .double:
                 guard offset + 8 <= bytes.count else { return }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The active log file `<logs>/<base>.log`. Used by the writer thread only.

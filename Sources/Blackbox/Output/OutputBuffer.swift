@@ -78,11 +78,13 @@ struct OutputBuffer: ~Copyable {
                 let pair = Int(v % 100) * 2
                 v /= 100
                 end -= 2
-                base.storeBytes(of: pairs.load(fromByteOffset: pair, as: UInt16.self), toByteOffset: end, as: UInt16.self)
+                base.storeBytes(
+                    of: pairs.load(fromByteOffset: pair, as: UInt16.self), toByteOffset: end, as: UInt16.self)
             }
             if v >= 10 {
                 end -= 2
-                base.storeBytes(of: pairs.load(fromByteOffset: Int(v) * 2, as: UInt16.self), toByteOffset: end, as: UInt16.self)
+                base.storeBytes(
+                    of: pairs.load(fromByteOffset: Int(v) * 2, as: UInt16.self), toByteOffset: end, as: UInt16.self)
             } else {
                 end -= 1
                 base.storeBytes(of: UInt8(truncatingIfNeeded: v) + 48, toByteOffset: end, as: UInt8.self)
