@@ -217,16 +217,21 @@ import Testing
 @Suite struct OverflowTests {
     let directory = TemporaryDirectory()
 
+    /// A core with a 64 KiB journal (about 400 of `fill`'s lines).
+    func smallJournalCore(_ overflow: OverflowPolicy) throws -> LoggingCore {
+        var configuration = testConfiguration(directory)
+        configuration.journalSize = 64 << 10
+        configuration.overflow = overflow
+        return try LoggingCore(configuration: configuration)
+    }
+
     func fill(_ core: LoggingCore, lines: Int) {
         let fast = FastLogger(label: "flood", core: core)
         for i in 0..<lines { fast.info("flood line \(i) padding padding padding padding padding padding padding") }
     }
 
     @Test func dropPolicyCountsAndReportsOnceWhenSpaceReturns() throws {
-        var configuration = testConfiguration(directory)
-        configuration.journalSize = 64 << 10
-        configuration.overflow = .drop
-        let core = try LoggingCore(configuration: configuration)
+        let core = try smallJournalCore(.drop)
         defer { core.shutdown() }
         core.holdWriter(true)
         fill(core, lines: 2000)  // far more than 64 KiB of records
@@ -248,10 +253,7 @@ import Testing
     }
 
     @Test func blockPolicyWaitsBoundedThenDrops() throws {
-        var configuration = testConfiguration(directory)
-        configuration.journalSize = 64 << 10
-        configuration.overflow = .block(timeoutMilliseconds: 30)
-        let core = try LoggingCore(configuration: configuration)
+        let core = try smallJournalCore(.block(timeoutMilliseconds: 30))
         defer { core.shutdown() }
         core.holdWriter(true)
         fill(core, lines: 500)  // the ring holds ~400 of these
@@ -266,10 +268,7 @@ import Testing
     }
 
     @Test func blockPolicyGetsSpaceWhenTheWriterCatchesUp() throws {
-        var configuration = testConfiguration(directory)
-        configuration.journalSize = 64 << 10
-        configuration.overflow = .block(timeoutMilliseconds: 10_000)
-        let core = try LoggingCore(configuration: configuration)
+        let core = try smallJournalCore(.block(timeoutMilliseconds: 10_000))
         defer { core.shutdown() }
         fill(core, lines: 20_000)  // 30x the ring: only possible by waiting for the writer
         #expect(core.flush())
