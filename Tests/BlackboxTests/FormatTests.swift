@@ -50,7 +50,7 @@ import Testing
     @Test func fastMessageSegmentsRender() {
         let id = -42
         let big: UInt64 = .max
-        let message: FastLogMessage = "id=\(id) big=\(big) ms=\(2.5) ok=\(true) name=\("zoë") sub=\("abc".dropFirst())"
+        var message: FastLogMessage = "id=\(id) big=\(big) ms=\(2.5) ok=\(true) name=\("zoë") sub=\("abc".dropFirst())"
         var bytes = [UInt8](repeating: 0, count: message.segments.encodedCount)
         bytes.withUnsafeMutableBytes { message.segments.copy(to: $0.baseAddress!) }
         let line = withRecord(kind: .segments, message: bytes, timestamp: timestamp) { formatted(.text, $0) }
@@ -59,7 +59,7 @@ import Testing
 
     @Test func fastMessageTooLongIsCutAtACharacterBoundaryWithAMarker() {
         let long = String(repeating: "é", count: 300)  // 600 bytes
-        let message: FastLogMessage = "x=\(long)"
+        var message: FastLogMessage = "x=\(long)"
         #expect(message.segments.cut > 0)
         var bytes = [UInt8](repeating: 0, count: message.segments.encodedCount)
         bytes.withUnsafeMutableBytes { message.segments.copy(to: $0.baseAddress!) }

@@ -1,19 +1,20 @@
 /// A log message for `FastLogger`, written as an ordinary string literal with interpolations:
 /// `log.info("request id=\(id) user=\(name) took \(ms) ms")`.
 ///
-/// Why it is fast: nothing is formatted on the caller's thread. Literal text and interpolated strings
-/// are copied as bytes; integers, floating point values and booleans are stored in binary; the writer
-/// thread renders them. The encoded message lives in a fixed inline buffer on the caller's stack (no
-/// allocation). A message that does not fit is cut at a character boundary and the line says how many
-/// bytes were cut. Values of other types go through `String(describing:)`, which costs a `String`.
+/// Why it is fast: nothing is formatted on the caller's thread. The literal parts are `StaticString`s
+/// (a pointer and a length, no `String`); they, and interpolated strings, are copied as bytes;
+/// integers, floating point values and booleans are stored in binary; the writer thread renders them.
+/// The encoded message lives in a fixed inline buffer on the caller's stack (no allocation). A message
+/// that does not fit is cut at a character boundary and the line says how many bytes were cut. Values
+/// of other types go through `String(describing:)`, which costs a `String`.
 public struct FastLogMessage: ExpressibleByStringInterpolation, ExpressibleByStringLiteral, Sendable {
-    public typealias StringLiteralType = String
+    public typealias StringLiteralType = StaticString
 
     @usableFromInline
     var segments: SegmentBuffer
 
     @inlinable
-    public init(stringLiteral value: String) {
+    public init(stringLiteral value: StaticString) {
         segments = SegmentBuffer()
         segments.appendText(value)
     }
@@ -24,6 +25,8 @@ public struct FastLogMessage: ExpressibleByStringInterpolation, ExpressibleByStr
     }
 
     public struct StringInterpolation: StringInterpolationProtocol, Sendable {
+        public typealias StringLiteralType = StaticString
+
         @usableFromInline
         var segments = SegmentBuffer()
 
@@ -31,13 +34,16 @@ public struct FastLogMessage: ExpressibleByStringInterpolation, ExpressibleByStr
         public init(literalCapacity: Int, interpolationCount: Int) {}
 
         @inlinable
-        public mutating func appendLiteral(_ literal: String) { segments.appendText(literal) }
+        public mutating func appendLiteral(_ literal: StaticString) { segments.appendText(literal) }
 
         @inlinable
         public mutating func appendInterpolation(_ value: String) { segments.appendText(value) }
 
         @inlinable
         public mutating func appendInterpolation(_ value: Substring) { segments.appendText(String(value)) }
+
+        @inlinable
+        public mutating func appendInterpolation(_ value: StaticString) { segments.appendText(value) }
 
         @inlinable
         public mutating func appendInterpolation<T: BinaryInteger>(_ value: T) {
@@ -82,6 +88,7 @@ struct SegmentBuffer: Sendable {
         case signed = 2
         case unsigned = 3
         case double = 4
+        /// 1 byte
         case bool = 5
         /// u32: bytes cut because the message did not fit (always last)
         case truncated = 6
@@ -106,62 +113,71 @@ struct SegmentBuffer: Sendable {
     var encodedCount: Int { cut > 0 ? count + 5 : count }
 
     @inlinable
+    mutating func appendText(_ text: StaticString) {
+        appendText(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    @inlinable
     mutating func appendText(_ text: String) {
-        if let done = text.utf8.withContiguousStorageIfAvailable({ appendText(UnsafeRawBufferPointer($0)) }) {
-            return done
-        }
-        var copy = text
-        copy.withUTF8 { appendText(UnsafeRawBufferPointer($0)) }
+        var text = text
+        text.withUTF8 { appendText(UnsafeRawBufferPointer($0)) }
     }
 
     @inlinable
+    @inline(__always)
     mutating func appendText(_ bytes: UnsafeRawBufferPointer) {
-        guard !bytes.isEmpty else { return }
-        var fitting = min(bytes.count, Self.capacity - count - 3)
-        guard fitting > 0 else {
-            cut += bytes.count
-            return
-        }
-        if fitting < bytes.count {
-            // Never cut a UTF-8 sequence in half: step back over continuation bytes.
-            while fitting > 0 && bytes[fitting] & 0xC0 == 0x80 { fitting -= 1 }
-            cut += bytes.count - fitting
-        }
+        let length = bytes.count
+        guard length > 0, let source = bytes.baseAddress else { return }
         let offset = count
+        guard offset + 3 + length <= Self.capacity else { return appendTextCut(bytes) }
         withUnsafeMutableBytes(of: &storage) { raw in
-            raw[offset] = Tag.text.rawValue
-            raw.storeBytes(of: UInt16(fitting), toByteOffset: offset + 1, as: UInt16.self)
-            if fitting > 0, let source = bytes.baseAddress {
-                copyBytes(to: raw.baseAddress! + offset + 3, from: source, count: fitting)
-            }
+            let base = raw.baseAddress.unsafelyUnwrapped
+            base.storeBytes(of: Tag.text.rawValue, toByteOffset: offset, as: UInt8.self)
+            base.storeBytes(of: UInt16(truncatingIfNeeded: length), toByteOffset: offset + 1, as: UInt16.self)
+            copyBytes(to: base + offset + 3, from: source, count: length)
         }
-        count += 3 + fitting
+        count = offset + 3 + length
+    }
+
+    /// The rare case: the text does not fit whole. Keeps what fits, never cutting a UTF-8 sequence.
+    @usableFromInline
+    @inline(never)
+    mutating func appendTextCut(_ bytes: UnsafeRawBufferPointer) {
+        var fitting = max(0, Self.capacity - count - 3)
+        while fitting > 0 && bytes[fitting] & 0xC0 == 0x80 { fitting -= 1 }
+        cut += bytes.count - fitting
+        guard fitting > 0 else { return }
+        appendText(UnsafeRawBufferPointer(rebasing: bytes[..<fitting]))
     }
 
     @inlinable
+    @inline(__always)
     mutating func appendFixed(tag: Tag, bits: UInt64) {
         let size = tag == .bool ? 2 : 9
-        guard count + size <= Self.capacity else {
+        let offset = count
+        guard offset + size <= Self.capacity else {
             cut += size
             return
         }
-        let offset = count
         withUnsafeMutableBytes(of: &storage) { raw in
-            raw[offset] = tag.rawValue
+            let base = raw.baseAddress.unsafelyUnwrapped
+            base.storeBytes(of: tag.rawValue, toByteOffset: offset, as: UInt8.self)
             if tag == .bool {
-                raw[offset + 1] = UInt8(truncatingIfNeeded: bits)
+                base.storeBytes(of: UInt8(truncatingIfNeeded: bits), toByteOffset: offset + 1, as: UInt8.self)
             } else {
-                raw.storeBytes(of: bits, toByteOffset: offset + 1, as: UInt64.self)
+                base.storeBytes(of: bits, toByteOffset: offset + 1, as: UInt64.self)
             }
         }
-        count += size
+        count = offset + size
     }
 
     /// Copies the encoded message, marker included, to `destination` (`encodedCount` bytes).
+    /// Mutating only to get at the storage in place rather than through a copy.
     @inlinable
-    func copy(to destination: UnsafeMutableRawPointer) {
-        withUnsafeBytes(of: storage) { raw in
-            destination.copyMemory(from: raw.baseAddress!, byteCount: count)
+    mutating func copy(to destination: UnsafeMutableRawPointer) {
+        let count = self.count
+        withUnsafeMutableBytes(of: &storage) { raw in
+            destination.copyMemory(from: raw.baseAddress.unsafelyUnwrapped, byteCount: count)
         }
         if cut > 0 {
             destination.storeBytes(of: Tag.truncated.rawValue, toByteOffset: count, as: UInt8.self)

@@ -25,9 +25,9 @@ public struct FastLogger: Sendable {
         line: UInt = #line
     ) {
         guard label.isEnabled(level) else { return }
-        let message = message()
+        var message = message()
         label.core._withUnsafeGuaranteedRef {
-            $0.appendSegments(level: level, label: label, message: message, file: file, line: line)
+            $0.appendSegments(level: level, label: label, message: &message, file: file, line: line)
         }
     }
 

@@ -51,7 +51,8 @@ final class LogWriter: @unchecked Sendable {
     private let notice = UnsafeMutableRawPointer.allocate(byteCount: 4096, alignment: 8)
 
     // Shared with producers and flushers.
-    let sleeping = ManagedAtomic<Bool>(false)
+    /// Allocated once and never freed (writers live as long as their immortal core).
+    let sleeping = UnsafeAtomic<Bool>.create(false)
     /// True while the file cannot be written: producers then drop instead of blocking.
     let failing = ManagedAtomic<Bool>(false)
     /// Every record before this position has been handed to the sinks.

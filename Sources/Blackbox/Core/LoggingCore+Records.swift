@@ -46,7 +46,7 @@ extension LoggingCore {
 
     @usableFromInline
     func appendSegments(
-        level: LogLevel, label: LabelHandle, message: borrowing FastLogMessage, file: StaticString, line: UInt
+        level: LogLevel, label: LabelHandle, message: inout FastLogMessage, file: StaticString, line: UInt
     ) {
         let timestamp = wallClockNanoseconds()
         let threadID = currentThreadID()

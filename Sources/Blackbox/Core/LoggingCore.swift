@@ -25,7 +25,10 @@ public final class LoggingCore: @unchecked Sendable {
     private let maintainer: ArchiveMaintainer?
     let recent: RecentLines
     let dropped = DropCounter()
-    let mode = ManagedAtomic<UInt8>(Mode.running.rawValue)
+    /// `UnsafeAtomic` (allocated once, never freed, like the core): read on every call, and a
+    /// `ManagedAtomic` would cost a retain/release and an accessor each time.
+    let mode = UnsafeAtomic<UInt8>.create(Mode.running.rawValue)
+    private let writerSleeping: UnsafeAtomic<Bool>
     private let synchronousLevel: LogLevel
     private let overflow: OverflowPolicy
     let redactSensitiveValues: Bool
@@ -106,6 +109,7 @@ public final class LoggingCore: @unchecked Sendable {
         }
         self.writer = LogWriter(
             journal: journal, settings: settings, file: sink, maintainer: maintainer, recent: recent, dropped: dropped)
+        self.writerSleeping = writer.sleeping
         self.labels = LabelTable(levels: configuration.levels)
         labels.attach(to: self)
         if let sink, file.reopened == false {
@@ -156,7 +160,8 @@ public final class LoggingCore: @unchecked Sendable {
     @inline(__always)
     func reserve(_ size: Int, level: LogLevel) -> Slot? {
         guard mode.load(ordering: .relaxed) == Mode.running.rawValue else {
-            return Slot(record: .allocate(byteCount: size, alignment: 8), position: 0, direct: true)
+            return Slot(
+                record: .allocate(byteCount: RecordLayout.aligned(size), alignment: 8), position: 0, direct: true)
         }
         guard let (record, position) = journal.tryReserve(size) ?? reserveSlowly(size, level: level) else { return nil }
         return Slot(record: record, position: position, direct: false)
@@ -167,7 +172,7 @@ public final class LoggingCore: @unchecked Sendable {
     func commit(_ slot: Slot, size: Int, level: LogLevel) {
         guard !slot.direct else { return writeDirect(slot.record, size: size) }
         journal.commit(slot.record, position: slot.position, length: size)
-        if writer.sleeping.load(ordering: .sequentiallyConsistent) { writer.wake() }
+        if writerSleeping.load(ordering: .sequentiallyConsistent) { writer.wake() }
         if level >= synchronousLevel {
             _ = writer.waitUntilWritten(slot.position &+ 1, timeout: 30_000_000_000)
         }

@@ -5,25 +5,32 @@
 /// from Swift without C. It only has to catch torn and corrupted records, not resist an adversary; the
 /// running sum of sums makes it sensitive to the order of words as well as their values. The seed
 /// mixes in the record's position and length, so a record copied elsewhere in the ring fails.
+///
+/// `bytes` must be 8-byte aligned and readable up to `count` rounded up to 8 (journal records are
+/// padded to 8, and the padding is the record's own): the last partial word is read whole and masked.
 @inlinable
 func journalChecksum(_ bytes: UnsafeRawPointer, count: Int, seed: UInt64) -> UInt32 {
     var a = seed ^ 0x9E37_79B9_7F4A_7C15
     var b = UInt64(truncatingIfNeeded: count)
+    let words = count >> 3
     var i = 0
-    while i + 8 <= count {
-        a &+= bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+    while i + 2 <= words {
+        a &+= bytes.load(fromByteOffset: i << 3, as: UInt64.self)
         b &+= a
-        i += 8
+        a &+= bytes.load(fromByteOffset: (i + 1) << 3, as: UInt64.self)
+        b &+= a
+        i += 2
     }
-    var tail: UInt64 = 0
-    var shift: UInt64 = 0
-    while i < count {
-        tail |= UInt64(bytes.load(fromByteOffset: i, as: UInt8.self)) << shift
-        shift += 8
-        i += 1
+    if i < words {
+        a &+= bytes.load(fromByteOffset: i << 3, as: UInt64.self)
+        b &+= a
     }
-    a &+= tail
-    b &+= a
+    let rest = count & 7
+    if rest > 0 {
+        let mask: UInt64 = (1 << UInt64(rest * 8)) &- 1
+        a &+= bytes.load(fromByteOffset: words << 3, as: UInt64.self) & mask
+        b &+= a
+    }
     var h = (a ^ ((b << 32) | (b >> 32))) &* 0xC2B2_AE3D_27D4_EB4F
     h ^= h >> 29
     h = h &* 0x9E37_79B9_7F4A_7C15

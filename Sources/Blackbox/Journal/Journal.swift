@@ -17,9 +17,17 @@ final class Journal: @unchecked Sendable {
     /// The largest record a producer may reserve; bigger messages are truncated with a marker, so no
     /// single record can starve the others or exceed the ring.
     let maxRecordSize: Int
+    // The hot path's pointers, copied out of `file` so that a log call touches no class reference
+    // (each would cost a retain and a release).
+    private let data: UnsafeMutableRawPointer
+    private let writePosition: UnsafeAtomic<UInt64>
+    private let readPosition: UnsafeAtomic<UInt64>
 
     init(file: JournalFile) {
         self.file = file
+        self.data = file.data
+        self.writePosition = file.writePosition
+        self.readPosition = file.readPosition
         self.capacity = UInt64(file.capacity)
         self.mask = UInt64(file.capacity - 1)
         self.maxRecordSize = min(file.capacity / 4, 1 << 20)
@@ -31,17 +39,16 @@ final class Journal: @unchecked Sendable {
     @inline(__always)
     func tryReserve(_ size: Int) -> (record: UnsafeMutableRawPointer, position: UInt64)? {
         let needed = UInt64(RecordLayout.aligned(size))
-        let writePosition = file.writePosition
         var expected = writePosition.load(ordering: .relaxed)
         while true {
-            let released = file.readPosition.load(ordering: .acquiring)
+            let released = readPosition.load(ordering: .acquiring)
             if expected &+ needed &- released > capacity { return nil }
             // Sequentially consistent: the writer's sleep protocol relies on this store being ordered
             // before the producer's later load of the writer's sleeping flag (see `LogWriter`).
             let (exchanged, original) = writePosition.weakCompareExchange(
                 expected: expected, desired: expected &+ needed, successOrdering: .sequentiallyConsistent,
                 failureOrdering: .relaxed)
-            if exchanged { return (file.data + Int(expected & mask), expected) }
+            if exchanged { return (data + Int(expected & mask), expected) }
             expected = original
         }
     }
@@ -63,20 +70,20 @@ final class Journal: @unchecked Sendable {
 
     // MARK: Consumer
 
-    var reservedEnd: UInt64 { file.writePosition.load(ordering: .sequentiallyConsistent) }
-    var releasedPosition: UInt64 { file.readPosition.load(ordering: .acquiring) }
+    var reservedEnd: UInt64 { writePosition.load(ordering: .sequentiallyConsistent) }
+    var releasedPosition: UInt64 { readPosition.load(ordering: .acquiring) }
 
     /// The record at `position` if its producer has committed it.
     @inline(__always)
     func committedRecord(at position: UInt64) -> RecordView? {
-        let record = file.data + Int(position & mask)
+        let record = data + Int(position & mask)
         let word = commitWord(record).load(ordering: .acquiring)
         return word == position | RecordLayout.commitBit ? RecordView(base: UnsafeRawPointer(record)) : nil
     }
 
     /// Gives the space before `position` back to producers. Publish the checkpoint first.
     func release(upTo position: UInt64) {
-        file.readPosition.store(position, ordering: .releasing)
+        readPosition.store(position, ordering: .releasing)
     }
 
     // MARK: Checkpoint
