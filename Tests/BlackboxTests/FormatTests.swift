@@ -68,6 +68,37 @@ import Testing
         #expect(!line.contains("\u{FFFD}"))
     }
 
+    @Test func decimalsMatchTheStandardLibrary() {
+        var values: [UInt64] = [0, 1, 9, 10, 99, 100, 101, 999, 1000, 65535, .max, .max - 1]
+        var random = SplitMix64(seed: 7)
+        for _ in 0..<2000 { values.append(random.next() >> (random.next() % 64)) }
+        for value in values {
+            var out = OutputBuffer(capacity: 8)
+            out.appendDecimal(value)
+            #expect(String(decoding: out.bytes, as: UTF8.self) == String(value))
+        }
+        for value: Int64 in [-1, -10, .min, .max] {
+            var out = OutputBuffer(capacity: 8)
+            out.appendDecimal(value)
+            #expect(String(decoding: out.bytes, as: UTF8.self) == String(value))
+        }
+    }
+
+    /// The escape fast path scans words and an overlapping last word: a line break at any position,
+    /// in strings of any length, must still be escaped.
+    @Test func lineBreaksAreEscapedAtEveryPosition() {
+        for length in 1...40 {
+            for position in 0..<length {
+                var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                bytes[position] = UInt8(ascii: "\n")
+                let text = withRecord(message: bytes, timestamp: timestamp) { formatted(.text, $0) }
+                #expect(text.filter { $0 == "\n" }.count == 1, "length \(length), position \(position)")
+                let json = withRecord(message: bytes, timestamp: timestamp) { formatted(.jsonLines, $0) }
+                #expect(json.filter { $0 == "\n" }.count == 1, "length \(length), position \(position)")
+            }
+        }
+    }
+
     @Test func malformedSegmentsStopWithoutCrashing() {
         let line = withRecord(kind: .segments, message: [1, 200, 0, 65, 2, 1], timestamp: timestamp) {
             formatted(.text, $0)

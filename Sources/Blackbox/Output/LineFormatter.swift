@@ -130,17 +130,23 @@ struct LineFormatter {
     private enum Escape {
         case text, json
 
-        /// True when some byte of `word` may need escaping (false positives allowed): a byte below
-        /// 0x20, or for JSON a quote or backslash. Classic SWAR "has less than" / "has zero byte".
+        /// True when some byte of `word` may need escaping (false positives allowed): for text a line
+        /// feed or carriage return, for JSON a byte below 0x20, a quote or a backslash. Classic SWAR
+        /// "has zero byte" / "has byte less than".
         @inline(__always)
         func mayNeedEscape(_ word: UInt64) -> Bool {
             let ones: UInt64 = 0x0101_0101_0101_0101
             let highs: UInt64 = 0x8080_8080_8080_8080
-            func hasZero(_ v: UInt64) -> Bool { (v &- ones) & ~v & highs != 0 }
-            let control = (word &- 0x2020_2020_2020_2020) & ~word & highs != 0
             switch self {
-            case .text: return control
-            case .json: return control || hasZero(word ^ 0x2222_2222_2222_2222) || hasZero(word ^ 0x5C5C_5C5C_5C5C_5C5C)
+            case .text:
+                let lf = word ^ 0x0A0A_0A0A_0A0A_0A0A
+                let cr = word ^ 0x0D0D_0D0D_0D0D_0D0D
+                return ((lf &- ones) & ~lf | (cr &- ones) & ~cr) & highs != 0
+            case .json:
+                let quote = word ^ 0x2222_2222_2222_2222
+                let backslash = word ^ 0x5C5C_5C5C_5C5C_5C5C
+                let control = (word &- 0x2020_2020_2020_2020) & ~word
+                return (control | (quote &- ones) & ~quote | (backslash &- ones) & ~backslash) & highs != 0
             }
         }
 
@@ -230,26 +236,39 @@ struct LineFormatter {
     private func appendEscaped(_ bytes: UnsafeRawBufferPointer, to out: inout OutputBuffer, escape: Escape) {
         guard let base = bytes.baseAddress else { return }
         let count = bytes.count
-        // Fast path: find the first byte that needs escaping, eight bytes at a time, then singly.
-        var i = 0
-        while i + 8 <= count, !escape.mayNeedEscape(base.loadUnaligned(fromByteOffset: i, as: UInt64.self)) { i += 8 }
-        while i < count, !escape.needsEscape(base.load(fromByteOffset: i, as: UInt8.self)) { i += 1 }
-        if i == count { return out.append(bytes) }
-        var start = 0
-        while i < count {
-            // Eight bytes at a time while none of them can need escaping (the common case).
-            if i + 8 <= count, !escape.mayNeedEscape(base.loadUnaligned(fromByteOffset: i, as: UInt64.self)) {
+        // Fast path, almost always taken: nothing to escape. Whole words, then the last word again
+        // (overlapping, so no byte past the end is read), or single bytes when shorter than a word.
+        var clean = true
+        if count >= 8 {
+            var i = 0
+            while clean && i + 8 <= count {
+                clean = !escape.mayNeedEscape(base.loadUnaligned(fromByteOffset: i, as: UInt64.self))
                 i += 8
-                continue
             }
-            if let replacement = escape.replacement(for: base.load(fromByteOffset: i, as: UInt8.self)) {
-                if i > start { out.append(UnsafeRawBufferPointer(start: base + start, count: i - start)) }
-                out.append(literal: replacement)
-                start = i + 1
+            if clean && i < count {
+                clean = !escape.mayNeedEscape(base.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self))
             }
-            i += 1
+        } else {
+            var i = 0
+            while clean && i < count {
+                clean = !escape.needsEscape(base.load(fromByteOffset: i, as: UInt8.self))
+                i += 1
+            }
         }
-        if start < count { out.append(UnsafeRawBufferPointer(start: base + start, count: count - start)) }
+        if clean { return out.append(bytes) }
+        appendEscapedSlowly(bytes, to: &out, escape: escape)
+    }
+
+    @inline(never)
+    private func appendEscapedSlowly(_ bytes: UnsafeRawBufferPointer, to out: inout OutputBuffer, escape: Escape) {
+        var start = 0
+        for i in 0..<bytes.count {
+            guard let replacement = escape.replacement(for: bytes[i]) else { continue }
+            if i > start { out.append(UnsafeRawBufferPointer(rebasing: bytes[start..<i])) }
+            out.append(literal: replacement)
+            start = i + 1
+        }
+        if start < bytes.count { out.append(UnsafeRawBufferPointer(rebasing: bytes[start...])) }
     }
 
     private static let controlEscapes: [StaticString] = [

@@ -62,45 +62,37 @@ struct OutputBuffer: ~Copyable {
         text.withUTF8 { append(UnsafeRawBufferPointer($0)) }
     }
 
+    /// Two digits at a time from a literal table (a `StaticString`: no lazy global, no reference
+    /// counting), written backwards into scratch space, then copied.
     mutating func appendDecimal(_ value: UInt64) {
         reserve(20)
-        // Count digits, then fill from the end two at a time from a table of "00"..."99".
-        var digits = 1
-        var probe = value
-        while probe >= 10 {
-            probe /= 10
-            digits += 1
-        }
-        var v = value
-        var end = count + digits
-        Self.digitPairs.withUnsafeBytes { pairs in
+        let pairs: StaticString =
+            "0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849505152535455565758596061626364656667686970717273747576777879808182838485868788899091929394959697989900"
+        let table = UnsafeRawPointer(pairs.utf8Start)
+        var scratch: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        let written = withUnsafeMutableBytes(of: &scratch) { raw -> Int in
+            let end = raw.baseAddress.unsafelyUnwrapped + 24
+            var cursor = end
+            var v = value
             while v >= 100 {
-                let pair = Int(v % 100) * 2
+                let pair = Int(v % 100) << 1
                 v /= 100
-                end -= 2
-                base.storeBytes(
-                    of: pairs.load(fromByteOffset: pair, as: UInt16.self), toByteOffset: end, as: UInt16.self)
+                cursor -= 2
+                cursor.storeBytes(of: table.loadUnaligned(fromByteOffset: pair, as: UInt16.self), as: UInt16.self)
             }
             if v >= 10 {
-                end -= 2
-                base.storeBytes(
-                    of: pairs.load(fromByteOffset: Int(v) * 2, as: UInt16.self), toByteOffset: end, as: UInt16.self)
+                cursor -= 2
+                cursor.storeBytes(of: table.loadUnaligned(fromByteOffset: Int(v) << 1, as: UInt16.self), as: UInt16.self)
             } else {
-                end -= 1
-                base.storeBytes(of: UInt8(truncatingIfNeeded: v) + 48, toByteOffset: end, as: UInt8.self)
+                cursor -= 1
+                cursor.storeBytes(of: UInt8(truncatingIfNeeded: v) &+ 48, as: UInt8.self)
             }
+            let n = end - cursor
+            copyBytes(to: base + count, from: cursor, count: n)
+            return n
         }
-        count += digits
+        count += written
     }
-
-    private static let digitPairs: [UInt8] = {
-        var pairs: [UInt8] = []
-        for n in 0..<100 {
-            pairs.append(UInt8(48 + n / 10))
-            pairs.append(UInt8(48 + n % 10))
-        }
-        return pairs
-    }()
 
     mutating func appendDecimal(_ value: Int64) {
         if value < 0 {
