@@ -13,6 +13,19 @@ import Testing
         #expect(TimestampFormatter.string(951_782_400_000_000_000) == "2000-02-29T00:00:00.000Z")
     }
 
+    @Test func cachedTimestampsMatchFreshOnes() {
+        var formatter = TimestampFormatter()
+        var random = SplitMix64(seed: 11)
+        var t = timestamp
+        for _ in 0..<5000 {
+            t += random.next() % 3_000_000_000  // same millisecond, next millisecond, next second, ...
+            if random.next() % 4 == 0 { t -= t % 1_000_000 }
+            var out = OutputBuffer(capacity: 32)
+            formatter.append(t, to: &out)
+            #expect(String(decoding: out.bytes, as: UTF8.self) == TimestampFormatter.string(t))
+        }
+    }
+
     @Test func textLine() {
         let line = withRecord(
             message: Array("user signed in".utf8), metadata: [("request", "42"), ("who", "a b")], timestamp: timestamp

@@ -6,13 +6,31 @@
 struct TimestampFormatter {
     private var cachedSecond: Int64 = .min
     private var cachedPrefix = InlineArray<20, UInt8>(repeating: 0)  // "YYYY-MM-DDTHH:MM:SS."
+    /// The whole last timestamp: at high rates most lines share their millisecond.
+    private var cachedMillisecond: UInt64 = .max
+    private var cachedText = InlineArray<24, UInt8>(repeating: 0)  // "YYYY-MM-DDTHH:MM:SS.mmmZ"
 
     mutating func append(_ nanoseconds: UInt64, to out: inout OutputBuffer) {
-        let second = Int64(nanoseconds / 1_000_000_000)
+        let millisecond = nanoseconds / 1_000_000
+        if millisecond != cachedMillisecond { cacheText(millisecond) }
+        withUnsafeBytes(of: cachedText) { out.append($0) }
+    }
+
+    private mutating func cacheText(_ millisecond: UInt64) {
+        let second = Int64(millisecond / 1000)
         if second != cachedSecond { cachePrefix(second) }
-        withUnsafeBytes(of: cachedPrefix) { out.append($0) }
-        out.appendPadded(Int(nanoseconds / 1_000_000 % 1000), width: 3)
-        out.append(UInt8(ascii: "Z"))
+        cachedMillisecond = millisecond
+        let ms = Int(millisecond % 1000)
+        let prefix = cachedPrefix
+        withUnsafeMutableBytes(of: &cachedText) { text in
+            withUnsafeBytes(of: prefix) {
+                text.baseAddress.unsafelyUnwrapped.copyMemory(from: $0.baseAddress.unsafelyUnwrapped, byteCount: 20)
+            }
+            text[20] = UInt8(truncatingIfNeeded: ms / 100) + 48
+            text[21] = UInt8(truncatingIfNeeded: ms / 10 % 10) + 48
+            text[22] = UInt8(truncatingIfNeeded: ms % 10) + 48
+            text[23] = UInt8(ascii: "Z")
+        }
     }
 
     /// The same text as a `String` (for archive names and tests).
