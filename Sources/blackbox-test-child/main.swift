@@ -14,6 +14,7 @@ import Logging
 //   hold DIR                  start on DIR, print "ready", sleep until killed
 //   try-start DIR             start on DIR; exit 3 with the error on stderr when the journal is locked
 //   file-limit DIR            log under RLIMIT_FSIZE, then lift the limit and log again
+//   disk-full DIR             fill DIR's file system, log, free the space, log again (DIR on a small tmpfs)
 //   levels DIR                log at several levels (run with BLACKBOX_LOG_LEVEL set)
 //   console DIR COLOR         log to the console sink only (COLOR: auto, always, never)
 //   exit-drain DIR            log 1000 lines and return from main without flushing
@@ -124,6 +125,29 @@ case "file-limit":
     limit.rlim_cur = rlim_t.max
     guard setrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &limit) == 0 else { fail("setrlimit: \(errno)") }
     for i in 0..<100 { logger.info("after-lift i=\(i)") }
+    Blackbox.flush()
+    Blackbox.shutdown()
+    say("done")
+
+case "disk-full":
+    var config = configuration(journalSize: 64 << 10)
+    config.overflow = .drop
+    _ = start(config)
+    let logger = Logger(label: "full")
+    logger.info("before the disk fills")
+    Blackbox.flush()
+    let fillerPath = "\(directory)/filler"
+    let filler = open(fillerPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    guard filler >= 0 else { fail("cannot create \(fillerPath)") }
+    let block = [UInt8](repeating: 0x46, count: 4096)
+    while block.withUnsafeBytes({ write(filler, $0.baseAddress, $0.count) }) > 0 {}
+    guard errno == ENOSPC else { fail("filling stopped with errno \(errno), not ENOSPC") }
+    close(filler)
+    for i in 0..<3000 { logger.info("while-full i=\(i) padding=0123456789012345678901234567890123456789") }
+    Blackbox.flush()
+    say("logged-while-full")
+    unlink(fillerPath)
+    for i in 0..<100 { logger.info("after-free i=\(i)") }
     Blackbox.flush()
     Blackbox.shutdown()
     say("done")

@@ -154,6 +154,34 @@ import Testing
     }
 }
 
+/// A real full disk: a 2 MiB tmpfs. Mounting needs root (CI runs as root); elsewhere the test is
+/// reported as skipped, not passed.
+@Suite(.enabled(if: getuid() == 0, "mounting a tmpfs needs root"))
+struct DiskFullTests {
+    @Test func fullDiskDegradesCountsAndResumes() throws {
+        let directory = TemporaryDirectory()
+        let mount = try runCommand("/bin/mount", ["-t", "tmpfs", "-o", "size=2m", "tmpfs", directory.path])
+        try #require(mount.status == 0, "mount failed: \(mount.stderr)")
+        defer { _ = try? runCommand("/bin/umount", ["-l", directory.path]) }
+
+        let result = try runChild("blackbox-test-child", ["disk-full", directory.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("done"))
+        #expect(result.stderr.contains("No space left on device"))
+        let lines = logLines(directory, base: "child")
+        #expect(lines.first?.contains("before the disk fills") == true)
+        let lost = lines.filter { $0.contains("blackbox: lost ") || $0.contains("blackbox: dropped ") }.compactMap {
+            line in
+            line.components(separatedBy: "blackbox: ").last?.split(separator: " ").dropFirst().first.flatMap { Int($0) }
+        }
+        let whileFull = lines.filter { $0.contains("while-full") }.count
+        #expect(whileFull < 3000, "the disk was full: not every line can have been written")
+        #expect(whileFull + lost.reduce(0, +) == 3000, "every line is written or counted: \(lines.suffix(4))")
+        #expect(lines.contains { $0.contains("No space left on device") })
+        #expect(lines.filter { $0.contains("after-free") }.count == 100)
+    }
+}
+
 /// `... INFO  child.fast: kill-test t=1 n=42 payload=abcdefghijklmnopqrstuvwxyz (file:line)`
 struct KillTestLine {
     var thread: Int

@@ -97,6 +97,22 @@ func runChild(
         stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
 }
 
+/// Runs a system command to completion.
+func runCommand(_ path: String, _ arguments: [String]) throws -> ChildResult {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    let err = Pipe()
+    process.standardError = err
+    process.standardOutput = FileHandle.nullDevice
+    try process.run()
+    let errData = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return ChildResult(
+        status: process.terminationStatus, signaled: process.terminationReason == .uncaughtSignal, stdout: "",
+        stderr: String(decoding: errData, as: UTF8.self))
+}
+
 /// Starts a helper and waits for it to print "ready".
 func startChild(_ name: String, _ arguments: [String]) throws -> Process {
     let process = Process()

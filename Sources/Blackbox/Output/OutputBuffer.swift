@@ -82,7 +82,8 @@ struct OutputBuffer: ~Copyable {
             }
             if v >= 10 {
                 cursor -= 2
-                cursor.storeBytes(of: table.loadUnaligned(fromByteOffset: Int(v) << 1, as: UInt16.self), as: UInt16.self)
+                cursor.storeBytes(
+                    of: table.loadUnaligned(fromByteOffset: Int(v) << 1, as: UInt16.self), as: UInt16.self)
             } else {
                 cursor -= 1
                 cursor.storeBytes(of: UInt8(truncatingIfNeeded: v) &+ 48, as: UInt8.self)
