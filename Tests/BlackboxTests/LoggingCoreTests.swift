@@ -103,6 +103,22 @@ import Testing
         #expect(line.contains("own=1 trace=t-42"))
     }
 
+    @Test func oddLabelsAndEmptyMessagesAreFine() throws {
+        let core = try makeCore()
+        defer { core.shutdown() }
+        logger("", core).info("")
+        FastLogger(label: "", core: core).info("")
+        logger(String(repeating: "é", count: 70_000), core).info("long label")
+        core.flush()
+        let lines = logLines(directory)
+        #expect(lines.count == 3)
+        let last = lines.last ?? ""
+        let keptMessage = last.contains(": long label (")
+        let cutLabel = last.contains(" " + String(repeating: "é", count: 128) + ": ")
+        #expect(keptMessage && cutLabel, "line of \(last.utf8.count) bytes")
+        #expect(!last.contains("\u{FFFD}"))
+    }
+
     @Test func redactionCanBeTurnedOff() throws {
         let core = try makeCore { $0.redactSensitiveValues = false }
         defer { core.shutdown() }

@@ -67,18 +67,29 @@ public struct LabelHandle: @unchecked Sendable {
     }
 
     static func allocate(label: String, level: LogLevel, core: LoggingCore) -> LabelHandle {
-        let utf8 = Array(label.utf8.prefix(Int(UInt16.max)))
+        var utf8 = Array(label.utf8)
+        if utf8.count > maxLabelBytes {
+            var cut = maxLabelBytes
+            while cut > 0 && utf8[cut] & 0xC0 == 0x80 { cut -= 1 }  // keep whole characters
+            utf8.removeSubrange(cut...)
+        }
         let entry = UnsafeMutableRawPointer.allocate(byteCount: 24 + utf8.count, alignment: 8)
         entry.initializeMemory(as: UInt8.self, repeating: 0, count: 24)
         entry.storeBytes(
             of: UnsafeRawPointer(Unmanaged.passUnretained(core).toOpaque()), toByteOffset: 8, as: UnsafeRawPointer.self)
         entry.storeBytes(of: utf8.count, toByteOffset: 16, as: Int.self)
-        utf8.withUnsafeBytes { (entry + 24).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        utf8.withUnsafeBytes { bytes in
+            if let source = bytes.baseAddress { (entry + 24).copyMemory(from: source, byteCount: bytes.count) }
+        }
         let handle = LabelHandle(entry: entry)
         handle.setLevel(level)
         return handle
     }
 }
+
+/// Labels longer than this are cut (at a character boundary) when interned, so that a label can
+/// never crowd the message out of a record.
+let maxLabelBytes = 256
 
 /// The labels a core has seen and the level rules that apply to them.
 final class LabelTable: Sendable {
