@@ -70,6 +70,14 @@ import Testing
         #expect(line.contains("net: id=-42 big=18446744073709551615 ms=2.5 ok=true name=zoë sub=bc ("))
     }
 
+    @Test func adjacentTextIsOneSegment() {
+        let name = "bob"
+        let merged: FastLogMessage = "user=\(name) ok"  // literal + string + literal
+        #expect(merged.segments.encodedCount == 3 + "user=bob ok".utf8.count)
+        let split: FastLogMessage = "a\(1)b"  // text, integer, text
+        #expect(split.segments.encodedCount == (3 + 1) + 9 + (3 + 1))
+    }
+
     @Test func fastMessageTooLongIsCutAtACharacterBoundaryWithAMarker() {
         let long = String(repeating: "é", count: 300)  // 600 bytes
         var message: FastLogMessage = "x=\(long)"

@@ -104,6 +104,10 @@ struct SegmentBuffer: Sendable {
     /// Bytes of the message that did not fit.
     @usableFromInline
     var cut = 0
+    /// Where the last segment starts when it is text: adjacent text (a literal, an interpolated
+    /// string, the next literal) is merged into one segment, so the writer renders fewer pieces.
+    @usableFromInline
+    var openText = -1
 
     @inlinable
     init() {}
@@ -129,6 +133,20 @@ struct SegmentBuffer: Sendable {
         let length = bytes.count
         guard length > 0, let source = bytes.baseAddress else { return }
         let offset = count
+        let open = openText
+        if open >= 0 {
+            // Extend the text segment that ends here.
+            guard offset + length <= Self.capacity else { return appendTextCut(bytes) }
+            withUnsafeMutableBytes(of: &storage) { raw in
+                let base = raw.baseAddress.unsafelyUnwrapped
+                let merged =
+                    base.loadUnaligned(fromByteOffset: open + 1, as: UInt16.self) &+ UInt16(truncatingIfNeeded: length)
+                base.storeBytes(of: merged, toByteOffset: open + 1, as: UInt16.self)
+                copyBytes(to: base + offset, from: source, count: length)
+            }
+            count = offset + length
+            return
+        }
         guard offset + 3 + length <= Self.capacity else { return appendTextCut(bytes) }
         withUnsafeMutableBytes(of: &storage) { raw in
             let base = raw.baseAddress.unsafelyUnwrapped
@@ -136,6 +154,7 @@ struct SegmentBuffer: Sendable {
             base.storeBytes(of: UInt16(truncatingIfNeeded: length), toByteOffset: offset + 1, as: UInt16.self)
             copyBytes(to: base + offset + 3, from: source, count: length)
         }
+        openText = offset
         count = offset + 3 + length
     }
 
@@ -143,7 +162,7 @@ struct SegmentBuffer: Sendable {
     @usableFromInline
     @inline(never)
     mutating func appendTextCut(_ bytes: UnsafeRawBufferPointer) {
-        var fitting = max(0, Self.capacity - count - 3)
+        var fitting = max(0, Self.capacity - count - (openText >= 0 ? 0 : 3))
         while fitting > 0 && bytes[fitting] & 0xC0 == 0x80 { fitting -= 1 }
         cut += bytes.count - fitting
         guard fitting > 0 else { return }
@@ -159,6 +178,7 @@ struct SegmentBuffer: Sendable {
             cut += size
             return
         }
+        openText = -1
         withUnsafeMutableBytes(of: &storage) { raw in
             let base = raw.baseAddress.unsafelyUnwrapped
             base.storeBytes(of: tag.rawValue, toByteOffset: offset, as: UInt8.self)

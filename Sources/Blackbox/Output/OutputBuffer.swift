@@ -63,36 +63,40 @@ struct OutputBuffer: ~Copyable {
     }
 
     /// Two digits at a time from a literal table (a `StaticString`: no lazy global, no reference
-    /// counting), written backwards into scratch space, then copied.
+    /// counting), written backwards straight into the buffer.
     mutating func appendDecimal(_ value: UInt64) {
         reserve(20)
-        let pairs: StaticString =
-            "0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849505152535455565758596061626364656667686970717273747576777879808182838485868788899091929394959697989900"
-        let table = UnsafeRawPointer(pairs.utf8Start)
-        var scratch: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        let written = withUnsafeMutableBytes(of: &scratch) { raw -> Int in
-            let end = raw.baseAddress.unsafelyUnwrapped + 24
-            var cursor = end
-            var v = value
-            while v >= 100 {
-                let pair = Int(v % 100) << 1
-                v /= 100
-                cursor -= 2
-                cursor.storeBytes(of: table.loadUnaligned(fromByteOffset: pair, as: UInt16.self), as: UInt16.self)
-            }
-            if v >= 10 {
-                cursor -= 2
-                cursor.storeBytes(
-                    of: table.loadUnaligned(fromByteOffset: Int(v) << 1, as: UInt16.self), as: UInt16.self)
-            } else {
-                cursor -= 1
-                cursor.storeBytes(of: UInt8(truncatingIfNeeded: v) &+ 48, as: UInt8.self)
-            }
-            let n = end - cursor
-            copyBytes(to: base + count, from: cursor, count: n)
-            return n
+        if value < 10 {  // line numbers, small counts: the common case needs no table
+            base.storeBytes(of: UInt8(truncatingIfNeeded: value) &+ 48, toByteOffset: count, as: UInt8.self)
+            count += 1
+            return
         }
-        count += written
+        var digits = 2
+        var limit: UInt64 = 100
+        while digits < 20 && value >= limit {
+            digits += 1
+            if digits < 20 { limit &*= 10 }
+        }
+        let pairs: StaticString =
+            "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
+        let table = UnsafeRawPointer(pairs.utf8Start)
+        var v = value
+        var end = count + digits
+        while v >= 100 {
+            let pair = Int(v % 100) << 1
+            v /= 100
+            end -= 2
+            base.storeBytes(
+                of: table.loadUnaligned(fromByteOffset: pair, as: UInt16.self), toByteOffset: end, as: UInt16.self)
+        }
+        if v >= 10 {
+            base.storeBytes(
+                of: table.loadUnaligned(fromByteOffset: Int(v) << 1, as: UInt16.self), toByteOffset: end - 2,
+                as: UInt16.self)
+        } else {
+            base.storeBytes(of: UInt8(truncatingIfNeeded: v) &+ 48, toByteOffset: end - 1, as: UInt8.self)
+        }
+        count += digits
     }
 
     mutating func appendDecimal(_ value: Int64) {
