@@ -24,7 +24,7 @@ public struct BlackboxLogHandler: LogHandler {
     /// The configuration's provider. Setting one per logger is not supported (see the type's note);
     /// a value set here is ignored and reported once on stderr.
     public var metadataProvider: Logger.MetadataProvider? {
-        get { label.core._withUnsafeGuaranteedRef { $0.configuration.metadataProvider } }
+        get { label.core._withUnsafeGuaranteedRef { $0.metadataProvider } }
         set {
             if newValue != nil {
                 InternalDiagnostics.report(
@@ -45,7 +45,7 @@ public struct BlackboxLogHandler: LogHandler {
         guard level >= (levelOverride ?? label.level) else { return }
         // Unowned and unretained: cores are immortal, and a closure here would copy `self`.
         unowned(unsafe) let core = label.core.takeUnretainedValue()
-        let provider = core.configuration.metadataProvider
+        let provider = core.metadataProvider
         let encoded: EncodedMetadata
         if metadata.isEmpty && provider == nil && event.metadata?.isEmpty != false && event.error == nil {
             encoded = EncodedMetadata()

@@ -123,8 +123,7 @@ struct SegmentBuffer: Sendable {
 
     @inlinable
     mutating func appendText(_ text: String) {
-        var text = text
-        text.withUTF8 { appendText(UnsafeRawBufferPointer($0)) }
+        withUTF8Bytes(text) { appendText(UnsafeRawBufferPointer($0)) }
     }
 
     @inlinable

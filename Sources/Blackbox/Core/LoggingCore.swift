@@ -1,4 +1,5 @@
 import Atomics
+import Logging
 
 #if canImport(Glibc)
     import Glibc
@@ -32,6 +33,9 @@ public final class LoggingCore: @unchecked Sendable {
     private let synchronousLevel: LogLevel
     private let overflow: OverflowPolicy
     let redactSensitiveValues: Bool
+    /// Copied out of `configuration`: read on every swift-log call, where going through the
+    /// configuration struct retained and released all of its strings and closures.
+    let metadataProvider: Logger.MetadataProvider?
     /// What start-up recovered from a previous process.
     public let recovery: RecoveryReport
 
@@ -57,6 +61,7 @@ public final class LoggingCore: @unchecked Sendable {
         self.synchronousLevel = configuration.synchronousLevel ?? .off
         self.overflow = configuration.overflow
         self.redactSensitiveValues = configuration.redactSensitiveValues
+        self.metadataProvider = configuration.metadataProvider
         self.recent = RecentLines(lineCapacity: configuration.recentLineCapacity)
 
         let logs = "\(configuration.directory)/logs"
