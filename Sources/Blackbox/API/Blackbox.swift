@@ -19,6 +19,10 @@ public enum Blackbox {
     /// Starts logging: opens the journal in the configuration's directory, replays what a previous
     /// run left in it, starts the writer, and (once per process, as swift-log allows) bootstraps
     /// `LoggingSystem` with `BlackboxLogHandler`. Lines are drained at normal process exit.
+    ///
+    /// swift-log traps on a second bootstrap and cannot be asked whether it was bootstrapped: if the
+    /// app bootstraps swift-log itself, pass `bootstrapLogging: false` and use
+    /// `BlackboxLogHandler(label:core:)` in its own factory (e.g. inside a `MultiplexLogHandler`).
     @discardableResult
     public static func start(_ configuration: BlackboxConfiguration, bootstrapLogging: Bool = true)
         throws(BlackboxError) -> LoggingCore
