@@ -18,7 +18,6 @@ import Atomics
 final class LogWriter: @unchecked Sendable {
     struct Settings {
         var format: LogFormat
-        var fileSink: Bool
         var consoleSink: Bool
         var consoleColored: Bool
         var rotation: RotationPolicy

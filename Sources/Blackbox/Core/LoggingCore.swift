@@ -86,7 +86,7 @@ public final class LoggingCore: @unchecked Sendable {
         case .auto: colored = isatty(2) == 1 && getenv("NO_COLOR") == nil
         }
         let settings = LogWriter.Settings(
-            format: configuration.format, fileSink: sink != nil, consoleSink: configuration.sinks.contains(.console),
+            format: configuration.format, consoleSink: configuration.sinks.contains(.console),
             consoleColored: colored, rotation: configuration.rotation, clock: configuration.clock)
 
         // Replay what a dead process left, then, if the configured size changed, start a new journal.
@@ -95,7 +95,7 @@ public final class LoggingCore: @unchecked Sendable {
             let replayer = LogWriter(
                 journal: journal, settings: settings, file: sink, maintainer: nil, recent: recent, dropped: dropped)
             recovered = replayer.recover()
-            journal.markAllConsumed(checkpoint: journal.loadCheckpoint())
+            journal.markAllConsumed()
             if file.capacity != configuration.journalSize {
                 file.close()
                 unlink(journalPath)

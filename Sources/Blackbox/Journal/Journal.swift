@@ -185,8 +185,8 @@ final class Journal: @unchecked Sendable {
     }
 
     /// After recovery: nothing is pending any more.
-    func markAllConsumed(checkpoint: Checkpoint) {
-        var checkpoint = checkpoint
+    func markAllConsumed() {
+        var checkpoint = loadCheckpoint()
         checkpoint.readPosition = file.writePosition.load(ordering: .acquiring)
         publish(checkpoint)
         release(upTo: checkpoint.readPosition)

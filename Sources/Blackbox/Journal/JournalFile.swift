@@ -71,7 +71,7 @@ final class JournalFile: @unchecked Sendable {
             throw .journalLocked(path: path, ownerPID: owner)
         }
         do {
-            let existing = try readValidHeader(fd)
+            let existing = readValidHeader(fd)
             let effectiveCapacity = existing ?? capacity
             if existing == nil {
                 try initialize(fd: fd, path: path, capacity: effectiveCapacity)
@@ -117,7 +117,7 @@ final class JournalFile: @unchecked Sendable {
     }
 
     /// The capacity recorded in a valid header, or nil when the file is new, short or not a journal.
-    private static func readValidHeader(_ fd: Int32) throws(BlackboxError) -> Int? {
+    private static func readValidHeader(_ fd: Int32) -> Int? {
         var st = stat()
         guard fstat(fd, &st) == 0 else { return nil }
         var words = (UInt64(0), UInt64(0), UInt64(0))

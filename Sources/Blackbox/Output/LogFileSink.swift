@@ -53,7 +53,6 @@ final class LogFileSink {
     /// Appends `bytes`; on failure returns errno, with the file cut back to its size before the call.
     func write(_ bytes: UnsafeRawBufferPointer) -> Int32? {
         guard !bytes.isEmpty else { return nil }
-        if size == 0 && startNanoseconds == 0 { startNanoseconds = wallClockNanoseconds() }
         if writeFully(descriptor, bytes.baseAddress, bytes.count) {
             size += UInt64(bytes.count)
             return nil
