@@ -120,6 +120,7 @@ final class LogWriter: @unchecked Sendable {
     private func run() {
         while true {
             if held.load(ordering: .relaxed) {
+                if lock.withLock({ stopRequested }) { held.store(false, ordering: .relaxed) }
                 usleep(1000)
                 continue
             }
