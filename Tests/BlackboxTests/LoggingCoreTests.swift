@@ -156,6 +156,16 @@ import Testing
         #expect(lines[1].contains("after"))
     }
 
+    @Test func hugeMetadataIsReplacedByAMarkerAndTheMessageKept() throws {
+        let core = try makeCore { $0.journalSize = 64 << 10 }
+        defer { core.shutdown() }
+        logger("big", core).info("kept", metadata: ["blob": "\(String(repeating: "z", count: 40_000))"])
+        core.flush()
+        let line = logLines(directory).first ?? ""
+        let ok = line.contains(": kept…[truncated] blackbox.metadata=\"<cut: too large>\" (") && !line.contains("zzzz")
+        #expect(ok, "\(line.prefix(300))")
+    }
+
     @Test func asyncFlushAndRecentLines() async throws {
         let core = try makeCore { $0.recentLineCapacity = 8 }
         defer { core.shutdown() }

@@ -10,37 +10,54 @@ extension LoggingCore {
         let threadID = currentThreadID()
         withUTF8Bytes(message) { messageBytes in
             withUTF8Bytes(file) { fileBytes in
-                let labelBytes = label.bytes
-                let fileCount = min(fileBytes.count, Self.maxFileNameBytes)
-                var flags = RecordFlags()
-                var metadata = metadata
-                let fixed = RecordLayout.headerSize + labelBytes.count + fileCount
-                let limit = journal.maxRecordSize
-                if fixed + metadata.byteCount > limit / 2 {
-                    metadata = EncodedMetadata(entries: [("blackbox.metadata", "<cut: too large>")])
-                    flags.insert(.truncated)
-                }
-                let metadataCount = metadata.entries.isEmpty ? 0 : metadata.byteCount
-                var messageCount = messageBytes.count
-                if fixed + metadataCount + messageCount > limit {
-                    messageCount = utf8Prefix(messageBytes, limit - fixed - metadataCount)
-                    flags.insert(.truncated)
-                }
-                let size = fixed + metadataCount + messageCount
-                guard let slot = reserve(size, level: level) else { return }
-                var writer = RecordWriter(base: slot.record)
-                writer.append(labelBytes)
-                writer.append(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(fileBytes)[..<fileCount]))
-                writer.append(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(messageBytes)[..<messageCount]))
-                metadata.write(into: &writer)
-                writer.writeHeader(
-                    timestamp: timestamp, threadID: threadID, line: UInt32(truncatingIfNeeded: line), kind: .text,
-                    level: level, labelCount: labelBytes.count, fileCount: fileCount, flags: flags,
-                    messageCount: messageCount, metadataCount: metadataCount)
-                commit(slot, size: size, level: level)
+                appendText(
+                    level: level, label: label, message: UnsafeRawBufferPointer(messageBytes), metadata: metadata,
+                    file: UnsafeRawBufferPointer(fileBytes), line: line, timestamp: timestamp, threadID: threadID)
             }
         }
     }
+
+    /// The record itself, from bytes. Kept out of the closures above so that nothing is captured or
+    /// copied (the metadata in particular is only borrowed).
+    private func appendText(
+        level: LogLevel, label: LabelHandle, message: UnsafeRawBufferPointer, metadata: borrowing EncodedMetadata,
+        file: UnsafeRawBufferPointer, line: UInt, timestamp: UInt64, threadID: UInt32
+    ) {
+        let labelBytes = label.bytes
+        let fileCount = min(file.count, Self.maxFileNameBytes)
+        let fixed = RecordLayout.headerSize + labelBytes.count + fileCount
+        let limit = journal.maxRecordSize
+        var flags = RecordFlags()
+        var metadataCount = metadata.entries.isEmpty ? 0 : metadata.byteCount
+        let metadataFits = fixed + metadataCount <= limit / 2
+        if !metadataFits {
+            metadataCount = Self.metadataCutMarker.byteCount
+            flags.insert(.truncated)
+        }
+        var messageCount = message.count
+        if fixed + metadataCount + messageCount > limit {
+            messageCount = utf8Prefix(message, limit - fixed - metadataCount)
+            flags.insert(.truncated)
+        }
+        let size = fixed + metadataCount + messageCount
+        guard let slot = reserve(size, level: level) else { return }
+        var writer = RecordWriter(base: slot.record)
+        writer.append(labelBytes)
+        writer.append(UnsafeRawBufferPointer(start: file.baseAddress, count: fileCount))
+        writer.append(UnsafeRawBufferPointer(start: message.baseAddress, count: messageCount))
+        if !metadataFits {
+            Self.metadataCutMarker.write(into: &writer)
+        } else if metadataCount > 0 {
+            metadata.write(into: &writer)
+        }
+        writer.writeHeader(
+            timestamp: timestamp, threadID: threadID, line: UInt32(truncatingIfNeeded: line), kind: .text,
+            level: level, labelCount: labelBytes.count, fileCount: fileCount, flags: flags,
+            messageCount: messageCount, metadataCount: metadataCount)
+        commit(slot, size: size, level: level)
+    }
+
+    private static let metadataCutMarker = EncodedMetadata(entries: [("blackbox.metadata", "<cut: too large>")])
 
     @usableFromInline
     func appendSegments(
@@ -66,7 +83,7 @@ extension LoggingCore {
 }
 
 /// The longest prefix of `bytes` of at most `limit` bytes that does not split a UTF-8 sequence.
-func utf8Prefix(_ bytes: UnsafeBufferPointer<UInt8>, _ limit: Int) -> Int {
+func utf8Prefix(_ bytes: UnsafeRawBufferPointer, _ limit: Int) -> Int {
     guard limit < bytes.count else { return bytes.count }
     var count = max(0, limit)
     while count > 0 && bytes[count] & 0xC0 == 0x80 { count -= 1 }
