@@ -15,6 +15,7 @@ import Logging
 //   try-start DIR             start on DIR; exit 3 with the error on stderr when the journal is locked
 //   file-limit DIR            log under RLIMIT_FSIZE, then lift the limit and log again
 //   disk-full DIR             fill DIR's file system, log, free the space, log again (DIR on a small tmpfs)
+//   idle DIR                  log a little, then report the CPU time used over one idle second
 //   levels DIR                log at several levels (run with BLACKBOX_LOG_LEVEL set)
 //   console DIR COLOR         log to the console sink only (COLOR: auto, always, never)
 //   exit-drain DIR            log 1000 lines and return from main without flushing
@@ -151,6 +152,23 @@ case "disk-full":
     Blackbox.flush()
     Blackbox.shutdown()
     say("done")
+
+case "idle":
+    _ = start(configuration())
+    let logger = Logger(label: "idle")
+    for i in 0..<100 { logger.info("busy for a moment \(i)") }
+    Blackbox.flush()
+    usleep(100_000)  // let the writer finish its short pauses and really sleep
+    func cpuMicroseconds() -> Int {
+        var usage = rusage()
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        return (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1_000_000
+            + Int(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec)
+    }
+    let before = cpuMicroseconds()
+    sleep(1)
+    say("idle-cpu-us=\(cpuMicroseconds() - before)")
+    Blackbox.shutdown()
 
 case "levels":
     var config = configuration()

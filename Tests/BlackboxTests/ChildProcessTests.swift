@@ -137,6 +137,16 @@ import Testing
         #expect(colored.stderr.contains("\u{1B}[31mERROR\u{1B}[0m console: to the console"))
     }
 
+    @Test func anIdleProcessCostsNoCPU() throws {
+        let (result, lines) = try run("idle")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(lines.count == 100)
+        let used = result.stdout.split(separator: "\n").first { $0.hasPrefix("idle-cpu-us=") }
+            .flatMap { Int($0.dropFirst("idle-cpu-us=".count)) }
+        // A writer that polled would burn a good part of a core; a sleeping one a few wake-ups.
+        #expect(used != nil && used! < 20_000, "CPU used over one idle second: \(used.map { "\($0) µs" } ?? "unknown")")
+    }
+
     @Test func normalExitDrainsEverything() throws {
         let (result, lines) = try run("exit-drain")
         #expect(result.status == 0)

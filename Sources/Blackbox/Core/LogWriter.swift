@@ -116,8 +116,13 @@ final class LogWriter: @unchecked Sendable {
     /// one (unless someone is waiting for a flush). Fewer, bigger batches: fewer syscalls, and the
     /// producers' cache lines are not pulled away on every call.
     static let batchPause: UInt64 = 200_000
+    /// Quiet pauses (~1 ms in all) before the writer really sleeps and producers must wake it.
+    static let pausesBeforeSleep = 5
 
     private func run() {
+        // Lines arrived within this many pauses: keep pausing (producers need not wake us) rather than
+        // sleeping, which would make the next producer pay a futex wake.
+        var quietPauses = 0
         while true {
             if held.load(ordering: .relaxed) {
                 if lock.withLock({ stopRequested }) { held.store(false, ordering: .relaxed) }
@@ -126,6 +131,7 @@ final class LogWriter: @unchecked Sendable {
             }
             let before = cursor
             if drain() {
+                quietPauses = 0
                 let drained = cursor &- before
                 if drained < UInt64(Self.batchBytes / 2) { pause() }
                 continue
@@ -137,7 +143,12 @@ final class LogWriter: @unchecked Sendable {
             }
             if lock.withLock({ stopRequested }) { break }
             runTimers()
-            sleep()
+            if quietPauses < Self.pausesBeforeSleep {
+                quietPauses += 1
+                pause()
+            } else {
+                sleep()
+            }
         }
         writeBatch(upTo: cursor)
         lock.withLock {
