@@ -197,6 +197,16 @@ import Testing
         }
     }
 
+    @Test func failedStartReleasesTheJournalForARetry() throws {
+        // The active log file's path is taken by a directory: start must fail, clearly...
+        try FileManager.default.createDirectory(atPath: "\(directory.logs)/test.log", withIntermediateDirectories: true)
+        #expect(throws: BlackboxError.self) { try makeCore() }
+        // ...and leave nothing held, so that once the path is fixed a retry succeeds.
+        try FileManager.default.removeItem(atPath: "\(directory.logs)/test.log")
+        let core = try makeCore()
+        core.shutdown()
+    }
+
     @Test func shutdownDrainsAndReleasesTheJournal() throws {
         let core = try makeCore()
         let log = logger("stop", core)

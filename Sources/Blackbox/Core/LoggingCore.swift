@@ -73,12 +73,18 @@ public final class LoggingCore: @unchecked Sendable {
         var file = try JournalFile.open(path: journalPath, capacity: configuration.journalSize)
         var journal = Journal(file: file)
         let checkpoint = file.reopened ? journal.loadCheckpoint() : nil
-        let sink =
-            configuration.sinks.contains(.file)
-            ? try LogFileSink(
-                directory: logs, baseName: configuration.baseFileName, checkpoint: checkpoint,
-                now: configuration.clock())
-            : nil
+        let sink: LogFileSink?
+        do {
+            sink =
+                configuration.sinks.contains(.file)
+                ? try LogFileSink(
+                    directory: logs, baseName: configuration.baseFileName, checkpoint: checkpoint,
+                    now: configuration.clock())
+                : nil
+        } catch {
+            file.close()  // release the lock: a corrected retry in this process must not find it held
+            throw error
+        }
         var colored: Bool
         switch configuration.console.color {
         case .always: colored = true
