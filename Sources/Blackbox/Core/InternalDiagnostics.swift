@@ -12,13 +12,12 @@ enum InternalDiagnostics {
     /// Prints `message` once per process for each distinct `key` (the message itself by default).
     static func report(_ message: String, key: String? = nil) {
         let isNew = reported.withLock { $0.insert(key ?? message).inserted }
-        guard isNew else { return }
-        let line = "blackbox: \(message)\n"
-        _ = line.utf8.withContiguousStorageIfAvailable { write(2, $0.baseAddress, $0.count) }
+        if isNew { say(message) }
     }
 
-    /// Lets a problem be reported again (after it was resolved and came back).
-    static func forget(key: String) {
-        _ = reported.withLock { $0.remove(key) }
+    /// Prints `message` now. For callers that track their own episodes (a write failure and its end).
+    static func say(_ message: String) {
+        let line = "blackbox: \(message)\n"
+        _ = line.utf8.withContiguousStorageIfAvailable { write(2, $0.baseAddress, $0.count) }
     }
 }

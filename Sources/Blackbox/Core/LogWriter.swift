@@ -312,10 +312,11 @@ final class LogWriter: @unchecked Sendable {
         if let file, !fileOut.isEmpty {
             if let error = file.write(fileOut.bytes) {
                 linesLostToIO += UInt64(linesInBatch) + droppedNoticedInBatch
+                // Once per failure episode: `lastIOError` is zero until the first failure.
                 if lastIOError == 0 {
-                    InternalDiagnostics.report(
-                        "cannot write \(file.activePath): \(errnoDescription(error)); counting lost lines until writing succeeds",
-                        key: "write-error")
+                    InternalDiagnostics.say(
+                        "cannot write \(file.activePath): \(errnoDescription(error)); counting lost lines until writing succeeds"
+                    )
                 }
                 lastIOError = error
                 failing.store(true, ordering: .relaxed)
@@ -349,10 +350,7 @@ final class LogWriter: @unchecked Sendable {
         linesLostToIO = 0
         lastIOError = 0
         failing.store(false, ordering: .relaxed)
-        InternalDiagnostics.forget(key: "write-error")
-        InternalDiagnostics.report(
-            "writing \(file.activePath) works again; \(lost) lines were lost", key: "write-resumed")
-        InternalDiagnostics.forget(key: "write-resumed")
+        InternalDiagnostics.say("writing \(file.activePath) works again; \(lost) lines were lost")
     }
 
     private func publishCheckpoint(_ position: UInt64) {
