@@ -12,9 +12,13 @@ run: deps
 	$$($(SWIFT) build --show-bin-path)/blackbox-example $(RUN_DIR)
 
 ## Install missing system packages, build everything, run every test.
+# The crash matrix also runs a release build of the crashing child (optimized code crashes differently).
 test: deps
 	$(SWIFT) build --build-tests
-	BLACKBOX_TEST_BIN=$$($(SWIFT) build --show-bin-path) $(SWIFT) test --skip-build --parallel
+	$(SWIFT) build -c release --product blackbox-crash-child
+	BLACKBOX_TEST_BIN=$$($(SWIFT) build --show-bin-path) \
+	BLACKBOX_TEST_RELEASE_BIN=$$($(SWIFT) build -c release --show-bin-path) \
+		$(SWIFT) test --skip-build --parallel
 
 ## Installs only what is missing (apt-get needs root; CI runs as root).
 deps:

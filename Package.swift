@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "Blackbox", targets: ["Blackbox"]),
+        .library(name: "BlackboxFormat", targets: ["BlackboxFormat"]),
         .executable(name: "blackbox-example", targets: ["blackbox-example"]),
     ],
     dependencies: [
@@ -15,12 +16,19 @@ let package = Package(
     targets: [
         // zlib, for gzip-compressing rotated archives. A module map only: no C code of ours.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // The async-signal-safe half of crash capture. libunwind is loaded with dlopen at install time
+        // (only its header is needed to build), so it never replaces libgcc's unwinder process-wide.
+        .target(name: "CCrashHandler"),
+        // Report and bundle formats shared by the library, the CLI and the collector.
+        .target(name: "BlackboxFormat"),
         .target(
             name: "Blackbox",
             dependencies: [
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Atomics", package: "swift-atomics"),
                 "CZlib",
+                "CCrashHandler",
+                "BlackboxFormat",
             ]
         ),
         .executableTarget(
@@ -28,11 +36,17 @@ let package = Package(
         // Child processes the tests start, kill and inspect (never run by users).
         .executableTarget(
             name: "blackbox-test-child", dependencies: ["Blackbox", .product(name: "Logging", package: "swift-log")]),
+        // Crashes on purpose for the crash-capture tests, in debug and release builds.
+        .target(name: "CBlackboxTestCrashes"),
+        .executableTarget(
+            name: "blackbox-crash-child",
+            dependencies: ["Blackbox", "CBlackboxTestCrashes", .product(name: "Logging", package: "swift-log")]),
         // `make bench` builds this in release mode; see bench/README.md.
         .executableTarget(
             name: "blackbox-bench", dependencies: ["Blackbox", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
-            name: "BlackboxTests", dependencies: ["Blackbox", .product(name: "Logging", package: "swift-log")]),
+            name: "BlackboxTests",
+            dependencies: ["Blackbox", "BlackboxFormat", .product(name: "Logging", package: "swift-log")]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -20,6 +20,7 @@ import Logging
 //   console DIR COLOR         log to the console sink only (COLOR: auto, always, never)
 //   exit-drain DIR            log 1000 lines and return from main without flushing
 //   fork DIR                  fork; the child logs (must reach stderr, not the parent's journal)
+//   process-crashes DIR       turn DIR's pending raw crash reports into outbox reports; print them
 
 func fail(_ message: String, code: Int32 = 2) -> Never {
     let text = "blackbox-test-child: \(message)\n"
@@ -213,6 +214,12 @@ case "fork":
     logger.info("after fork, child status \(status)")
     Blackbox.shutdown()
     say("done")
+
+case "process-crashes":
+    let outcome = CrashReportProcessor(directory: directory).processPending()
+    for (report, path) in outcome.processed { say("\(path)\n\(report.textRendering)") }
+    for path in outcome.quarantined { say("quarantined \(path)") }
+    for failure in outcome.failures { say("failed \(failure)") }
 
 default:
     fail("unknown mode \(mode)")

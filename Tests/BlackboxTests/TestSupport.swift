@@ -159,3 +159,51 @@ func formatted(_ format: LogFormat, _ record: RecordView) -> String {
     formatter.append(record, to: &out)
     return String(decoding: out.bytes, as: UTF8.self)
 }
+
+/// Runs any program to completion (a helper by absolute path, or a system tool).
+func runProgram(_ path: String, _ arguments: [String], environment: [String: String] = [:]) throws -> ChildResult {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    var env = ProcessInfo.processInfo.environment
+    env["BLACKBOX_LOG_LEVEL"] = nil
+    for (key, value) in environment { env[key] = value }
+    process.environment = env
+    let out = Pipe()
+    let err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    // Read both pipes concurrently: a child that fills one while we block on the other would hang.
+    let errData = Mutex(Data())
+    let errReader = Thread { errData.withLock { $0 = err.fileHandleForReading.readDataToEndOfFile() } }
+    errReader.start()
+    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    while errReader.isExecuting || !errReader.isFinished { usleep(1000) }
+    return ChildResult(
+        status: process.terminationStatus, signaled: process.terminationReason == .uncaughtSignal,
+        stdout: String(decoding: outData, as: UTF8.self),
+        stderr: errData.withLock { String(decoding: $0, as: UTF8.self) })
+}
+
+/// Starts a program and waits until it prints "ready".
+func startProgram(_ path: String, _ arguments: [String], environment: [String: String] = [:]) throws -> Process {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    var env = ProcessInfo.processInfo.environment
+    for (key, value) in environment { env[key] = value }
+    process.environment = env
+    let out = Pipe()
+    process.standardOutput = out
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    var seen = Data()
+    while !String(decoding: seen, as: UTF8.self).contains("ready") {
+        let chunk = out.fileHandleForReading.availableData
+        if chunk.isEmpty { break }
+        seen += chunk
+    }
+    return process
+}

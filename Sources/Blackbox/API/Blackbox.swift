@@ -41,7 +41,43 @@ public enum Blackbox {
             }
             atexit { Blackbox.core?.shutdown(timeout: .seconds(2)) }
         }
+        startCrashReporting(configuration, core: core)
         return core
+    }
+
+    /// Crash capture is part of start-up but never makes it fail: a problem is reported once on stderr.
+    private static func startCrashReporting(_ configuration: BlackboxConfiguration, core: LoggingCore) {
+        let options = configuration.crashReporting
+        guard options.enabled else { return }
+        do {
+            try CrashCapture.install(
+                directory: configuration.directory, appName: configuration.appName,
+                appVersion: configuration.appVersion,
+                appBuild: configuration.appBuild, options: options, journal: core.journal.file)
+        } catch {
+            InternalDiagnostics.report(error.description)
+        }
+        if options.processPendingAtStart {
+            let processor = crashReportProcessor(configuration)
+            // Symbolication runs a helper process per image: never on the caller's start-up path.
+            startThread(name: "bbx-crash-proc") { _ = processor.processPending() }
+        }
+    }
+
+    static func crashReportProcessor(_ configuration: BlackboxConfiguration) -> CrashReportProcessor {
+        var processor = CrashReportProcessor(directory: configuration.directory)
+        processor.symbolizerPath = configuration.crashReporting.symbolizerPath
+        processor.debugFileDirectories = configuration.crashReporting.debugFileDirectories
+        processor.logTailLines = configuration.crashReporting.logTailLines
+        return processor
+    }
+
+    /// Turns the raw reports earlier runs left in `crashes/pending/` into outbox reports now, on the
+    /// calling thread (`start` does the same in the background unless told not to).
+    @discardableResult
+    public static func processPendingCrashReports() -> CrashReportProcessor.Outcome {
+        guard let core else { return CrashReportProcessor.Outcome() }
+        return crashReportProcessor(core.configuration).processPending()
     }
 
     /// The running core, if `start` was called.

@@ -9,6 +9,9 @@ import Logging
 public struct BlackboxConfiguration: Sendable {
     /// The app's name: the default directory and file names derive from it.
     public var appName: String
+    /// Recorded in crash reports and bundles. Default: none.
+    public var appVersion: String?
+    public var appBuild: String?
     /// The diagnostics directory (see docs/layout.md). Default: `$XDG_STATE_HOME/<appName>`, or
     /// `~/.local/state/<appName>`.
     public var directory: String
@@ -39,11 +42,15 @@ public struct BlackboxConfiguration: Sendable {
     public var metadataProvider: Logger.MetadataProvider?
     /// Called on a background thread with the path of each finished archive (after compression).
     public var onArchive: (@Sendable (String) -> Void)?
+    public var crashReporting: CrashReportingOptions
     /// The wall clock, replaceable in tests. Nanoseconds since the Unix epoch.
     public var clock: @Sendable () -> UInt64
 
     public init(appName: String, directory: String? = nil) {
         self.appName = appName
+        self.appVersion = nil
+        self.appBuild = nil
+        self.crashReporting = CrashReportingOptions()
         self.directory = directory ?? Self.defaultDirectory(appName: appName)
         self.baseFileName = appName
         self.levels = LevelSettings()

@@ -315,7 +315,7 @@ private final class ForkRegistry: @unchecked Sendable {
     }
 }
 
-private func makeDirectory(_ path: String) throws(BlackboxError) {
+func makeDirectory(_ path: String) throws(BlackboxError) {
     var current = path.hasPrefix("/") ? "" : "."
     for component in path.split(separator: "/") {
         current += "/\(component)"

@@ -1,0 +1,137 @@
+import CCrashHandler
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Installs the C signal handler (Sources/CCrashHandler) with everything prepared in ordinary code:
+/// the pending directory, the header lines (app, host, process start), and the journal to copy the
+/// last log records from.
+public enum CrashCapture {
+    public struct InstallError: Error, CustomStringConvertible {
+        public var reason: String
+        public var description: String { "crash capture cannot be installed: \(reason)" }
+    }
+
+    /// Installs (or re-targets) crash capture for a diagnostics directory. Idempotent.
+    public static func install(
+        directory: String, appName: String, appVersion: String? = nil, appBuild: String? = nil,
+        options: CrashReportingOptions = CrashReportingOptions()
+    ) throws(InstallError) {
+        try install(
+            directory: directory, appName: appName, appVersion: appVersion, appBuild: appBuild, options: options,
+            journal: nil)
+    }
+
+    static func install(
+        directory: String, appName: String, appVersion: String?, appBuild: String?, options: CrashReportingOptions,
+        journal: JournalFile?
+    ) throws(InstallError) {
+        let pending = "\(directory)/crashes/pending"
+        do {
+            try makeDirectory(pending)
+        } catch {
+            throw InstallError(reason: error.description)
+        }
+        let header = headerLines(
+            appName: appName, appVersion: appVersion, appBuild: appBuild, metadata: options.metadata)
+        let status = pending.withCString { pendingPointer in
+            header.withCString { headerPointer in
+                var raw = bbx_crash_options()
+                raw.pending_directory = pendingPointer
+                raw.header_lines = headerPointer
+                if let journal {
+                    raw.journal_data = UnsafeRawPointer(journal.data)
+                    raw.journal_capacity = UInt64(journal.capacity)
+                    raw.journal_write_position = UnsafeRawPointer(journal.header + JournalFile.Offset.writePosition)
+                        .assumingMemoryBound(to: UInt64.self)
+                    raw.journal_tail_bytes = UInt32(clamping: max(0, options.journalTailBytes))
+                }
+                return bbx_crash_install(&raw)
+            }
+        }
+        guard status == 0 else { throw InstallError(reason: errnoDescription(status)) }
+    }
+
+    /// Gives the calling thread an alternate signal stack, so that a stack overflow on it is reported.
+    /// Signal stacks are per thread: call it at the top of every long-lived thread you create (Blackbox
+    /// does it for its own). Dispatch and Swift concurrency worker threads cannot be prepared this way,
+    /// so a stack overflow there dies without a report. Freed when the thread exits.
+    @discardableResult
+    public static func prepareCurrentThread(alternateStackSize: Int = 64 << 10) -> Bool {
+        bbx_crash_ensure_alternate_stack(UInt64(max(alternateStackSize, 64 << 10))) == 0
+    }
+
+    /// Re-reads the list of loaded images; call after loading plugins with dlopen.
+    public static func refreshImages() { bbx_crash_refresh_images() }
+
+    public static var isInstalled: Bool { bbx_crash_is_installed() != 0 }
+
+    static func headerLines(appName: String, appVersion: String?, appBuild: String?, metadata: [String: String])
+        -> String
+    {
+        var system = utsname()
+        uname(&system)
+        func field<T>(_ value: T) -> String {
+            withUnsafeBytes(of: value) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        }
+        var lines: [(String, String?)] = [
+            ("app", appName), ("app-version", appVersion), ("app-build", appBuild),
+            ("host", field(system.nodename)), ("os", operatingSystemName()),
+            ("kernel", "\(field(system.sysname)) \(field(system.release))"), ("arch", field(system.machine)),
+            ("exe", executablePath()), ("start-time", processStartTime().map { String($0) }),
+        ]
+        lines += metadata.sorted { $0.key < $1.key }.map { ("metadata", "\($0.key) \($0.value)") }
+        return lines.compactMap { key, value in
+            guard let value else { return nil }
+            // One line per field, whatever the value holds.
+            let clean = value.map { $0 == "\n" || $0 == "\r" ? " " : $0 }
+            return "\(key) \(String(clean))\n"
+        }.joined()
+    }
+
+    private static func operatingSystemName() -> String {
+        guard let bytes = DurableFile.read("/etc/os-release", limit: 64 << 10) else { return "Linux" }
+        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") where line.hasPrefix("PRETTY_NAME=") {
+            return line.dropFirst("PRETTY_NAME=".count).trimmingQuotes()
+        }
+        return "Linux"
+    }
+
+    private static func executablePath() -> String? {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Seconds since the epoch, from /proc/self/stat's start time (clock ticks after boot) and btime.
+    static func processStartTime() -> Double? {
+        guard let stat = DurableFile.read("/proc/self/stat", limit: 8192),
+            let boot = DurableFile.read("/proc/stat", limit: 1 << 20)
+        else { return nil }
+        let text = String(decoding: stat, as: UTF8.self)
+        // Field 2 (the command) may contain spaces; count fields after its closing parenthesis.
+        guard let close = text.lastIndex(of: ")") else { return nil }
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 19, let ticks = Double(fields[19]) else { return nil }
+        let bootLine = String(decoding: boot, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix("btime ") }
+        guard let bootTime = bootLine.flatMap({ Double($0.dropFirst(6)) }) else { return nil }
+        return bootTime + ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+}
+
+extension Substring {
+    fileprivate func trimmingQuotes() -> String {
+        var text = self
+        if text.hasPrefix("\"") { text = text.dropFirst() }
+        if text.hasSuffix("\"") { text = text.dropLast() }
+        return String(text)
+    }
+}
+
+extension Blackbox {
+    /// Test support only: makes the crash handler fault while writing (1: inside a protected section,
+    /// 2: outside), to exercise its nested-crash path.
+    public static func setCrashHandlerTestFault(_ mode: Int32) { bbx_crash_set_test_fault(mode) }
+}

@@ -1,0 +1,157 @@
+import BlackboxFormat
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Turns a parsed raw report into the shared `CrashReport`, symbolicating when it can.
+struct CrashReportBuilder {
+    var symbolicator: Symbolicator?
+    var logTailLines = 50
+
+    func build(from raw: RawCrashReport) -> CrashReport {
+        let crashTime = raw.timeSeconds.map {
+            Date(timeIntervalSince1970: Double($0) + Double(raw.timeNanoseconds) / 1e9)
+        }
+        var report = CrashReport(
+            kind: .crash,
+            app: .init(
+                name: raw.header["app"] ?? "unknown", version: raw.header["app-version"], build: raw.header["app-build"]
+            ),
+            host: .init(
+                name: raw.header["host"] ?? "", os: raw.header["os"] ?? "", kernel: raw.header["kernel"] ?? "",
+                architecture: raw.header["arch"] ?? ""),
+            process: .init(
+                pid: raw.pid ?? 0, path: raw.header["exe"],
+                startTime: raw.header["start-time"].flatMap(Double.init).map { Date(timeIntervalSince1970: $0) },
+                crashTime: crashTime ?? Date()),
+            thread: .init(id: raw.threadID ?? 0, name: raw.threadName))
+        report.metadata = raw.metadata
+        if let number = raw.signal {
+            let code = raw.code ?? 0
+            report.signal = .init(
+                number: number, name: raw.signalName ?? "SIG\(number)", code: code,
+                codeName: SignalCodeNames.name(signal: number, code: code),
+                faultAddress: hex(raw.faultAddress ?? 0), senderPID: raw.senderPID)
+        }
+        report.fatalMessage = raw.fatalMessage
+        report.registers = raw.registers.map { .init(name: $0.name, value: hex($0.value)) }
+        report.images = raw.images.map {
+            .init(path: $0.path, bias: hex($0.bias), start: hex($0.start), end: hex($0.end), buildID: $0.buildID)
+        }
+        if let start = raw.journalStart {
+            report.logTail = JournalTail.lines(bytes: raw.journalBytes, startPosition: start, limit: logTailLines)
+        }
+
+        // The libunwind walk (DWARF CFI) is the better one when it finished; the frame-pointer walk is
+        // the fallback when libunwind was missing, blocked or faulted.
+        let addresses: [UInt64]
+        if raw.unwindStatus != nil, raw.unwindFrames.count > 1 || raw.framePointerFrames.count <= 1 {
+            addresses = raw.unwindFrames
+            report.frameSource = "libunwind"
+            if let omission = raw.unwindOmission, omission.count > 0 {
+                report.omittedFrames = .init(omittedAfterIndex: omission.after - 1, count: omission.count)
+            }
+        } else {
+            addresses = raw.framePointerFrames
+            report.frameSource = "frame-pointers"
+        }
+        report.frames = addresses.enumerated().map { index, address in
+            var frame = CrashReport.Frame(index: index, address: hex(address))
+            if let imageIndex = raw.images.firstIndex(where: { address >= $0.start && address < $0.end }) {
+                frame.imageIndex = imageIndex
+                frame.imageOffset = hex(address &- raw.images[imageIndex].bias)
+            }
+            return frame
+        }
+
+        notePartialness(of: raw, in: &report)
+        symbolicate(&report, raw: raw)
+        report.reason = reason(for: report)
+        return report
+    }
+
+    private func notePartialness(of raw: RawCrashReport, in report: inout CrashReport) {
+        if !raw.complete {
+            report.partial = true
+            report.notes.append("the raw report ends early: the process died while writing it")
+        }
+        if raw.watchdogFired {
+            report.partial = true
+            report.notes.append("the handler's watchdog fired (a stack walk blocked, probably on the loader lock)")
+        }
+        for fault in raw.nestedFaults {
+            report.partial = true
+            report.notes.append("the handler faulted while writing a section: \(fault)")
+        }
+        if raw.unwindStatus == nil { report.notes.append("no libunwind walk in the raw report") }
+        if raw.unwindStatus == "unavailable" {
+            report.notes.append("libunwind was not available to the crashed process")
+        }
+        if !raw.lateImages.isEmpty {
+            report.notes.append(
+                "images loaded after install (no build-id recorded): "
+                    + raw.lateImages.map { "\($0.path) at \(hex($0.base))" }.joined(separator: ", "))
+        }
+    }
+
+    private func symbolicate(_ report: inout CrashReport, raw: RawCrashReport) {
+        guard let symbolicator else {
+            report.notes.append("not symbolicated: llvm-symbolizer not found (offsets and build-ids are kept)")
+            return
+        }
+        // One symbolizer run per image. Frame 0 is the interrupted pc itself; the others are return
+        // addresses, so look up pc-1 to land inside the call instruction (and the right line/inlining).
+        var framesByImage: [Int: [Int]] = [:]
+        for frame in report.frames {
+            if let image = frame.imageIndex { framesByImage[image, default: []].append(frame.index) }
+        }
+        var named = 0
+        for (imageIndex, frameIndices) in framesByImage.sorted(by: { $0.key < $1.key }) {
+            let image = raw.images[imageIndex]
+            if image.path.hasPrefix("[") { continue }  // [vdso]: nothing on disk
+            let onDisk = ELFBuildID.read(path: image.path)
+            if let recorded = image.buildID {
+                report.images[imageIndex].buildIDMatches = onDisk == recorded
+                guard onDisk == recorded else {
+                    report.notes.append(
+                        "\(image.path): build-id on disk is \(onDisk ?? "unreadable"), the crashed process had \(recorded); its frames are left unsymbolicated"
+                    )
+                    continue
+                }
+            }
+            let offsets = frameIndices.map { index in
+                let address = UInt64(report.frames[index].address.dropFirst(2), radix: 16) ?? 0
+                return (address &- image.bias) &- (index == 0 ? 0 : 1)
+            }
+            guard let symbols = symbolicator.symbolicate(imagePath: image.path, offsets: offsets) else {
+                report.notes.append("llvm-symbolizer failed for \(image.path)")
+                continue
+            }
+            for (index, frameSymbols) in zip(frameIndices, symbols) where !frameSymbols.isEmpty {
+                report.frames[index].symbols = frameSymbols
+                named += 1
+            }
+        }
+        report.symbolicated = named > 0
+    }
+
+    /// `Swift runtime failure: …` names the trap's innermost inlined frame in optimized builds; else
+    /// the fatal message's first line.
+    private func reason(for report: CrashReport) -> String? {
+        if let failure = report.frames.first?.symbols.first(where: { $0.function.hasPrefix("Swift runtime failure: ") })
+        {
+            return failure.function
+        }
+        if let message = report.fatalMessage?.split(separator: "\n").first { return String(message) }
+        return nil
+    }
+}
+
+func hex(_ value: UInt64) -> String { "0x" + String(value, radix: 16) }

@@ -1,0 +1,124 @@
+import BlackboxFormat
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The next-launch half of crash capture: raw reports in `crashes/pending/` become JSON and text
+/// reports in `outbox/`.
+///
+/// Crash-safety of the processing itself:
+/// - A raw file is renamed to `<name>.processing` before it is read. Finding such a file at the next
+///   start means processing it crashed the app: it moves to `crashes/quarantine/` instead of being
+///   tried again, so a poisonous report cannot make the app crash-loop at start-up.
+/// - The raw file is deleted only after both outputs and the outbox directory are fsynced.
+public struct CrashReportProcessor: Sendable {
+    public let directory: String
+    public var symbolizerPath: String?
+    public var debugFileDirectories: [String] = []
+    public var logTailLines = 50
+
+    public init(directory: String) {
+        self.directory = directory
+    }
+
+    var pendingDirectory: String { "\(directory)/crashes/pending" }
+    var quarantineDirectory: String { "\(directory)/crashes/quarantine" }
+    var outboxDirectory: String { "\(directory)/outbox" }
+
+    public struct Outcome: Sendable {
+        /// Reports now in the outbox, with the path of their JSON file.
+        public var processed: [(report: CrashReport, path: String)] = []
+        /// Raw files moved to quarantine (their processing crashed earlier, or they are not reports).
+        public var quarantined: [String] = []
+        /// Files that could not be handled now (I/O errors); they stay pending.
+        public var failures: [String] = []
+    }
+
+    /// Processes every pending raw report. Safe to call at any time; does nothing when there are none.
+    public func processPending() -> Outcome {
+        var outcome = Outcome()
+        let names = directoryEntries(pendingDirectory).sorted()
+        guard !names.isEmpty else { return outcome }
+        do {
+            try makeDirectory(outboxDirectory)
+            try makeDirectory(quarantineDirectory)
+        } catch {
+            outcome.failures.append(error.description)
+            return outcome
+        }
+        for name in names where name.hasSuffix(".raw.processing") {
+            quarantine(
+                name, as: String(name.dropLast(".processing".count)),
+                because: "processing it crashed at an earlier start",
+                into: &outcome)
+        }
+        var builder = CrashReportBuilder(
+            symbolicator: Symbolicator.locate(configured: symbolizerPath), logTailLines: logTailLines)
+        builder.symbolicator?.debugFileDirectories = debugFileDirectories
+        for name in names where name.hasSuffix(".raw") {
+            let raw = "\(pendingDirectory)/\(name)"
+            let processing = raw + ".processing"
+            guard rename(raw, processing) == 0 else {
+                outcome.failures.append("\(raw): \(errnoDescription())")
+                continue
+            }
+            DurableFile.syncDirectory(containing: processing)
+            guard let bytes = DurableFile.read(processing) else {
+                outcome.failures.append("\(processing): \(errnoDescription())")
+                rename(processing, raw)
+                continue
+            }
+            let parsed: RawCrashReport
+            do {
+                parsed = try RawCrashReport(bytes: bytes)
+            } catch {
+                quarantine(name + ".processing", as: name, because: "\(error)", into: &outcome)
+                continue
+            }
+            var report = builder.build(from: parsed)
+            report.notes.append("processed from \(name)")
+            do {
+                let path = try write(report)
+                unlink(processing)
+                DurableFile.syncDirectory(containing: processing)
+                outcome.processed.append((report, path))
+            } catch {
+                outcome.failures.append(error.description)
+                rename(processing, raw)
+            }
+        }
+        return outcome
+    }
+
+    /// Writes `<id>.txt` then `<id>.json`, both durably: the JSON's presence means the report is whole.
+    func write(_ report: CrashReport) throws(DurableFile.Failure) -> String {
+        let base = "\(outboxDirectory)/\(report.kind.rawValue)-\(report.id.uuidString.lowercased())"
+        let json: Data
+        do {
+            json = try CrashReport.makeEncoder().encode(report)
+        } catch {
+            throw DurableFile.Failure(path: base + ".json", reason: "cannot encode: \(error)")
+        }
+        try DurableFile.write(Array(report.textRendering.utf8), to: base + ".txt")
+        try DurableFile.write(Array(json), to: base + ".json")
+        return base + ".json"
+    }
+
+    private func quarantine(_ name: String, as target: String, because reason: String, into outcome: inout Outcome) {
+        let destination = "\(quarantineDirectory)/\(target)"
+        if rename("\(pendingDirectory)/\(name)", destination) == 0 {
+            DurableFile.syncDirectory(containing: destination)
+            outcome.quarantined.append(destination)
+            InternalDiagnostics.say("quarantined crash report \(destination): \(reason)")
+        } else {
+            outcome.failures.append("\(pendingDirectory)/\(name): \(errnoDescription())")
+        }
+    }
+}

@@ -1,0 +1,58 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Whole-file writes that are either absent or complete after a crash or power loss: a temporary
+/// file in the same directory, fsync, rename over the destination, fsync of the directory.
+enum DurableFile {
+    struct Failure: Error, CustomStringConvertible {
+        var path: String
+        var reason: String
+        var description: String { "\(path): \(reason)" }
+    }
+
+    static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600) throws(Failure) {
+        let temporary = path + ".tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw Failure(path: temporary, reason: errnoDescription()) }
+        let written = bytes.withUnsafeBytes { writeFully(fd, $0.baseAddress, $0.count) }
+        let synced = written && fsync(fd) == 0
+        let reason = errnoDescription()
+        close(fd)
+        guard synced else {
+            unlink(temporary)
+            throw Failure(path: temporary, reason: reason)
+        }
+        guard rename(temporary, path) == 0 else {
+            let reason = errnoDescription()
+            unlink(temporary)
+            throw Failure(path: path, reason: reason)
+        }
+        syncDirectory(containing: path)
+    }
+
+    static func syncDirectory(containing path: String) {
+        let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        let fd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd >= 0 {
+            fsync(fd)
+            close(fd)
+        }
+    }
+
+    static func read(_ path: String, limit: Int = 64 << 20) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while bytes.count < limit {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 { return nil }
+            if n == 0 { break }
+            bytes.append(contentsOf: chunk[0..<n])
+        }
+        return bytes
+    }
+}

@@ -1,0 +1,96 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+extension CrashReport {
+    /// The report as a classic crash log: header, the crashed thread's frames, registers, binary
+    /// images and the last log lines.
+    public var textRendering: String {
+        var out = ""
+        func field(_ name: String, _ value: String?) {
+            guard let value, !value.isEmpty else { return }
+            out += name.padded(18) + value + "\n"
+        }
+        field("Incident:", id.uuidString)
+        field("Kind:", kind.rawValue + (partial ? " (partial report)" : ""))
+        field("Process:", "\(app.name) [\(process.pid)]")
+        field("Path:", process.path)
+        field("Version:", [app.version, app.build.map { "(\($0))" }].compactMap { $0 }.joined(separator: " "))
+        field("Host:", "\(host.name), \(host.os), \(host.kernel), \(host.architecture)")
+        field("Date/Time:", ReportTime.format(process.crashTime))
+        field("Launch Time:", process.startTime.map(ReportTime.format))
+        if let signal {
+            var exception = "\(signal.name) (\(signal.number)), code \(signal.code)"
+            if let name = signal.codeName { exception += " (\(name))" }
+            field("Exception:", exception)
+            field("Fault Address:", signal.faultAddress)
+            field("Sent By:", signal.senderPID.map { "pid \($0)" })
+        }
+        field("Reason:", reason)
+        let threadName = thread.name.map { " \"\($0)\"" } ?? ""
+        field("Crashed Thread:", "\(thread.id)\(threadName)")
+        if let fatalMessage {
+            out += "\nFatal Message:\n" + fatalMessage.split(separator: "\n").map { "  \($0)\n" }.joined()
+        }
+
+        out += "\nThread \(thread.id)\(threadName) \(kind == .crash ? "Crashed" : "Reported") (\(frameSource)):\n"
+        for frame in frames {
+            let imageName =
+                frame.imageIndex.flatMap { images.indices.contains($0) ? images[$0].path : nil }
+                .map { String($0.split(separator: "/").last ?? "") } ?? "???"
+            let prefix =
+                String(frame.index).padded(4)
+                + imageName.padded(28) + " " + frame.address
+            if frame.symbols.isEmpty {
+                out += prefix + " " + (frame.imageOffset.map { "\(imageName) + \($0)" } ?? "") + "\n"
+            }
+            for (position, symbol) in frame.symbols.enumerated() {
+                let location = symbol.file.map { file in " (\(file)\(symbol.line.map { ":\($0)" } ?? ""))" } ?? ""
+                let lead = position == 0 ? prefix : String(repeating: " ", count: prefix.count)
+                out += lead + " " + (symbol.inlined ? "[inlined] " : "") + symbol.function + location + "\n"
+            }
+            if let omission = omittedFrames, omission.omittedAfterIndex == frame.index {
+                out += "    ... \(omission.count) frames omitted ...\n"
+            }
+        }
+
+        if !registers.isEmpty {
+            out += "\nRegisters:\n"
+            for row in stride(from: 0, to: registers.count, by: 3) {
+                let cells: [String] = registers[row..<min(row + 3, registers.count)].map { register in
+                    let name: String = (register.name + ":").padded(8)
+                    return name + register.value.padded(20)
+                }
+                out += "  " + cells.joined(separator: " ") + "\n"
+            }
+        }
+
+        if !images.isEmpty {
+            out += "\nBinary Images:\n"
+            for image in images {
+                let mismatch = image.buildIDMatches == false ? " (build-id differs from the file on disk)" : ""
+                out += "  \(image.start) - \(image.end) \(image.buildID ?? "<no build-id>") \(image.path)\(mismatch)\n"
+            }
+        }
+        if !metadata.isEmpty {
+            out += "\nMetadata:\n"
+            for key in metadata.keys.sorted() { out += "  \(key): \(metadata[key] ?? "")\n" }
+        }
+        if !logTail.isEmpty {
+            out += "\nLast Log Lines:\n" + logTail.map { "  \($0)\n" }.joined()
+        }
+        if !notes.isEmpty {
+            out += "\nNotes:\n" + notes.map { "  - \($0)\n" }.joined()
+        }
+        return out
+    }
+}
+
+extension String {
+    /// Left-aligned in a column of `width` characters (never cut).
+    fileprivate func padded(_ width: Int) -> String {
+        count >= width ? self : self + String(repeating: " ", count: width - count)
+    }
+}

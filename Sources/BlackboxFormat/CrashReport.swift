@@ -1,0 +1,312 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// A crash or non-fatal report: the contract between the app (which writes it), the CLI (which shows
+/// it) and the collector (which groups it). The exact JSON is documented in docs/crash-report.md;
+/// addresses are hex strings (`"0x55d0c0de1234"`) because JSON numbers lose precision past 2^53.
+public struct CrashReport: Codable, Sendable, Equatable {
+    /// Bumped on any change a reader must know about; readers reject versions they do not know.
+    public static let currentFormatVersion = 1
+
+    public enum Kind: String, Codable, Sendable {
+        case crash
+        case nonfatal
+    }
+
+    public var formatVersion: Int
+    public var id: UUID
+    public var kind: Kind
+    /// True when the raw report was cut short (the process died while writing it, or a section
+    /// faulted): everything present is real, but something is missing. `notes` says what.
+    public var partial: Bool
+    public var app: App
+    public var host: Host
+    public var process: ProcessDetails
+    /// Absent for non-fatal reports.
+    public var signal: SignalDetails?
+    /// The Swift runtime's fatal-error text, when it kept one.
+    public var fatalMessage: String?
+    /// One line saying why: `Swift runtime failure: Index out of range`, the fatal message's first
+    /// line, or the failed assertion's message.
+    public var reason: String?
+    public var thread: ThreadDetails
+    public var registers: [Register]
+    /// The crashed thread's frames, innermost first.
+    public var frames: [Frame]
+    /// Frames left out of the middle of a very deep stack (recursion); they sat between the frame at
+    /// index `omittedAfterIndex` and the next one.
+    public var omittedFrames: Omission?
+    /// Which walk `frames` came from: `libunwind`, `frame-pointers` or `runtime` (Swift's `Backtrace`).
+    public var frameSource: String
+    public var symbolicated: Bool
+    public var images: [Image]
+    /// The last log lines before the report, oldest first.
+    public var logTail: [String]
+    public var metadata: [String: String]
+    /// What processing noticed: missing sections, build-id mismatches, absent symbolizer...
+    public var notes: [String]
+
+    public init(
+        id: UUID = UUID(), kind: Kind, app: App, host: Host, process: ProcessDetails, thread: ThreadDetails
+    ) {
+        self.formatVersion = Self.currentFormatVersion
+        self.id = id
+        self.kind = kind
+        self.partial = false
+        self.app = app
+        self.host = host
+        self.process = process
+        self.signal = nil
+        self.fatalMessage = nil
+        self.reason = nil
+        self.thread = thread
+        self.registers = []
+        self.frames = []
+        self.omittedFrames = nil
+        self.frameSource = "none"
+        self.symbolicated = false
+        self.images = []
+        self.logTail = []
+        self.metadata = [:]
+        self.notes = []
+    }
+
+    public struct App: Codable, Sendable, Equatable {
+        public var name: String
+        public var version: String?
+        public var build: String?
+        public init(name: String, version: String? = nil, build: String? = nil) {
+            self.name = name
+            self.version = version
+            self.build = build
+        }
+    }
+
+    public struct Host: Codable, Sendable, Equatable {
+        public var name: String
+        /// e.g. `Debian GNU/Linux 12 (bookworm)`.
+        public var os: String
+        public var kernel: String
+        public var architecture: String
+        public init(name: String, os: String, kernel: String, architecture: String) {
+            self.name = name
+            self.os = os
+            self.kernel = kernel
+            self.architecture = architecture
+        }
+    }
+
+    public struct ProcessDetails: Codable, Sendable, Equatable {
+        public var pid: Int32
+        public var path: String?
+        public var startTime: Date?
+        public var crashTime: Date
+        public init(pid: Int32, path: String? = nil, startTime: Date? = nil, crashTime: Date) {
+            self.pid = pid
+            self.path = path
+            self.startTime = startTime.map(ReportTime.milliseconds)
+            self.crashTime = ReportTime.milliseconds(crashTime)
+        }
+    }
+
+    public struct SignalDetails: Codable, Sendable, Equatable {
+        public var number: Int32
+        public var name: String
+        public var code: Int32
+        /// e.g. `SEGV_MAPERR`, `ILL_ILLOPN`, `SI_TKILL`.
+        public var codeName: String?
+        public var faultAddress: String
+        /// Set when another process sent the signal (`kill -SEGV`).
+        public var senderPID: Int32?
+        public init(
+            number: Int32, name: String, code: Int32, codeName: String?, faultAddress: String, senderPID: Int32? = nil
+        ) {
+            self.number = number
+            self.name = name
+            self.code = code
+            self.codeName = codeName
+            self.faultAddress = faultAddress
+            self.senderPID = senderPID
+        }
+    }
+
+    public struct ThreadDetails: Codable, Sendable, Equatable {
+        public var id: Int32
+        public var name: String?
+        public init(id: Int32, name: String?) {
+            self.id = id
+            self.name = name
+        }
+    }
+
+    public struct Register: Codable, Sendable, Equatable {
+        public var name: String
+        public var value: String
+        public init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    public struct Frame: Codable, Sendable, Equatable {
+        public var index: Int
+        /// The absolute program counter (frame 0) or return address (the others).
+        public var address: String
+        /// Index into `images`, when the address falls inside one.
+        public var imageIndex: Int?
+        /// `address` minus the image's load bias: what `llvm-symbolizer --obj=<image>` expects.
+        public var imageOffset: String?
+        /// Innermost first: inlined frames, then the function that contains them. Empty when not
+        /// symbolicated.
+        public var symbols: [Symbol]
+        public init(
+            index: Int, address: String, imageIndex: Int? = nil, imageOffset: String? = nil, symbols: [Symbol] = []
+        ) {
+            self.index = index
+            self.address = address
+            self.imageIndex = imageIndex
+            self.imageOffset = imageOffset
+            self.symbols = symbols
+        }
+    }
+
+    public struct Symbol: Codable, Sendable, Equatable {
+        /// Demangled.
+        public var function: String
+        public var mangledName: String?
+        public var file: String?
+        public var line: Int?
+        public var column: Int?
+        public var inlined: Bool
+        public init(
+            function: String, mangledName: String? = nil, file: String? = nil, line: Int? = nil, column: Int? = nil,
+            inlined: Bool = false
+        ) {
+            self.function = function
+            self.mangledName = mangledName
+            self.file = file
+            self.line = line
+            self.column = column
+            self.inlined = inlined
+        }
+    }
+
+    public struct Image: Codable, Sendable, Equatable {
+        public var path: String
+        /// Load bias: subtract it from an address to get the ELF file's address.
+        public var bias: String
+        public var start: String
+        public var end: String
+        /// NT_GNU_BUILD_ID as lowercase hex, as `readelf -n` prints it.
+        public var buildID: String?
+        /// False when the file on disk at processing time had a different build-id (it was rebuilt):
+        /// its frames are then left unsymbolicated rather than named wrongly.
+        public var buildIDMatches: Bool?
+        public init(path: String, bias: String, start: String, end: String, buildID: String?) {
+            self.path = path
+            self.bias = bias
+            self.start = start
+            self.end = end
+            self.buildID = buildID
+        }
+    }
+
+    public struct Omission: Codable, Sendable, Equatable {
+        public var omittedAfterIndex: Int
+        public var count: Int
+        public init(omittedAfterIndex: Int, count: Int) {
+            self.omittedAfterIndex = omittedAfterIndex
+            self.count = count
+        }
+    }
+}
+
+extension CrashReport {
+    /// The encoder every writer uses: ISO-8601 UTC dates with milliseconds, sorted keys (stable
+    /// files, readable diffs).
+    public static func makeEncoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(ReportTime.format(date))
+        }
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        return encoder
+    }
+
+    /// Accepts dates with or without fractional seconds.
+    public static func makeDecoder() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let container = try decoder.singleValueContainer()
+            let text = try container.decode(String.self)
+            guard let date = ReportTime.parse(text) else {
+                throw DecodingError.dataCorruptedError(
+                    in: container, debugDescription: "not an ISO-8601 date: \(text)")
+            }
+            return date
+        }
+        return decoder
+    }
+
+    public enum DecodingProblem: Error, CustomStringConvertible {
+        case unsupportedVersion(Int)
+        public var description: String {
+            switch self {
+            case .unsupportedVersion(let version):
+                "crash report format version \(version) is newer than this reader (\(CrashReport.currentFormatVersion))"
+            }
+        }
+    }
+
+    /// Decodes a report and refuses format versions this reader does not know.
+    public static func decode(_ data: Data) throws -> CrashReport {
+        struct Version: Decodable { var formatVersion: Int }
+        let version = try makeDecoder().decode(Version.self, from: data).formatVersion
+        guard version <= currentFormatVersion else { throw DecodingProblem.unsupportedVersion(version) }
+        return try makeDecoder().decode(CrashReport.self, from: data)
+    }
+
+    /// The innermost named function of a frame, if symbolicated.
+    public func functionName(ofFrame index: Int) -> String? {
+        guard frames.indices.contains(index) else { return nil }
+        return frames[index].symbols.first?.function
+    }
+}
+
+/// Report times are whole milliseconds, formatted by hand: Foundation's fractional-second formatting
+/// truncates binary fractions (…273.123 prints as .122), which would break round trips.
+enum ReportTime {
+    static func milliseconds(_ date: Date) -> Date {
+        Date(timeIntervalSince1970: (date.timeIntervalSince1970 * 1000).rounded() / 1000)
+    }
+
+    static func format(_ date: Date) -> String {
+        let total = Int64((date.timeIntervalSince1970 * 1000).rounded())
+        let seconds = total.quotientAndRemainderFlooring(by: 1000)
+        let whole = Date(timeIntervalSince1970: Double(seconds.quotient)).formatted(Date.ISO8601FormatStyle())
+        let millis = String(seconds.remainder)
+        return whole.dropLast() + "." + String(repeating: "0", count: 3 - millis.count) + millis + "Z"
+    }
+
+    static func parse(_ text: String) -> Date? {
+        guard text.hasSuffix("Z") else { return try? Date.ISO8601FormatStyle().parse(text) }
+        let parts = text.dropLast().split(separator: ".", maxSplits: 1)
+        guard let whole = try? Date.ISO8601FormatStyle().parse(parts[0] + "Z") else { return nil }
+        guard parts.count == 2 else { return whole }
+        let digits = parts[1].prefix(3)
+        guard let fraction = Int64(digits), digits.count > 0 else { return nil }
+        let millis = fraction * [1, 100, 10, 1][digits.count]
+        return Date(timeIntervalSince1970: Double(Int64(whole.timeIntervalSince1970) * 1000 + millis) / 1000)
+    }
+}
+
+extension Int64 {
+    fileprivate func quotientAndRemainderFlooring(by divisor: Int64) -> (quotient: Int64, remainder: Int64) {
+        let (q, r) = quotientAndRemainder(dividingBy: divisor)
+        return r < 0 ? (q - 1, r + divisor) : (q, r)
+    }
+}

@@ -1,0 +1,455 @@
+// The signal handler and its installation.
+//
+// Async-signal-safety: from the moment a fatal signal arrives, this file calls only write, read, open,
+// openat, close, fdatasync, clock_gettime, getpid, syscall(SYS_gettid / SYS_tgkill), sigaction,
+// sigprocmask, sigsetjmp/siglongjmp, alarm, nanosleep and memcpy/strlen, plus libunwind, which is
+// not lock-free and therefore runs last (see docs/crash-capture.md). Everything else — opening the
+// directory, the image table, loading libunwind, copying options — is prepared at install time.
+#define _GNU_SOURCE
+#include "CCrashHandler.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "images.h"
+#include "raw_writer.h"
+#include "unwinder.h"
+
+static const int handled_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS};
+#define HANDLED_COUNT (sizeof(handled_signals) / sizeof(handled_signals[0]))
+
+// Options in effect; replaced as a whole (and the old copy leaked) so the handler never sees a mix.
+typedef struct installed_options {
+    int directory_fd;
+    char *header_lines;
+    const unsigned char *journal_data;
+    uint64_t journal_capacity;
+    const uint64_t *journal_write_position;
+    uint32_t journal_tail_bytes;
+} installed_options;
+
+static _Atomic(installed_options *) options_in_effect;
+static struct sigaction previous_actions[NSIG];
+static atomic_int installed;
+static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
+typedef _Atomic(const char *) *(*fatal_message_buffer_fn)(void);
+static _Atomic(const char *) *fatal_message_buffer;
+static atomic_int test_fault_mode;
+
+// Crash state. Only the first crashing thread writes a report; the others wait for it to end the
+// process. The writer and the recovery point are static because only that one thread uses them.
+static atomic_int crashing_thread;
+static atomic_int crash_signal;
+static atomic_int report_fd = -1;
+static atomic_int report_finished;
+static bbx_writer writer;
+static sigjmp_buf recovery_point;
+static volatile sig_atomic_t recovery_armed;
+static volatile sig_atomic_t nested_signal;
+
+static pid_t current_thread_id(void) { return (pid_t)syscall(SYS_gettid); }
+
+static const char *signal_name(int sig) {
+    switch (sig) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGBUS: return "SIGBUS";
+    case SIGILL: return "SIGILL";
+    case SIGFPE: return "SIGFPE";
+    case SIGABRT: return "SIGABRT";
+    case SIGTRAP: return "SIGTRAP";
+    case SIGSYS: return "SIGSYS";
+    default: return "SIG?";
+    }
+}
+
+// MARK: Dying
+
+// Ends the process by `sig` with the default action, whichever thread calls it.
+static void die_by_signal(int sig, pid_t thread) {
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof(dfl));
+    dfl.sa_handler = SIG_DFL;
+    sigaction(sig, &dfl, NULL);
+    sigset_t unblock;
+    sigemptyset(&unblock);
+    sigaddset(&unblock, sig);
+    sigprocmask(SIG_UNBLOCK, &unblock, NULL);
+    syscall(SYS_tgkill, getpid(), thread, sig);
+    // tgkill to ourselves is delivered before the syscall returns; to another thread, very soon.
+    for (;;) {
+        struct timespec second = {1, 0};
+        nanosleep(&second, NULL);
+    }
+}
+
+// Another thread calling exit() while a crash is being handled (the Swift backtracer resumes the
+// other threads before our thread re-raises, so `main` could return first) must not turn the crash
+// into exit status 0: wait for the report, then die by the crash signal.
+static void exit_guard(void) {
+    int sig = atomic_load(&crash_signal);
+    if (sig == 0) return;
+    for (int i = 0; i < 100 && !atomic_load(&report_finished); i++) {
+        struct timespec tick = {0, 100 * 1000 * 1000};
+        nanosleep(&tick, NULL);
+    }
+    die_by_signal(sig, current_thread_id());
+}
+
+// libunwind can block on the loader lock held by a thread we interrupted. If the report is not done
+// in time, end the process by the original signal anyway.
+static void watchdog(int sig) {
+    (void)sig;
+    int fd = atomic_load(&report_fd);
+    if (fd >= 0) {
+        static const char line[] = "watchdog-timeout\n";
+        ssize_t ignored = write(fd, line, sizeof(line) - 1);
+        (void)ignored;
+    }
+    die_by_signal(atomic_load(&crash_signal), (pid_t)atomic_load(&crashing_thread));
+}
+
+// MARK: Report sections
+
+static void write_header(const installed_options *options, int sig, const siginfo_t *info) {
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    bbx_write_str(&writer, "blackbox-raw-crash 1\n");
+    bbx_write_str(&writer, options->header_lines);
+    bbx_write_str(&writer, "signal ");
+    bbx_write_dec(&writer, sig);
+    bbx_write_str(&writer, " ");
+    bbx_write_str(&writer, signal_name(sig));
+    bbx_write_str(&writer, "\ncode ");
+    bbx_write_dec(&writer, info->si_code);
+    bbx_write_str(&writer, "\naddress ");
+    bbx_write_hex(&writer, (uint64_t)(uintptr_t)info->si_addr);
+    if (info->si_code <= 0) {
+        bbx_write_str(&writer, "\nsender-pid ");
+        bbx_write_dec(&writer, info->si_pid);
+    }
+    bbx_write_str(&writer, "\ntime ");
+    bbx_write_dec(&writer, now.tv_sec);
+    bbx_write_str(&writer, " ");
+    bbx_write_dec(&writer, now.tv_nsec);
+    bbx_write_str(&writer, "\npid ");
+    bbx_write_dec(&writer, getpid());
+    bbx_write_str(&writer, "\ntid ");
+    bbx_write_dec(&writer, current_thread_id());
+    bbx_write_str(&writer, "\nthread ");
+    char name[32];
+    int fd = open("/proc/thread-self/comm", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, name, sizeof(name) - 1) : -1;
+    if (fd >= 0) close(fd);
+    if (n > 0 && name[n - 1] == '\n') n--;
+    if (n > 0) bbx_write_bytes(&writer, name, (size_t)n);
+    bbx_write_str(&writer, "\n");
+    bbx_write_flush(&writer);
+}
+
+static void write_register(const char *name, uint64_t value) {
+    bbx_write_str(&writer, "register ");
+    bbx_write_str(&writer, name);
+    bbx_write_str(&writer, " ");
+    bbx_write_hex(&writer, value);
+    bbx_write_str(&writer, "\n");
+}
+
+static void write_registers(const ucontext_t *context) {
+#if defined(__x86_64__)
+    static const struct {
+        const char *name;
+        int index;
+    } order[] = {{"rax", REG_RAX}, {"rbx", REG_RBX}, {"rcx", REG_RCX}, {"rdx", REG_RDX}, {"rsi", REG_RSI},
+                 {"rdi", REG_RDI}, {"rbp", REG_RBP}, {"rsp", REG_RSP}, {"r8", REG_R8},   {"r9", REG_R9},
+                 {"r10", REG_R10}, {"r11", REG_R11}, {"r12", REG_R12}, {"r13", REG_R13}, {"r14", REG_R14},
+                 {"r15", REG_R15}, {"rip", REG_RIP}, {"rflags", REG_EFL}};
+    for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+        write_register(order[i].name, (uint64_t)context->uc_mcontext.gregs[order[i].index]);
+#elif defined(__aarch64__)
+    static const char *names[] = {"x0",  "x1",  "x2",  "x3",  "x4",  "x5",  "x6",  "x7",  "x8",  "x9",
+                                  "x10", "x11", "x12", "x13", "x14", "x15", "x16", "x17", "x18", "x19",
+                                  "x20", "x21", "x22", "x23", "x24", "x25", "x26", "x27", "x28", "fp", "lr"};
+    for (int i = 0; i < 31; i++) write_register(names[i], context->uc_mcontext.regs[i]);
+    write_register("sp", context->uc_mcontext.sp);
+    write_register("pc", context->uc_mcontext.pc);
+#endif
+    bbx_write_flush(&writer);
+}
+
+// The Swift runtime keeps the text of the last fatal error (fatalError always; nil-unwrap and index
+// messages in debug builds) in a buffer it exports.
+static void write_fatal_message(void) {
+    if (fatal_message_buffer == NULL) return;
+    const char *message = atomic_load(fatal_message_buffer);
+    if (message == NULL) return;
+    size_t length = strnlen(message, 16384);
+    bbx_write_str(&writer, "message ");
+    bbx_write_dec(&writer, (int64_t)length);
+    bbx_write_str(&writer, "\n");
+    bbx_write_bytes(&writer, message, length);
+    bbx_write_str(&writer, "\n");
+    bbx_write_flush(&writer);
+}
+
+// The last records of the journal, raw: the next launch decodes and formats them. Records are
+// 8-aligned at stream positions, so the tail starts on a multiple of 8; the data area is mapped twice,
+// so the copy is one contiguous range.
+static void write_journal_tail(const installed_options *options) {
+    if (options->journal_data == NULL || options->journal_tail_bytes == 0) return;
+    uint64_t end = __atomic_load_n(options->journal_write_position, __ATOMIC_ACQUIRE);
+    uint64_t length = options->journal_tail_bytes;
+    if (length > options->journal_capacity) length = options->journal_capacity;
+    if (length > end) length = end;
+    uint64_t start = (end - length + 7) & ~(uint64_t)7;
+    length = end - start;
+    bbx_write_str(&writer, "journal ");
+    bbx_write_dec(&writer, (int64_t)start);
+    bbx_write_str(&writer, " ");
+    bbx_write_dec(&writer, (int64_t)length);
+    bbx_write_str(&writer, "\n");
+    bbx_write_direct(&writer, options->journal_data + (start & (options->journal_capacity - 1)), length);
+    bbx_write_str(&writer, "\n");
+    bbx_write_flush(&writer);
+}
+
+// Runs one section; a fault inside it (SA_NODEFER lets it re-enter the handler) jumps back here, the
+// section is abandoned with a note, and the report goes on with the next one.
+#define SECTION(name, body)                                                                                \
+    do {                                                                                                   \
+        if (sigsetjmp(recovery_point, 1) == 0) {                                                           \
+            recovery_armed = 1;                                                                            \
+            body;                                                                                          \
+            recovery_armed = 0;                                                                            \
+        } else {                                                                                           \
+            writer.used = 0;                                                                               \
+            bbx_write_str(&writer, "\nnested-fault ");                                                     \
+            bbx_write_dec(&writer, nested_signal);                                                         \
+            bbx_write_str(&writer, " " name "\n");                                                         \
+            bbx_write_flush(&writer);                                                                      \
+        }                                                                                                  \
+    } while (0)
+
+static void test_fault(void) { *(volatile int *)(uintptr_t)8 = 1; }
+
+static void write_report(const installed_options *options, int sig, siginfo_t *info, ucontext_t *context) {
+    SECTION("header", write_header(options, sig, info); if (atomic_load(&test_fault_mode) == 1) test_fault());
+    SECTION("registers", write_registers(context));
+    SECTION("message", write_fatal_message());
+    SECTION("frame-pointers", bbx_walk_frame_pointers(&writer, context));
+    SECTION("images", bbx_images_write(&writer));
+    SECTION("journal", write_journal_tail(options));
+    if (atomic_load(&test_fault_mode) == 2) test_fault();
+    // Last: libunwind may take the loader lock, which the interrupted code might hold.
+    SECTION("unwind", bbx_walk_libunwind(&writer, context));
+    bbx_write_str(&writer, "end\n");
+    bbx_write_flush(&writer);
+}
+
+static int open_report(const installed_options *options, int sig) {
+    // crash-<seconds>-<pid>-<signal>.raw: unique enough (one crash per process), sortable by time.
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    bbx_writer name = {.fd = -1};
+    bbx_write_str(&name, "crash-");
+    bbx_write_dec(&name, now.tv_sec);
+    bbx_write_str(&name, "-");
+    bbx_write_dec(&name, getpid());
+    bbx_write_str(&name, "-");
+    bbx_write_dec(&name, sig);
+    bbx_write_str(&name, ".raw");
+    name.buffer[name.used] = 0;
+    return openat(options->directory_fd, name.buffer, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+}
+
+// MARK: The handler
+
+static void chain_and_die(int sig, siginfo_t *info, void *context);
+
+static void handle_crash(int sig, siginfo_t *info, void *context) {
+    pid_t self = current_thread_id();
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&crashing_thread, &expected, (int)self)) {
+        if (expected == (int)self) {
+            // A fault inside our own handler.
+            if (recovery_armed) {
+                recovery_armed = 0;
+                nested_signal = sig;
+                siglongjmp(recovery_point, 1);
+            }
+            int fd = atomic_load(&report_fd);
+            if (fd >= 0) {
+                static const char line[] = "\nnested-fault-unrecoverable\n";
+                ssize_t ignored = write(fd, line, sizeof(line) - 1);
+                (void)ignored;
+            }
+            die_by_signal(atomic_load(&crash_signal), self);
+        }
+        // Another thread is writing the report and will end the process; wait for it.
+        for (;;) {
+            struct timespec second = {1, 0};
+            nanosleep(&second, NULL);
+        }
+    }
+    atomic_store(&crash_signal, sig);
+
+    struct sigaction alarm_action;
+    memset(&alarm_action, 0, sizeof(alarm_action));
+    alarm_action.sa_handler = watchdog;
+    sigaction(SIGALRM, &alarm_action, NULL);
+    alarm(10);
+
+    installed_options *options = atomic_load(&options_in_effect);
+    if (options != NULL) {
+        int fd = open_report(options, sig);
+        atomic_store(&report_fd, fd);
+        writer.fd = fd;
+        writer.used = 0;
+        if (fd >= 0) {
+            write_report(options, sig, info, (ucontext_t *)context);
+            fdatasync(fd);
+            atomic_store(&report_fd, -1);
+            close(fd);
+        }
+    }
+    alarm(0);
+    atomic_store(&report_finished, 1);
+    chain_and_die(sig, info, context);
+}
+
+// Hands the crash to whoever had the signal before us (the Swift runtime's backtracer, usually) so its
+// output still appears, then makes sure the process dies by the original signal.
+static void chain_and_die(int sig, siginfo_t *info, void *context) {
+    struct sigaction previous = previous_actions[sig];
+    if (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN) {
+        sigaction(sig, &previous, NULL);
+        if (previous.sa_flags & SA_SIGINFO)
+            previous.sa_sigaction(sig, info, context);
+        else
+            previous.sa_handler(sig);
+    }
+    die_by_signal(sig, current_thread_id());
+}
+
+// MARK: Installation
+
+static pthread_key_t alternate_stack_key;
+static pthread_once_t alternate_stack_key_once = PTHREAD_ONCE_INIT;
+
+typedef struct alternate_stack {
+    void *mapping;
+    size_t mapping_size;
+} alternate_stack;
+
+static void release_alternate_stack(void *value) {
+    alternate_stack *stack = value;
+    stack_t disable = {.ss_flags = SS_DISABLE};
+    sigaltstack(&disable, NULL);
+    munmap(stack->mapping, stack->mapping_size);
+    free(stack);
+}
+
+static void make_alternate_stack_key(void) { pthread_key_create(&alternate_stack_key, release_alternate_stack); }
+
+int bbx_crash_ensure_alternate_stack(uint64_t size) {
+    if (size < 65536) size = 65536;
+    stack_t current;
+    if (sigaltstack(NULL, &current) == 0 && !(current.ss_flags & SS_DISABLE) && current.ss_size >= size) return 0;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t usable = ((size_t)size + page - 1) & ~(page - 1);
+    // One guard page below the stack: an overflow of the handler itself faults instead of scribbling.
+    void *mapping = mmap(NULL, usable + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mapping == MAP_FAILED) return errno;
+    mprotect(mapping, page, PROT_NONE);
+    stack_t stack = {.ss_sp = (char *)mapping + page, .ss_size = usable, .ss_flags = 0};
+    if (sigaltstack(&stack, NULL) != 0) {
+        int error = errno;
+        munmap(mapping, usable + page);
+        return error;
+    }
+    alternate_stack *record = malloc(sizeof(alternate_stack));
+    if (record != NULL) {
+        record->mapping = mapping;
+        record->mapping_size = usable + page;
+        pthread_once(&alternate_stack_key_once, make_alternate_stack_key);
+        // Freed when the thread exits. The main thread's never is, which is what we want.
+        pthread_setspecific(alternate_stack_key, record);
+    }
+    return 0;
+}
+
+void bbx_crash_refresh_images(void) { bbx_images_prepare(); }
+
+int bbx_crash_has_libunwind(void) { return bbx_unwinder_available(); }
+
+int bbx_crash_is_installed(void) { return atomic_load(&installed); }
+
+void bbx_crash_set_test_fault(int mode) { atomic_store(&test_fault_mode, mode); }
+
+int bbx_crash_install(const bbx_crash_options *options) {
+    if (options == NULL || options->pending_directory == NULL) return EINVAL;
+    if (options->journal_data != NULL &&
+        (options->journal_capacity == 0 || (options->journal_capacity & (options->journal_capacity - 1)) != 0 ||
+         options->journal_write_position == NULL))
+        return EINVAL;
+
+    installed_options *copy = calloc(1, sizeof(installed_options));
+    if (copy == NULL) return ENOMEM;
+    copy->directory_fd = open(options->pending_directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (copy->directory_fd < 0) {
+        int error = errno;
+        free(copy);
+        return error;
+    }
+    copy->header_lines = strdup(options->header_lines ? options->header_lines : "");
+    copy->journal_data = options->journal_data;
+    copy->journal_capacity = options->journal_capacity;
+    copy->journal_write_position = options->journal_write_position;
+    copy->journal_tail_bytes = options->journal_tail_bytes;
+
+    pthread_mutex_lock(&install_lock);
+    int error = bbx_crash_ensure_alternate_stack(65536);
+    if (error == 0 && !atomic_load(&installed)) {
+        bbx_unwinder_prepare();
+        bbx_images_prepare();
+        fatal_message_buffer_fn lookup =
+            (fatal_message_buffer_fn)dlsym(RTLD_DEFAULT, "swift_getFatalErrorMessageBuffer");
+        if (lookup != NULL) fatal_message_buffer = lookup();
+        struct sigaction action;
+        memset(&action, 0, sizeof(action));
+        action.sa_sigaction = handle_crash;
+        // SA_NODEFER: a fault inside the handler re-enters it (and is recovered) instead of killing
+        // the process silently.
+        action.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+        sigemptyset(&action.sa_mask);
+        for (size_t i = 0; i < HANDLED_COUNT && error == 0; i++) {
+            int sig = handled_signals[i];
+            if (sigaction(sig, &action, &previous_actions[sig]) != 0) error = errno;
+        }
+        if (error == 0) {
+            atexit(exit_guard);
+            atomic_store(&installed, 1);
+        }
+    }
+    if (error == 0) {
+        // Replaced, never freed: a crashing thread may be reading the previous one.
+        atomic_store(&options_in_effect, copy);
+    } else {
+        close(copy->directory_fd);
+        free(copy->header_lines);
+        free(copy);
+    }
+    pthread_mutex_unlock(&install_lock);
+    return error;
+}

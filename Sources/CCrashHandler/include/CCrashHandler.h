@@ -1,0 +1,56 @@
+// Crash capture: the async-signal-safe half (see docs/crash-capture.md).
+//
+// Everything rich (symbolication, JSON, upload) happens in Swift on the next launch; this part only
+// records what the dying process knows into a raw, line-oriented report. Swift calls these functions
+// from ordinary code, never from a signal handler.
+#ifndef BLACKBOX_CCRASHHANDLER_H
+#define BLACKBOX_CCRASHHANDLER_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct bbx_crash_options {
+    /// Directory for raw reports; must exist. Opened once at install time.
+    const char *pending_directory;
+    /// Preformatted `key value` lines written verbatim near the top of every report (app name,
+    /// version, host, process start...). Copied.
+    const char *header_lines;
+    /// The journal ring's data area (mapped twice back to back) and its reservation counter, so the
+    /// handler can copy the last records; NULL when there is no journal.
+    const void *journal_data;
+    uint64_t journal_capacity;
+    const uint64_t *journal_write_position;
+    /// How many bytes of the journal's tail to copy (0: none).
+    uint32_t journal_tail_bytes;
+} bbx_crash_options;
+
+/// Installs the handlers for SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP and SIGSYS, gives the
+/// calling thread an alternate stack, and prepares everything the handler needs. Idempotent: later
+/// calls replace the options. Returns 0 or an errno value.
+int bbx_crash_install(const bbx_crash_options *options);
+
+/// True once `bbx_crash_install` succeeded.
+int bbx_crash_is_installed(void);
+
+/// Gives the calling thread an alternate signal stack of `size` bytes (at least 64 KiB) unless it has
+/// one that large already, so that a stack overflow on it can be reported. Returns 0 or an errno value.
+int bbx_crash_ensure_alternate_stack(uint64_t size);
+
+/// Re-reads the loaded images (call after dlopen'ing plugins).
+void bbx_crash_refresh_images(void);
+
+/// Whether libunwind was found (the report then carries a libunwind walk besides the frame-pointer walk).
+int bbx_crash_has_libunwind(void);
+
+/// Test support: make the handler itself fault after the header (1), or in a phase that is not
+/// protected (2), to exercise the nested-crash path.
+void bbx_crash_set_test_fault(int mode);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

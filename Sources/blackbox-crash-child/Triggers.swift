@@ -1,0 +1,82 @@
+import Blackbox
+import CBlackboxTestCrashes
+import Dispatch
+import Foundation
+
+// The ways to crash. Each trigger is its own non-inlined function so the tests can check that frame 0
+// (or the first frame in this binary) names it.
+
+@inline(never) func triggerFatalError() { fatalError("crash-child fatal error") }
+
+@inline(never) func triggerIndexOutOfRange(_ values: [Int], _ index: Int) -> Int { values[index] }
+
+@inline(never) func triggerNilUnwrap(_ value: Int?) -> Int { value! }
+
+@inline(never) func triggerOverflow(_ value: Int) -> Int { value + Int.max }
+
+@inline(never) func triggerNullWrite() { bbx_test_null_write() }
+
+@inline(never) func triggerDivideByZero(_ denominator: Int32) -> Int32 { bbx_test_divide(7, denominator) }
+
+@inline(never) func triggerAbort() { abort() }
+
+@inline(never) func triggerSigbus() {
+    // Using the result keeps the optimizer from turning this into a tail call (which would leave
+    // this function out of the stack).
+    if raise(SIGBUS) != 0 { exit(4) }
+}
+
+@inline(never) func triggerStackOverflow(_ depth: Int) -> Int {
+    // Enough stack per frame that the guard page is reached quickly; `withExtendedLifetime` keeps the
+    // buffer and the recursion from being optimized into a loop.
+    var buffer = (depth, depth, depth, depth, depth, depth, depth, depth)
+    return withUnsafeMutableBytes(of: &buffer) { raw in
+        raw[0] = UInt8(truncatingIfNeeded: depth)
+        return triggerStackOverflow(depth + Int(raw[0] & 1) + 1) + Int(raw[1])
+    }
+}
+
+func waitForever() -> Never {
+    while true { sleep(1) }
+}
+
+@inline(never) func crash(_ kind: String) {
+    let runtimeInput = CommandLine.arguments.count  // opaque to the optimizer
+    switch kind {
+    case "fatal-error": triggerFatalError()
+    case "index": _ = triggerIndexOutOfRange([1, 2, 3], runtimeInput + 5)
+    case "nil-unwrap": _ = triggerNilUnwrap(runtimeInput > 100 ? 1 : nil)
+    case "overflow": _ = triggerOverflow(runtimeInput)
+    case "null-write": triggerNullWrite()
+    case "divide-by-zero": _ = triggerDivideByZero(Int32(runtimeInput - 4))
+    case "abort": triggerAbort()
+    case "sigbus": triggerSigbus()
+    case "stack-overflow": _ = triggerStackOverflow(runtimeInput)
+    case "wait-for-signal":
+        FileHandle.standardOutput.write(Data("ready\n".utf8))
+        waitForever()
+    case "handler-fault":
+        Blackbox.setCrashHandlerTestFault(1)
+        triggerNullWrite()
+    case "handler-fault-unprotected":
+        Blackbox.setCrashHandlerTestFault(2)
+        triggerNullWrite()
+    case "two-threads":
+        // Two threads fault at (nearly) the same moment; one report, no hang.
+        let go = DispatchSemaphore(value: 0)
+        for _ in 0..<2 {
+            Thread.detachNewThread {
+                CrashCapture.prepareCurrentThread()
+                go.wait()
+                triggerNullWrite()
+            }
+        }
+        usleep(50_000)
+        go.signal()
+        go.signal()
+        waitForever()
+    default:
+        FileHandle.standardError.write(Data("unknown kind \(kind)\n".utf8))
+        exit(2)
+    }
+}

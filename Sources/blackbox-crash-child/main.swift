@@ -1,0 +1,58 @@
+import Blackbox
+import Dispatch
+import Foundation
+import Logging
+
+// Crashes on purpose, for the crash-capture tests (never shipped).
+//
+// Usage: blackbox-crash-child DIR KIND WHERE
+//   KIND:  fatal-error index nil-unwrap overflow null-write divide-by-zero abort sigbus stack-overflow
+//          wait-for-signal (prints "ready", then waits for an external kill -SEGV) handler-fault
+//          handler-fault-unprotected two-threads
+//   WHERE: main, thread (a Foundation Thread given an alternate signal stack), dispatch
+//
+// Before crashing it logs "about to crash: KIND on WHERE" so the tests can find the line in the
+// report's log tail.
+
+let arguments = CommandLine.arguments
+guard arguments.count == 4 else {
+    FileHandle.standardError.write(Data("usage: blackbox-crash-child DIR KIND WHERE\n".utf8))
+    exit(2)
+}
+let (directory, kind, place) = (arguments[1], arguments[2], arguments[3])
+
+var configuration = BlackboxConfiguration(appName: "crash-child", directory: directory)
+configuration.appVersion = "1.0"
+configuration.appBuild = "42"
+configuration.sinks = [.file]
+configuration.crashReporting.processPendingAtStart = false
+configuration.crashReporting.metadata = ["test": "crash-matrix"]
+do {
+    try Blackbox.start(configuration)
+} catch {
+    FileHandle.standardError.write(Data("\(error)\n".utf8))
+    exit(2)
+}
+let logger = Logger(label: "crash-child")
+
+logger.info("about to crash: \(kind) on \(place)")
+switch place {
+case "main":
+    crash(kind)
+case "thread":
+    let thread = Thread {
+        CrashCapture.prepareCurrentThread()
+        crash(kind)
+    }
+    thread.stackSize = 1 << 20
+    thread.start()
+    waitForever()
+case "dispatch":
+    DispatchQueue.global().async { crash(kind) }
+    waitForever()
+default:
+    FileHandle.standardError.write(Data("unknown place \(place)\n".utf8))
+    exit(2)
+}
+// Reaching here means the crash did not happen.
+exit(3)

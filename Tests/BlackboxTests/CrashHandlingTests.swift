@@ -1,0 +1,165 @@
+import BlackboxFormat
+import Foundation
+import Testing
+
+@testable import Blackbox
+
+@Suite("Crash handler edge cases")
+struct CrashHandlerEdgeCaseTests {
+    var executable: String { "\(Build.debug.binDirectory ?? "")/blackbox-crash-child" }
+
+    @Test("two threads crashing at once give one report and no hang")
+    func twoThreads() throws {
+        for _ in 0..<5 {
+            let directory = TemporaryDirectory()
+            let (result, report, outcome) = try crashAndProcess(
+                "two-threads", on: "main", build: .debug, directory: directory)
+            #expect(result.signaled && result.status == SIGSEGV)
+            #expect(outcome.processed.count == 1)
+            let processed = try #require(report)
+            #expect(processed.thread.id != processed.process.pid, "a worker thread crashed")
+            #expect(processed.frames.first?.symbols.first?.function.contains("bbx_test_null_write") == true)
+        }
+    }
+
+    @Test("a fault inside a protected section of the handler is noted and the report goes on")
+    func faultInProtectedSection() throws {
+        let directory = TemporaryDirectory()
+        let (result, report, _) = try crashAndProcess("handler-fault", on: "main", build: .debug, directory: directory)
+        #expect(result.signaled && result.status == SIGSEGV)
+        let processed = try #require(report)
+        #expect(processed.partial)
+        #expect(
+            processed.notes.contains { $0.contains("faulted while writing a section: 11 header") }, "\(processed.notes)"
+        )
+        // Later sections still made it: registers, frames, images, the log tail.
+        #expect(!processed.registers.isEmpty && processed.frames.count >= 3 && !processed.images.isEmpty)
+        #expect(processed.logTail.contains { $0.contains("about to crash: handler-fault") })
+    }
+
+    @Test("a fault outside any protected section still ends the process by the original signal")
+    func faultOutsideProtection() throws {
+        let directory = TemporaryDirectory()
+        let (result, report, _) = try crashAndProcess(
+            "handler-fault-unprotected", on: "main", build: .debug, directory: directory)
+        #expect(result.signaled && result.status == SIGSEGV)
+        let processed = try #require(report)
+        #expect(processed.partial)
+        #expect(processed.notes.contains { $0.contains("unrecoverable") }, "\(processed.notes)")
+        // Everything before the fault is there.
+        #expect(!processed.images.isEmpty && processed.frameSource == "frame-pointers")
+    }
+}
+
+@Suite("Crash report processing")
+struct CrashReportProcessingTests {
+    /// A real raw report, made by crashing the child once.
+    static func rawReport() throws -> [UInt8] {
+        let directory = TemporaryDirectory()
+        let executable = "\(Build.debug.binDirectory ?? "")/blackbox-crash-child"
+        _ = try runProgram(
+            executable, [directory.path, "null-write", "main"], environment: ["SWIFT_BACKTRACE": "enable=no"])
+        let pending = "\(directory.path)/crashes/pending"
+        let name = try #require(directoryEntries(pending).first)
+        return try #require(DurableFile.read("\(pending)/\(name)"))
+    }
+
+    func place(_ bytes: [UInt8], as name: String, in directory: TemporaryDirectory) throws {
+        try makeDirectory("\(directory.path)/crashes/pending")
+        try DurableFile.write(bytes, to: "\(directory.path)/crashes/pending/\(name)")
+    }
+
+    @Test("a truncated raw report still gives the best report possible, marked partial")
+    func truncated() throws {
+        let raw = try Self.rawReport()
+        let text = String(decoding: raw, as: UTF8.self)
+        // Cut in the middle of the image table: header, registers and frames survive.
+        let cut = try #require(text.range(of: "\nimage ")).upperBound
+        let prefix = Array(text.utf8.prefix(text.utf8.distance(from: text.startIndex, to: cut) + 20))
+        let directory = TemporaryDirectory()
+        try place(prefix, as: "crash-1-1-11.raw", in: directory)
+        let outcome = CrashReportProcessor(directory: directory.path).processPending()
+        let report = try #require(outcome.processed.first?.report)
+        #expect(report.partial)
+        #expect(report.notes.contains { $0.contains("ends early") })
+        #expect(report.signal?.name == "SIGSEGV" && report.registers.count > 10)
+        #expect(report.frameSource == "frame-pointers" && report.frames.count >= 3)
+    }
+
+    @Test("cut at every point, a raw report never makes processing fail")
+    func everyCut() throws {
+        let raw = try Self.rawReport()
+        let builder = CrashReportBuilder(symbolicator: nil)
+        for length in stride(from: 0, through: raw.count, by: max(1, raw.count / 200)) {
+            guard let parsed = try? RawCrashReport(bytes: Array(raw.prefix(length))) else {
+                #expect(length < 21, "only a missing first line is refused (cut at \(length))")
+                continue
+            }
+            let report = builder.build(from: parsed)
+            #expect(report.partial == (length < raw.count - 1) || length >= raw.count - 1)
+        }
+    }
+
+    @Test("a raw report whose processing crashed earlier is quarantined, not retried")
+    func crashLoop() throws {
+        let raw = try Self.rawReport()
+        let directory = TemporaryDirectory()
+        // What an interrupted processing run leaves: the file renamed to .processing.
+        try place(raw, as: "crash-1-1-11.raw.processing", in: directory)
+        try place(raw, as: "crash-2-2-11.raw", in: directory)
+        let outcome = CrashReportProcessor(directory: directory.path).processPending()
+        #expect(outcome.quarantined == ["\(directory.path)/crashes/quarantine/crash-1-1-11.raw"])
+        #expect(outcome.processed.count == 1, "the healthy report is still processed")
+        #expect(FileManager.default.fileExists(atPath: "\(directory.path)/crashes/quarantine/crash-1-1-11.raw"))
+        #expect(directoryEntries("\(directory.path)/crashes/pending").isEmpty)
+        // A second start finds nothing to do.
+        let again = CrashReportProcessor(directory: directory.path).processPending()
+        #expect(again.processed.isEmpty && again.quarantined.isEmpty)
+    }
+
+    @Test("a file that is not a raw report is quarantined with the reason")
+    func notAReport() throws {
+        let directory = TemporaryDirectory()
+        try place(Array("garbage\n".utf8), as: "crash-3-3-11.raw", in: directory)
+        let outcome = CrashReportProcessor(directory: directory.path).processPending()
+        #expect(outcome.quarantined.count == 1 && outcome.processed.isEmpty)
+    }
+
+    @Test("a rebuilt binary is flagged, not used to name frames")
+    func buildIDMismatch() throws {
+        var raw = String(decoding: try Self.rawReport(), as: UTF8.self)
+        // Pretend the crashed executable had another build-id.
+        let lines = raw.split(separator: "\n", omittingEmptySubsequences: false).map { line -> Substring in
+            guard line.hasPrefix("image "), line.hasSuffix("blackbox-crash-child") else { return line }
+            var parts = line.split(separator: " ")
+            parts[4] = "00112233445566778899aabbccddeeff00112233"
+            return Substring(parts.joined(separator: " "))
+        }
+        raw = lines.joined(separator: "\n")
+        let directory = TemporaryDirectory()
+        try place(Array(raw.utf8), as: "crash-4-4-11.raw", in: directory)
+        let report = try #require(
+            CrashReportProcessor(directory: directory.path).processPending().processed.first?.report)
+        let image = try #require(report.images.firstIndex { $0.path.hasSuffix("blackbox-crash-child") })
+        #expect(report.images[image].buildIDMatches == false)
+        #expect(report.notes.contains { $0.contains("build-id on disk") })
+        #expect(report.frames.filter { $0.imageIndex == image }.allSatisfy { $0.symbols.isEmpty })
+        #expect(report.frames.first?.imageOffset != nil, "raw offsets are kept for later symbolication")
+    }
+
+    @Test("reports round-trip through JSON and refuse unknown format versions")
+    func jsonRoundTrip() throws {
+        let directory = TemporaryDirectory()
+        try place(try Self.rawReport(), as: "crash-5-5-11.raw", in: directory)
+        let (report, path) = try #require(
+            CrashReportProcessor(directory: directory.path).processPending().processed.first)
+        let data = try #require(FileManager.default.contents(atPath: path))
+        #expect(try CrashReport.decode(data) == report)
+        let text = try String(contentsOfFile: path.replacingOccurrences(of: ".json", with: ".txt"), encoding: .utf8)
+        #expect(text.contains("Exception:        SIGSEGV (11), code 1 (SEGV_MAPERR)"))
+        #expect(text.contains("bbx_test_null_write"))
+        let future = String(decoding: data, as: UTF8.self).replacingOccurrences(
+            of: "\"formatVersion\" : 1", with: "\"formatVersion\" : 99")
+        #expect(throws: CrashReport.DecodingProblem.self) { try CrashReport.decode(Data(future.utf8)) }
+    }
+}
