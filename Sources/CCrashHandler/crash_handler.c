@@ -243,7 +243,14 @@ static void write_journal_tail(const installed_options *options) {
 
 static void test_fault(void) { *(volatile int *)(uintptr_t)8 = 1; }
 
+static uint64_t monotonic_ns(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
 static void write_report(const installed_options *options, int sig, siginfo_t *info, ucontext_t *context) {
+    uint64_t started = monotonic_ns();
     SECTION("header", write_header(options, sig, info); if (atomic_load(&test_fault_mode) == 1) test_fault());
     SECTION("registers", write_registers(context));
     SECTION("message", write_fatal_message());
@@ -253,7 +260,9 @@ static void write_report(const installed_options *options, int sig, siginfo_t *i
     if (atomic_load(&test_fault_mode) == 2) test_fault();
     // Last: libunwind may take the loader lock, which the interrupted code might hold.
     SECTION("unwind", bbx_walk_libunwind(&writer, context));
-    bbx_write_str(&writer, "end\n");
+    bbx_write_str(&writer, "handler-duration-ns ");
+    bbx_write_dec(&writer, (int64_t)(monotonic_ns() - started));
+    bbx_write_str(&writer, "\nend\n");
     bbx_write_flush(&writer);
 }
 

@@ -90,6 +90,9 @@ struct CrashReportBuilder {
             report.partial = true
             report.notes.append("the handler faulted while writing a section: \(fault)")
         }
+        if let duration = raw.header["handler-duration-ns"].flatMap(Int.init) {
+            report.notes.append("the signal handler took \(duration / 1000) µs to write the raw report (before fsync)")
+        }
         if raw.unwindStatus == nil { report.notes.append("no libunwind walk in the raw report") }
         if raw.unwindStatus == "unavailable" {
             report.notes.append("libunwind was not available to the crashed process")
