@@ -7,6 +7,8 @@ let package = Package(
     products: [
         .library(name: "Blackbox", targets: ["Blackbox"]),
         .library(name: "BlackboxFormat", targets: ["BlackboxFormat"]),
+        // Domain/code errors with localization and recovery. Separate because it needs Foundation.
+        .library(name: "BlackboxErrors", targets: ["BlackboxErrors"]),
         .executable(name: "blackbox-example", targets: ["blackbox-example"]),
     ],
     dependencies: [
@@ -31,11 +33,13 @@ let package = Package(
                 "BlackboxFormat",
             ]
         ),
+        .target(name: "BlackboxErrors", dependencies: [.product(name: "Logging", package: "swift-log")]),
         .executableTarget(
             name: "blackbox-example", dependencies: ["Blackbox", .product(name: "Logging", package: "swift-log")]),
         // Child processes the tests start, kill and inspect (never run by users).
         .executableTarget(
-            name: "blackbox-test-child", dependencies: ["Blackbox", .product(name: "Logging", package: "swift-log")]),
+            name: "blackbox-test-child",
+            dependencies: ["Blackbox", "BlackboxErrors", .product(name: "Logging", package: "swift-log")]),
         // Crashes on purpose for the crash-capture tests, in debug and release builds.
         .target(name: "CBlackboxTestCrashes"),
         .executableTarget(
@@ -47,6 +51,10 @@ let package = Package(
         .testTarget(
             name: "BlackboxTests",
             dependencies: ["Blackbox", "BlackboxFormat", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(
+            name: "BlackboxErrorsTests",
+            dependencies: ["BlackboxErrors", .product(name: "Logging", package: "swift-log")],
+            resources: [.copy("Localization")]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -36,6 +36,26 @@ import Foundation
     }
 }
 
+/// Fails the same `ensure` five times: one report (the call site is rate limited), and the caller
+/// goes on in release builds.
+@inline(never) func failEnsureRepeatedly() -> Int {
+    var safePaths = 0
+    for attempt in 0..<5 {
+        if ensure(attempt < 0, "the attempt count must be negative") {
+            return -1
+        }
+        safePaths += 1
+    }
+    return safePaths
+}
+
+@inline(never) func reachTheUnreachable(_ value: Int) -> Int {
+    switch value {
+    case 0...: return value
+    default: unreachable("negative argument count \(value)")
+    }
+}
+
 func waitForever() -> Never {
     while true { sleep(1) }
 }
@@ -52,6 +72,13 @@ func waitForever() -> Never {
     case "abort": triggerAbort()
     case "sigbus": triggerSigbus()
     case "stack-overflow": _ = triggerStackOverflow(runtimeInput)
+    case "ensure":
+        let safePaths = failEnsureRepeatedly()
+        FileHandle.standardOutput.write(Data("continued after \(safePaths) failed ensures\n".utf8))
+        Blackbox.shutdown()
+        exit(0)
+    case "unreachable":
+        _ = reachTheUnreachable(-runtimeInput)
     case "wait-for-signal":
         FileHandle.standardOutput.write(Data("ready\n".utf8))
         waitForever()

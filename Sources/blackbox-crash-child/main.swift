@@ -8,7 +8,8 @@ import Logging
 // Usage: blackbox-crash-child DIR KIND WHERE
 //   KIND:  fatal-error index nil-unwrap overflow null-write divide-by-zero abort sigbus stack-overflow
 //          wait-for-signal (prints "ready", then waits for an external kill -SEGV) handler-fault
-//          handler-fault-unprotected two-threads
+//          handler-fault-unprotected two-threads ensure (five failures of one ensure: traps in
+//          debug, reports once and goes on in release) unreachable
 //   WHERE: main, thread (a Foundation Thread given an alternate signal stack), dispatch
 //
 // Before crashing it logs "about to crash: KIND on WHERE" so the tests can find the line in the

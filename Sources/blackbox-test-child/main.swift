@@ -1,4 +1,5 @@
 import Blackbox
+import BlackboxErrors
 import Logging
 
 #if canImport(Glibc)
@@ -20,6 +21,7 @@ import Logging
 //   console DIR COLOR         log to the console sink only (COLOR: auto, always, never)
 //   exit-drain DIR            log 1000 lines and return from main without flushing
 //   fork DIR                  fork; the child logs (must reach stderr, not the parent's journal)
+//   present-error DIR         present a recoverable error on stdin/stdout; print the outcome
 //   process-crashes DIR       turn DIR's pending raw crash reports into outbox reports; print them
 
 func fail(_ message: String, code: Int32 = 2) -> Never {
@@ -215,6 +217,16 @@ case "fork":
     Blackbox.shutdown()
     say("done")
 
+case "present-error":
+    // A recoverable error shown by the terminal presenter on the real stdin/stdout.
+    let error = DiagnosticError(
+        domain: "com.example.sync", code: 4, developerDescription: "the server rejected the upload",
+        userInfo: .init(
+            failureReason: "the session expired", recoverySuggestion: "sign in again",
+            recovery: Recovery(options: ["Sign in", "Work offline"]) { index in index == 0 }))
+    let outcome = DispatchBlocking.run { await TerminalErrorPresenter().present(error) }
+    say("outcome: \(outcome)")
+
 case "process-crashes":
     let outcome = CrashReportProcessor(directory: directory).processPending()
     for (report, path) in outcome.processed { say("\(path)\n\(report.textRendering)") }
@@ -239,5 +251,23 @@ final class Thread: @unchecked Sendable {
                 this.body()
                 return nil
             }, box)
+    }
+}
+
+/// Runs async work from top-level code and waits for it.
+enum DispatchBlocking {
+    final class Box<T>: @unchecked Sendable { var value: T? }
+
+    static func run<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> T {
+        let box = Box<T>()
+        let finished = Box<UnsafeMutablePointer<sem_t>>()
+        finished.value = .allocate(capacity: 1)
+        sem_init(finished.value!, 0, 0)
+        Task.detached {
+            box.value = await body()
+            sem_post(finished.value!)
+        }
+        sem_wait(finished.value!)
+        return box.value!
     }
 }

@@ -161,7 +161,9 @@ func formatted(_ format: LogFormat, _ record: RecordView) -> String {
 }
 
 /// Runs any program to completion (a helper by absolute path, or a system tool).
-func runProgram(_ path: String, _ arguments: [String], environment: [String: String] = [:]) throws -> ChildResult {
+func runProgram(
+    _ path: String, _ arguments: [String], environment: [String: String] = [:], input: String? = nil
+) throws -> ChildResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments
@@ -173,7 +175,13 @@ func runProgram(_ path: String, _ arguments: [String], environment: [String: Str
     let err = Pipe()
     process.standardOutput = out
     process.standardError = err
+    let stdinPipe = Pipe()
+    process.standardInput = input == nil ? FileHandle.nullDevice : stdinPipe
     try process.run()
+    if let input {
+        stdinPipe.fileHandleForWriting.write(Data(input.utf8))
+        try? stdinPipe.fileHandleForWriting.close()
+    }
     // Read both pipes concurrently: a child that fills one while we block on the other would hang.
     let errData = Mutex(Data())
     let errReader = Thread { errData.withLock { $0 = err.fileHandleForReading.readDataToEndOfFile() } }

@@ -90,7 +90,7 @@ public enum CrashCapture {
         }.joined()
     }
 
-    private static func operatingSystemName() -> String {
+    static func operatingSystemName() -> String {
         guard let bytes = DurableFile.read("/etc/os-release", limit: 64 << 10) else { return "Linux" }
         for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") where line.hasPrefix("PRETTY_NAME=") {
             return line.dropFirst("PRETTY_NAME=".count).trimmingQuotes()
@@ -98,7 +98,7 @@ public enum CrashCapture {
         return "Linux"
     }
 
-    private static func executablePath() -> String? {
+    static func executablePath() -> String? {
         var buffer = [CChar](repeating: 0, count: 4096)
         let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         guard count > 0 else { return nil }

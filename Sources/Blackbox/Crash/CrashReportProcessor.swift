@@ -99,6 +99,11 @@ public struct CrashReportProcessor: Sendable {
 
     /// Writes `<id>.txt` then `<id>.json`, both durably: the JSON's presence means the report is whole.
     func write(_ report: CrashReport) throws(DurableFile.Failure) -> String {
+        do {
+            try makeDirectory(outboxDirectory)
+        } catch {
+            throw DurableFile.Failure(path: outboxDirectory, reason: error.description)
+        }
         let base = "\(outboxDirectory)/\(report.kind.rawValue)-\(report.id.uuidString.lowercased())"
         let json: Data
         do {

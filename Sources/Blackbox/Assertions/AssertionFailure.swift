@@ -1,0 +1,81 @@
+import BlackboxFormat
+import Logging
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One failed assertion: what to log, whether to report (rate limit per call site), how to trap.
+struct AssertionFailure {
+    enum Kind: String {
+        case ensure, bug, unreachable
+    }
+
+    let kind: Kind
+    let message: String
+    let file: StaticString
+    let function: StaticString
+    let line: UInt
+
+    var location: String { "\(file):\(line)" }
+    var summary: String {
+        "\(kind.rawValue) failed\(message.isEmpty ? "" : ": \(message)") in \(function)"
+    }
+
+    private static let logger = Logger(label: "blackbox.assertions")
+
+    func handle(trap: Bool) {
+        let (due, suppressed) = CallSiteLimiter.shared.shouldReport(location)
+        if trap {
+            Self.logger.critical("\(summary)", file: "\(file)", function: "\(function)", line: line)
+            // The line must be in the file before the process dies (the journal would recover it on the
+            // next start anyway, but a developer looks at the file now).
+            Blackbox.flush(timeout: .seconds(1))
+            // With crash capture installed the trap itself produces the crash report (with this text as
+            // the fatal message); without it, write a non-fatal report first so nothing is lost.
+            if !CrashCapture.isInstalled {
+                NonFatalReporter.write(self, suppressed: suppressed)
+            }
+            fatalError(summary, file: file, line: line)
+        }
+        guard due else { return }
+        var text = summary
+        if suppressed > 0 { text += " [\(suppressed) more failures here since the last report]" }
+        let backtrace = NonFatalReporter.write(self, suppressed: suppressed)
+        Self.logger.critical(
+            "\(text)\n\(backtrace)", metadata: ["assertion": "\(kind.rawValue)"], file: "\(file)",
+            function: "\(function)", line: line)
+    }
+}
+
+/// At most one report per call site per interval; counts the failures in between.
+final class CallSiteLimiter: Sendable {
+    static let shared = CallSiteLimiter()
+    private struct Site {
+        var lastReport: UInt64
+        var suppressed: Int
+    }
+    private let sites = Mutex<[String: Site]>([:])
+
+    /// (report now?, failures suppressed since the last report)
+    func shouldReport(_ location: String) -> (Bool, Int) {
+        let now = monotonicNanoseconds()
+        let interval = Assertions.reportIntervalNanoseconds
+        return sites.withLock { sites in
+            guard var site = sites[location] else {
+                sites[location] = Site(lastReport: now, suppressed: 0)
+                return (true, 0)
+            }
+            if now &- site.lastReport >= interval {
+                let suppressed = site.suppressed
+                site = Site(lastReport: now, suppressed: 0)
+                sites[location] = site
+                return (true, suppressed)
+            }
+            site.suppressed += 1
+            sites[location] = site
+            return (false, site.suppressed)
+        }
+    }
+}

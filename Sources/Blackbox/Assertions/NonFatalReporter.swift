@@ -1,0 +1,126 @@
+import BlackboxFormat
+import Runtime
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Writes `nonfatal` reports for failed assertions: the same JSON as crash reports, with a backtrace
+/// captured and symbolicated in-process by Swift's `Runtime` module (demangled names, inlined frames,
+/// file:line).
+enum NonFatalReporter {
+    /// Writes the report to the outbox when Blackbox is started; returns the backtrace as text for the
+    /// log line either way.
+    @discardableResult
+    static func write(_ failure: AssertionFailure, suppressed: Int) -> String {
+        let (frames, images, text) = captureBacktrace()
+        guard let core = Blackbox.core else { return text }
+        let configuration = core.configuration
+        var system = utsname()
+        uname(&system)
+        func field<T>(_ value: T) -> String {
+            withUnsafeBytes(of: value) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        }
+        var report = CrashReport(
+            kind: .nonfatal,
+            app: .init(name: configuration.appName, version: configuration.appVersion, build: configuration.appBuild),
+            host: .init(
+                name: field(system.nodename), os: CrashCapture.operatingSystemName(),
+                kernel: "\(field(system.sysname)) \(field(system.release))", architecture: field(system.machine)),
+            process: .init(
+                pid: getpid(), path: CrashCapture.executablePath(),
+                startTime: CrashCapture.processStartTime().map { Date(timeIntervalSince1970: $0) }, crashTime: Date()),
+            thread: .init(id: Int32(bitPattern: currentThreadID()), name: currentThreadName()))
+        report.reason = failure.summary
+        report.frames = frames
+        report.images = images
+        report.frameSource = "runtime"
+        report.symbolicated = frames.contains { !$0.symbols.isEmpty }
+        report.logTail = Blackbox.recentLines(configuration.crashReporting.logTailLines)
+        report.metadata = configuration.crashReporting.metadata
+        report.metadata["assertion"] = failure.kind.rawValue
+        report.metadata["location"] = failure.location
+        if suppressed > 0 { report.notes.append("\(suppressed) more failures at this call site since the last report") }
+        do {
+            _ = try Blackbox.crashReportProcessor(configuration).write(report)
+        } catch {
+            InternalDiagnostics.report("cannot write a non-fatal report: \(error)", key: "nonfatal-write")
+        }
+        return text
+    }
+
+    private static func captureBacktrace() -> ([CrashReport.Frame], [CrashReport.Image], String) {
+        guard let captured = try? Backtrace.capture(limit: 128),
+            let symbolicated = captured.symbolicated(with: nil, options: [.showInlineFrames, .showSourceLocations])
+        else { return ([], [], "(no backtrace)") }
+        let imageMap = symbolicated.images
+        let images = imageMap.map { image in
+            let base = UInt64(image.baseAddress) ?? 0
+            return CrashReport.Image(
+                path: image.path ?? image.name ?? "?", bias: hex(base), start: hex(base),
+                end: hex(UInt64(image.endOfText) ?? 0),
+                buildID: image.uniqueID.map { $0.map { byte in String(byte, radix: 16).leftPadded(2) }.joined() })
+        }
+        // Symbolicated frames list inlined frames first, then the real frame they belong to.
+        var frames: [CrashReport.Frame] = []
+        var pending: [CrashReport.Symbol] = []
+        for frame in symbolicated.frames {
+            if let symbol = frame.symbol {
+                pending.append(
+                    CrashReport.Symbol(
+                        function: symbol.name, mangledName: symbol.rawName == symbol.name ? nil : symbol.rawName,
+                        file: symbol.sourceLocation?.path, line: symbol.sourceLocation?.line,
+                        column: symbol.sourceLocation?.column, inlined: frame.inlined))
+            }
+            if frame.inlined { continue }
+            if frame.captured.originalProgramCounter.isNull {
+                pending = []
+                continue
+            }
+            let address = UInt64(frame.captured.originalProgramCounter) ?? 0
+            var entry = CrashReport.Frame(index: frames.count, address: hex(address), symbols: pending)
+            if let index = imageMap.indexOfImage(at: frame.captured.originalProgramCounter) {
+                entry.imageIndex = index
+                entry.imageOffset = hex(address &- (UInt64(imageMap[index].baseAddress) ?? 0))
+            }
+            frames.append(entry)
+            pending = []
+        }
+        // Leave out the frames of the assertion machinery itself: the report starts at the caller.
+        let machinery = [
+            "NonFatalReporter.", "AssertionFailure.", "ensure(_:_:file:", "bug(_:file:", "unreachable(_:file:",
+        ]
+        if let caller = frames.firstIndex(where: { frame in
+            !frame.symbols.contains { symbol in machinery.contains { symbol.function.contains($0) } }
+        }), caller > 0 {
+            frames = Array(frames[caller...]).enumerated().map { index, frame in
+                var frame = frame
+                frame.index = index
+                return frame
+            }
+        }
+        let text = frames.prefix(32).map { frame in
+            let symbol = frame.symbols.last
+            let location = symbol?.file.map { " at \($0):\(symbol?.line ?? 0)" } ?? ""
+            return "  \(frame.index) \(frame.address) \(symbol?.function ?? "?")\(location)"
+        }.joined(separator: "\n")
+        return (frames, images, text)
+    }
+
+    private static func currentThreadName() -> String? {
+        guard let bytes = DurableFile.read("/proc/thread-self/comm", limit: 64) else { return nil }
+        let name = String(decoding: bytes, as: UTF8.self).split(separator: "\n").first.map(String.init)
+        return name?.isEmpty == false ? name : nil
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(_ width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}

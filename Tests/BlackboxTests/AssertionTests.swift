@@ -1,0 +1,95 @@
+import BlackboxFormat
+import Foundation
+import Testing
+
+@testable import Blackbox
+
+@Suite("Assertions in child processes")
+struct AssertionChildTests {
+    @Test(
+        "release: ensure logs once, writes one non-fatal report with a symbolicated backtrace, returns false, goes on",
+        .enabled(if: Build.release.binDirectory != nil))
+    func releaseEnsure() throws {
+        let directory = TemporaryDirectory()
+        let executable = "\(Build.release.binDirectory!)/blackbox-crash-child"
+        let result = try runProgram(executable, [directory.path, "ensure", "main"])
+        #expect(!result.signaled && result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("continued after 5 failed ensures"))
+
+        let lines = logLines(directory, base: "crash-child").filter { $0.contains("CRIT") }
+        #expect(lines.count == 1, "rate limited to one line per call site: \(lines)")
+        #expect(lines.first?.contains("ensure failed: the attempt count must be negative") == true)
+        #expect(lines.first?.contains("Triggers.swift") == true, "file and line")
+
+        let reports = directoryEntries("\(directory.path)/outbox").filter { $0.hasSuffix(".json") }
+        #expect(reports.count == 1 && reports.first?.hasPrefix("nonfatal-") == true, "\(reports)")
+        let data = try #require(FileManager.default.contents(atPath: "\(directory.path)/outbox/\(reports[0])"))
+        let report = try CrashReport.decode(data)
+        #expect(report.kind == .nonfatal && report.signal == nil)
+        #expect(report.reason?.contains("the attempt count must be negative") == true)
+        #expect(report.symbolicated && report.frameSource == "runtime")
+        let top = try #require(report.frames.first?.symbols.last)
+        #expect(top.function.contains("failEnsureRepeatedly"), "\(report.frames.prefix(3))")
+        #expect(top.file?.hasSuffix("Triggers.swift") == true && top.line != nil)
+        #expect(report.metadata["assertion"] == "ensure")
+        #expect(report.logTail.contains { $0.contains("about to crash: ensure") })
+        #expect(report.images.contains { $0.path == executable && $0.buildID == (try? readelfBuildID(executable)) })
+    }
+
+    @Test("debug: ensure traps; the critical line is in the log file before the process dies")
+    func debugEnsureTraps() throws {
+        let directory = TemporaryDirectory()
+        let (result, report, _) = try crashAndProcess("ensure", on: "main", build: .debug, directory: directory)
+        #expect(result.signaled && result.status == SIGILL)
+        let lines = logLines(directory, base: "crash-child")
+        #expect(
+            lines.contains { $0.contains("CRIT") && $0.contains("ensure failed: the attempt count must be negative") })
+        let crash = try #require(report)
+        #expect(crash.fatalMessage?.contains("ensure failed: the attempt count must be negative") == true)
+    }
+
+    @Test(
+        "release: unreachable traps in every build, with its message in the crash report",
+        .enabled(if: Build.release.binDirectory != nil))
+    func unreachableTraps() throws {
+        let directory = TemporaryDirectory()
+        let (result, report, _) = try crashAndProcess("unreachable", on: "main", build: .release, directory: directory)
+        #expect(result.signaled && result.status == SIGILL)
+        let crash = try #require(report)
+        #expect(crash.fatalMessage?.contains("unreachable failed: negative argument count") == true)
+        #expect(crash.reason?.contains("unreachable failed") == true)
+        #expect(logLines(directory, base: "crash-child").contains { $0.contains("CRIT") && $0.contains("unreachable") })
+    }
+}
+
+@Suite("Assertion policy", .serialized)
+struct AssertionPolicyTests {
+    @Test("with traps off, ensure returns its condition and bug returns; call sites are rate limited")
+    func neverTrap() {
+        let previous = Assertions.policy
+        Assertions.policy = .neverTrap
+        defer { Assertions.policy = previous }
+        #expect(ensure(1 + 1 == 2, "arithmetic"))
+        var safePath = false
+        if !ensure([Int]().first != nil, "empty") { safePath = true }
+        #expect(safePath)
+        bug("went on after bug()")
+
+        let limiter = CallSiteLimiter()
+        #expect(limiter.shouldReport("A.swift:1") == (true, 0))
+        #expect(limiter.shouldReport("A.swift:1") == (false, 1))
+        #expect(limiter.shouldReport("A.swift:1") == (false, 2))
+        #expect(limiter.shouldReport("B.swift:9") == (true, 0), "another site has its own budget")
+    }
+
+    @Test("the policy decides whether to trap")
+    func policies() {
+        #expect(AssertionPolicy.alwaysTrap.trapsNow)
+        #expect(!AssertionPolicy.neverTrap.trapsNow)
+        #if DEBUG
+            #expect(AssertionPolicy.trapInDebugOnly.trapsNow)
+        #else
+            #expect(!AssertionPolicy.trapInDebugOnly.trapsNow)
+        #endif
+    }
+}
