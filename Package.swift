@@ -17,7 +17,7 @@ let package = Package(
     ],
     targets: [
         // zlib, for gzip-compressing rotated archives. A module map only: no C code of ours.
-        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CBlackboxZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // The async-signal-safe half of crash capture. libunwind is loaded with dlopen at install time
         // (only its header is needed to build), so it never replaces libgcc's unwinder process-wide.
         .target(name: "CCrashHandler"),
@@ -28,7 +28,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Atomics", package: "swift-atomics"),
-                "CZlib",
+                "CBlackboxZlib",
                 "CCrashHandler",
                 "BlackboxFormat",
             ]

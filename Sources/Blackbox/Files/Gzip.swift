@@ -1,4 +1,4 @@
-import CZlib
+import CBlackboxZlib
 
 #if canImport(Glibc)
     import Glibc

@@ -1,0 +1,55 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// `manifest.json` at the root of a bundle zip (docs/bundle.md). The collector checks every listed
+/// entry's size and sha256 against what it actually inflates.
+public struct BundleManifest: Codable, Sendable, Equatable {
+    public static let currentFormatVersion = 1
+
+    public var formatVersion: Int
+    public var bundleID: UUID
+    public var app: CrashReport.App
+    public var host: String
+    public var createdAt: Date
+    public var entries: [Entry]
+
+    public struct Entry: Codable, Sendable, Equatable {
+        public enum Kind: String, Codable, Sendable {
+            case report, log, other
+        }
+        /// Relative path inside the zip: `reports/<name>.json`, `logs/<name>`.
+        public var path: String
+        public var kind: Kind
+        public var size: Int64
+        /// Lowercase hex.
+        public var sha256: String
+
+        public init(path: String, kind: Kind, size: Int64, sha256: String) {
+            self.path = path
+            self.kind = kind
+            self.size = size
+            self.sha256 = sha256
+        }
+    }
+
+    public init(bundleID: UUID = UUID(), app: CrashReport.App, host: String, createdAt: Date = Date(), entries: [Entry]) {
+        self.formatVersion = Self.currentFormatVersion
+        self.bundleID = bundleID
+        self.app = app
+        self.host = host
+        self.createdAt = ReportTime.milliseconds(createdAt)
+        self.entries = entries
+    }
+
+    public static func decode(_ data: Data) throws -> BundleManifest {
+        struct Version: Decodable { var formatVersion: Int }
+        let version = try CrashReport.makeDecoder().decode(Version.self, from: data).formatVersion
+        guard version <= currentFormatVersion else { throw CrashReport.DecodingProblem.unsupportedVersion(version) }
+        return try CrashReport.makeDecoder().decode(BundleManifest.self, from: data)
+    }
+
+    public func encoded() throws -> Data { try CrashReport.makeEncoder().encode(self) }
+}

@@ -1,0 +1,62 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// The collector: receives bundles from apps and the CLI, stores them durably, groups crashes, serves a
+// web UI and a JSON API. Its own package so apps never pull in a server or a database.
+let package = Package(
+    name: "blackbox-collector",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "blackbox-collector", targets: ["blackbox-collector"])
+    ],
+    dependencies: [
+        .package(name: "blackbox", path: ".."),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache", exact: "2.1.1"),
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/weichsel/ZIPFoundation", exact: "0.9.20"),
+        .package(url: "https://github.com/apple/swift-crypto", exact: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+    ],
+    targets: [
+        .target(
+            name: "BlackboxCollector",
+            dependencies: [
+                .product(name: "Blackbox", package: "blackbox"),
+                .product(name: "BlackboxFormat", package: "blackbox"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            resources: [.copy("Web/Templates"), .copy("Web/Static")]
+        ),
+        .executableTarget(
+            name: "blackbox-collector",
+            dependencies: [
+                "BlackboxCollector",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "BlackboxCollectorTests",
+            dependencies: [
+                "BlackboxCollector",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

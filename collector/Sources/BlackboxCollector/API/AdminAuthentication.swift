@@ -1,0 +1,37 @@
+import Hummingbird
+
+/// Reading needs the project's admin token: `Authorization: Bearer <token>` for the API, or the
+/// `blackbox_admin` cookie (set by `/login`) for the web UI. Ingest keys are refused here.
+struct AdminAuthentication: RouterMiddleware {
+    typealias Context = CollectorContext
+    let store: any CollectorStore
+    /// Web pages redirect to the login page; the API answers 401 with a JSON reason.
+    let redirectToLogin: Bool
+
+    static let cookieName = "blackbox_admin"
+
+    static func bearer(_ request: Request) -> String? {
+        guard let header = request.headers[.authorization] else { return nil }
+        let parts = header.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        let secret = parts[1].trimmingCharacters(in: .whitespaces)
+        return secret.isEmpty ? nil : secret
+    }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
+        let secret = Self.bearer(request) ?? request.cookies[Self.cookieName]?.value
+        guard let secret else { return refuse(.missingKey()) }
+        guard let key = try await store.authenticate(secret: secret) else { return refuse(.invalidKey()) }
+        guard key.kind == .admin else { return refuse(.forbidden()) }
+        var context = context
+        context.key = key
+        return try await next(request, context)
+    }
+
+    private func refuse(_ rejection: IngestRejection) -> Response {
+        if redirectToLogin { return Response(status: .seeOther, headers: [.location: "/login"]) }
+        return JSONResponse.error(rejection)
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+import Hummingbird
+
+enum JSONResponse {
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    static func make<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) throws -> Response {
+        let data = try encoder.encode(value)
+        return Response(
+            status: status, headers: [.contentType: "application/json; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// `{"error": "<code>", "message": "…"}`: every 4xx carries a machine-readable reason.
+    static func error(_ rejection: IngestRejection) -> Response {
+        struct Body: Encodable {
+            var error: String
+            var message: String
+        }
+        let data = (try? encoder.encode(Body(error: rejection.code, message: rejection.message))) ?? Data()
+        return Response(
+            status: .init(code: rejection.status), headers: [.contentType: "application/json; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}
+
+/// A page of results with the link to the next one.
+struct PageOf<Item: Encodable>: Encodable {
+    var items: [Item]
+    var limit: Int
+    var offset: Int
+    var next: String?
+
+    init(_ items: [Item], page: Page, path: String, extraQuery: String = "") {
+        self.items = items
+        self.limit = page.limit
+        self.offset = page.offset
+        self.next = items.count == page.limit ? "\(path)?\(extraQuery)limit=\(page.limit)&offset=\(page.offset + page.limit)" : nil
+    }
+}
+
+extension Request {
+    var page: Page {
+        Page(
+            limit: uri.queryParameters.get("limit", as: Int.self) ?? 50,
+            offset: uri.queryParameters.get("offset", as: Int.self) ?? 0)
+    }
+}

@@ -1,0 +1,98 @@
+import BlackboxFormat
+import Foundation
+import Hummingbird
+
+/// The JSON read API under `/api/v1` (admin token). Lists are paginated with `limit` and `offset` and
+/// carry the link to the next page.
+struct ReadAPI {
+    let store: any CollectorStore
+    let reader: BundleReader
+
+    func register(on group: RouterGroup<CollectorContext>) {
+        group.get("groups") { request, context in
+            let page = request.page
+            let groups = try await store.groups(projectID: context.projectID, page: page)
+            return try JSONResponse.make(PageOf(groups, page: page, path: "/api/v1/groups"))
+        }
+        group.get("groups/:id") { request, context in
+            guard let group = try await store.group(id: try context.id()), group.projectID == context.projectID else {
+                return notFound("group")
+            }
+            return try JSONResponse.make(group)
+        }
+        group.get("groups/:id/occurrences") { request, context in
+            let id = try context.id()
+            guard let group = try await store.group(id: id), group.projectID == context.projectID else {
+                return notFound("group")
+            }
+            let page = request.page
+            let occurrences = try await store.occurrences(groupID: id, page: page)
+            return try JSONResponse.make(PageOf(occurrences, page: page, path: "/api/v1/groups/\(id)/occurrences"))
+        }
+        group.get("reports/:id") { _, context in
+            guard let stored = try await store.report(id: try context.id()),
+                try await store.group(id: stored.groupID)?.projectID == context.projectID
+            else { return notFound("report") }
+            return Response(
+                status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(bytes: try CrashReport.makeEncoder().encode(stored.report))))
+        }
+        group.get("bundles") { request, context in
+            let page = request.page
+            let bundles = try await store.bundles(projectID: context.projectID, page: page)
+            return try JSONResponse.make(PageOf(bundles, page: page, path: "/api/v1/bundles"))
+        }
+        group.get("bundles/:id") { _, context in
+            guard let bundle = try await store.bundle(id: try context.id()), bundle.projectID == context.projectID else {
+                return notFound("bundle")
+            }
+            return try JSONResponse.make(bundle)
+        }
+        group.get("bundles/:id/files") { _, context in
+            let id = try context.id()
+            guard let bundle = try await store.bundle(id: id), bundle.projectID == context.projectID else {
+                return notFound("bundle")
+            }
+            return try JSONResponse.make(try await store.files(bundleID: id))
+        }
+        group.get("files/:id/content") { _, context in
+            guard let file = try await store.file(id: try context.id()),
+                let bundle = try await store.bundle(id: file.bundleID), bundle.projectID == context.projectID
+            else { return notFound("file") }
+            let data = try reader.contents(of: file.path, inBlob: bundle.blob)
+            let name = file.path.split(separator: "/").last.map(String.init) ?? "file"
+            let safeName = name.filter { $0.isLetter || $0.isNumber || ".-_".contains($0) }
+            return Response(
+                status: .ok,
+                headers: [
+                    .contentType: file.kind == .report ? "application/json" : "application/octet-stream",
+                    .contentDisposition: "attachment; filename=\"\(safeName.isEmpty ? "file" : safeName)\"",
+                ],
+                body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        }
+        group.get("logs/search") { request, context in
+            let query = request.uri.queryParameters.get("q") ?? ""
+            guard !query.trimmingCharacters(in: .whitespaces).isEmpty else {
+                return JSONResponse.error(.init(status: 400, code: "missing_query", message: "give the search words as q="))
+            }
+            let page = request.page
+            let hits = try await store.searchLogs(projectID: context.projectID, query: query, page: page)
+            let encoded = query.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+            return try JSONResponse.make(PageOf(hits, page: page, path: "/api/v1/logs/search", extraQuery: "q=\(encoded)&"))
+        }
+    }
+
+    private func notFound(_ what: String) -> Response {
+        JSONResponse.error(.init(status: 404, code: "not_found", message: "no such \(what) in this project"))
+    }
+}
+
+extension CollectorContext {
+    /// The `:id` path parameter; a non-number is a 400 with a reason.
+    func id() throws -> Int64 {
+        guard let text = parameters.get("id"), let id = Int64(text) else {
+            throw HTTPError(.badRequest, message: "the id must be a number")
+        }
+        return id
+    }
+}

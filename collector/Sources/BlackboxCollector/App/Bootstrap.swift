@@ -1,0 +1,38 @@
+import Crypto
+import Foundation
+
+/// First start: a project, an ingest key and an admin token, so that `make run` is usable at once.
+/// The secrets are stored hashed; the plain ones are kept in `<data>/bootstrap-credentials` (0600) so
+/// later starts can print them again for local use. Delete that file in production.
+public struct Bootstrap: Sendable {
+    public struct Credentials: Codable, Sendable {
+        public var project: String
+        public var ingestKey: String
+        public var adminToken: String
+    }
+
+    public static func newSecret(_ prefix: String) -> String {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<24).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        return prefix + Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    /// Creates the first project and keys when there is no project yet; returns the credentials file's
+    /// contents when it exists.
+    public static func ensureFirstProject(store: any CollectorStore, dataDirectory: String) async throws -> Credentials? {
+        let path = "\(dataDirectory)/bootstrap-credentials"
+        try await store.migrate()
+        if try await store.projects().isEmpty {
+            let project = try await store.createProject(name: "default")
+            let credentials = Credentials(
+                project: project.name, ingestKey: newSecret("bbx_ingest_"), adminToken: newSecret("bbx_admin_"))
+            _ = try await store.createKey(projectID: project.id, kind: .ingest, secret: credentials.ingestKey)
+            _ = try await store.createKey(projectID: project.id, kind: .admin, secret: credentials.adminToken)
+            let data = try JSONEncoder().encode(credentials)
+            _ = FileManager.default.createFile(atPath: path, contents: data, attributes: [.posixPermissions: 0o600])
+        }
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        return try? JSONDecoder().decode(Credentials.self, from: data)
+    }
+}

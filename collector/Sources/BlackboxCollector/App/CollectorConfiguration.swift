@@ -1,0 +1,48 @@
+import Foundation
+
+/// Everything the collector needs to run. Every limit has a default and can be set by a flag or an
+/// environment variable (`blackbox-collector serve --help` lists them; docs/collector.md explains).
+public struct CollectorConfiguration: Sendable {
+    public var host = "127.0.0.1"
+    public var port = 8080
+    /// SQLite database, blobs, temporary uploads and the collector's own logs live here.
+    public var dataDirectory: String
+    public var limits = IngestLimits()
+    /// Bundles older than this are deleted (blobs, files, occurrences, log lines); groups keep their
+    /// counts. nil: keep forever. Default 30 days.
+    public var retentionDays: Int? = 30
+    /// How often the retention job runs. Default one hour.
+    public var retentionInterval: Duration = .seconds(3600)
+    /// How long an ingest request waits to share a database transaction with others (group commit).
+    /// Default 2 ms.
+    public var groupCommitWindow: Duration = .milliseconds(2)
+    /// Log to stderr as well as to `<data>/diagnostics/logs`. Default true.
+    public var logToConsole = true
+
+    public init(dataDirectory: String) {
+        self.dataDirectory = dataDirectory
+    }
+
+    public var databasePath: String { "\(dataDirectory)/collector.sqlite" }
+    public var blobDirectory: String { "\(dataDirectory)/blobs" }
+    public var temporaryDirectory: String { "\(dataDirectory)/tmp" }
+    public var diagnosticsDirectory: String { "\(dataDirectory)/diagnostics" }
+}
+
+/// Limits applied to every upload; anything beyond them is refused with a 4xx naming the limit.
+public struct IngestLimits: Sendable {
+    /// The request body (the zip as sent). Default 64 MiB; beyond it: 413 `body_too_large`.
+    public var maxBodyBytes = 64 << 20
+    /// Entries in one zip. Default 2,000.
+    public var maxEntries = 2_000
+    /// Bytes actually inflated from one entry. Default 256 MiB.
+    public var maxEntryBytes = 256 << 20
+    /// Bytes actually inflated from the whole zip. Default 512 MiB.
+    public var maxTotalBytes = 512 << 20
+    /// Inflated bytes per compressed byte, over the whole zip (checked once past 1 MiB inflated).
+    /// Default 200; real logs compress 5–20×, bombs 1,000× and more.
+    public var maxCompressionRatio = 200
+    /// A crash report JSON. Default 8 MiB.
+    public var maxReportBytes = 8 << 20
+    public init() {}
+}

@@ -1,0 +1,111 @@
+import BlackboxFormat
+import Crypto
+import Foundation
+
+/// The key that groups occurrences of the same problem (docs/collector.md, "Grouping").
+///
+/// Version 1: `kind | signal name | reason class | top 3 in-app functions`, where
+/// - in-app functions are the symbols (inlined ones included, innermost first) of frames outside the
+///   system, the Swift runtime and toolchain libraries, and Blackbox itself;
+/// - function names are normalized: no addresses, offsets, generic specialization markers or closure
+///   numbers, so two builds of the same code group together;
+/// - the reason class is the `Swift runtime failure: …` text when there is one;
+/// - with no usable frames (unsymbolicated, or only system frames), the normalized fatal message or
+///   reason stands in, then the unsymbolicated image-relative offsets of the top frames.
+/// The stored signature is the sha256 of that text; the text itself is the group's title source.
+public enum CrashSignature {
+    public static let version = 1
+
+    public struct Result: Sendable, Equatable {
+        public var hash: String
+        public var text: String
+        public var title: String
+    }
+
+    public static func compute(_ report: CrashReport) -> Result {
+        let functions = inAppFunctions(report).prefix(3)
+        var parts = [report.kind.rawValue, report.signal?.name ?? "-"]
+        let runtimeFailure = report.frames.first?.symbols.first { $0.function.hasPrefix("Swift runtime failure: ") }
+        parts.append(runtimeFailure?.function ?? "-")
+        let title: String
+        if !functions.isEmpty {
+            parts += functions
+            title = "\(report.signal?.name ?? report.kind.rawValue) in \(functions[functions.startIndex])"
+        } else if let message = report.reason ?? report.fatalMessage {
+            let normalized = normalizeMessage(message)
+            parts.append("message:" + normalized)
+            title = "\(report.signal?.name ?? report.kind.rawValue): \(normalized.prefix(120))"
+        } else {
+            let offsets = report.frames.prefix(3).map { frame in
+                let image = frame.imageIndex.flatMap { report.images.indices.contains($0) ? report.images[$0] : nil }
+                let name = image.map { String($0.path.split(separator: "/").last ?? "") } ?? "?"
+                return "\(name)+\(frame.imageOffset ?? "?")"
+            }
+            parts += offsets
+            title = "\(report.signal?.name ?? report.kind.rawValue) at \(offsets.first ?? "unknown location")"
+        }
+        let text = parts.joined(separator: " | ")
+        let hash = SHA256.hash(data: Data(("v\(version)|" + text).utf8)).map { String(format: "%02x", $0) }.joined()
+        return Result(hash: hash, text: text, title: title)
+    }
+
+    static func inAppFunctions(_ report: CrashReport) -> [String] {
+        var functions: [String] = []
+        for frame in report.frames {
+            let image = frame.imageIndex.flatMap { report.images.indices.contains($0) ? report.images[$0].path : nil }
+            if let image, isSystemImage(image) { continue }
+            for symbol in frame.symbols where !symbol.function.hasPrefix("Swift runtime failure") {
+                let name = normalizeFunction(symbol.function)
+                if isExcludedFunction(name) { continue }
+                if functions.last != name { functions.append(name) }
+            }
+        }
+        return functions
+    }
+
+    static func isSystemImage(_ path: String) -> Bool {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        if path.hasPrefix("/lib/") || path.hasPrefix("/lib64/") || path.hasPrefix("/usr/lib/") || path.hasPrefix("[") {
+            return true
+        }
+        if path.contains("/usr/lib/swift/") { return true }  // a toolchain or runtime directory
+        return name.hasPrefix("libswift") || name.hasPrefix("libFoundation") || name.hasPrefix("libdispatch")
+            || name.hasPrefix("lib_Foundation") || name.hasPrefix("libBlocksRuntime")
+    }
+
+    static func isExcludedFunction(_ name: String) -> Bool {
+        let excludedPrefixes = [
+            "swift_", "_swift_", "__", "Swift.", "Foundation.", "Dispatch.", "Blackbox.", "BlackboxErrors.",
+            "bbx_crash", "_assertionFailure", "reabstraction thunk", "partial apply", "thunk for",
+        ]
+        if excludedPrefixes.contains(where: { name.hasPrefix($0) }) { return true }
+        // Blackbox's own entry points, however they were demangled.
+        return ["ensure(", "bug(", "unreachable(", "NonFatalReporter.", "AssertionFailure."].contains {
+            name.hasPrefix($0)
+        } || name.hasPrefix("closure #") && name.contains(" in Blackbox.")
+    }
+
+    /// `specialized closure #2 (Swift.Int) -> () in app.run(x: Swift.Int) -> ()` → `closure in app.run(x:)`.
+    static func normalizeFunction(_ name: String) -> String {
+        var result = name
+        for marker in ["specialized ", "merged ", "static ", "@objc ", "outlined "] {
+            result = result.replacingOccurrences(of: marker, with: "")
+        }
+        result = result.replacingOccurrences(of: #"closure #\d+"#, with: "closure", options: .regularExpression)
+        result = result.replacingOccurrences(of: #"implicit closure #\d+"#, with: "closure", options: .regularExpression)
+        // Drop parameter types and return types: `f(x: Swift.Int) -> Swift.Int` → `f(x:)`.
+        result = result.replacingOccurrences(of: #"\(([^()]*?)\)( -> [^ ]+)?"#, with: "(…)", options: .regularExpression)
+        result = result.replacingOccurrences(of: #"0x[0-9a-fA-F]+"#, with: "", options: .regularExpression)
+        result = result.replacingOccurrences(of: #" \+ \d+$"#, with: "", options: .regularExpression)
+        return result.trimmingCharacters(in: .whitespaces)
+    }
+
+    /// Numbers, hex and quoted values vary between occurrences of the same problem.
+    static func normalizeMessage(_ message: String) -> String {
+        var result = message.split(separator: "\n").first.map(String.init) ?? ""
+        result = result.replacingOccurrences(of: #"0x[0-9a-fA-F]+"#, with: "0x_", options: .regularExpression)
+        result = result.replacingOccurrences(of: #"\d+"#, with: "N", options: .regularExpression)
+        result = result.replacingOccurrences(of: #""[^"]*""#, with: "\"_\"", options: .regularExpression)
+        return result
+    }
+}

@@ -1,0 +1,146 @@
+import BlackboxFormat
+import Crypto
+import Foundation
+import ZIPFoundation
+
+/// Validates an uploaded zip without trusting its headers, and reads what indexing needs.
+///
+/// - Entry names are checked (no absolute paths, `..`, backslashes, NUL) but never used as file
+///   system paths: nothing is extracted to disk; the raw zip is stored by its hash.
+/// - Sizes are the bytes actually inflated, counted while inflating, with limits per entry, in total,
+///   and as a ratio to the body's size; inflation stops the moment a limit is passed, so a bomb costs
+///   at most the limit in CPU and nothing in memory.
+/// - Symlink entries and archives inside the archive are refused; every CRC-32 is checked.
+/// - With a `manifest.json`, every listed entry must be present with the listed size and sha256.
+///   Without one (a plain zip from `zip` or Python's zipfile), every file is taken as a log.
+struct BundleInspector {
+    let limits: IngestLimits
+
+    struct Inspection {
+        var manifest: BundleManifest?
+        var files: [InspectedFile]
+        var reports: [CrashReport]
+    }
+
+    private struct Consumed {
+        var size = 0
+        var hasher = SHA256()
+        var kept = Data()
+        var firstBytes = Data()
+    }
+
+    func inspect(path: String, bodySize: Int) throws(IngestRejection) -> Inspection {
+        let archive: Archive
+        do {
+            archive = try Archive(url: URL(fileURLWithPath: path), accessMode: .read)
+        } catch {
+            throw Self.startsLikeZip(path) ? .corrupt("no readable central directory") : .notAZip()
+        }
+        var entries: [Entry] = []
+        for entry in archive {
+            entries.append(entry)
+            if entries.count > limits.maxEntries { throw .tooManyEntries(limit: limits.maxEntries) }
+        }
+
+        var total = 0
+        var files: [InspectedFile] = []
+        var keptContents: [String: Data] = [:]
+        for entry in entries {
+            let name = entry.path
+            try Self.checkPath(name)
+            switch entry.type {
+            case .symlink: throw .symlink(name)
+            case .directory: continue
+            case .file: break
+            }
+            let keep = name == "manifest.json" || (name.hasPrefix("reports/") && name.hasSuffix(".json"))
+            var consumed = Consumed()
+            let checksum: CRC32
+            do {
+                checksum = try archive.extract(entry, bufferSize: 64 << 10) { chunk in
+                    consumed.size += chunk.count
+                    total += chunk.count
+                    if consumed.firstBytes.count < 4 { consumed.firstBytes.append(chunk.prefix(4 - consumed.firstBytes.count)) }
+                    if consumed.size > limits.maxEntryBytes { throw IngestRejection.entryTooLarge(name, limit: limits.maxEntryBytes) }
+                    if total > limits.maxTotalBytes { throw IngestRejection.totalTooLarge(limit: limits.maxTotalBytes) }
+                    if total > 1 << 20, total / max(bodySize, 1) > limits.maxCompressionRatio {
+                        throw IngestRejection.compressionRatio(limit: limits.maxCompressionRatio)
+                    }
+                    if keep {
+                        if consumed.kept.count + chunk.count > limits.maxReportBytes {
+                            throw IngestRejection.invalidReport(name, "larger than \(limits.maxReportBytes) bytes")
+                        }
+                        consumed.kept.append(chunk)
+                    }
+                    chunk.withUnsafeBytes { consumed.hasher.update(bufferPointer: $0) }
+                }
+            } catch let rejection as IngestRejection {
+                throw rejection
+            } catch {
+                throw .corrupt("entry \"\(name.prefix(200))\": \(error)")
+            }
+            guard checksum == entry.checksum else { throw .corrupt("entry \"\(name.prefix(200))\": CRC-32 mismatch") }
+            if consumed.firstBytes == Data([0x50, 0x4B, 0x03, 0x04]) { throw .nestedArchive(name) }
+            let digest = consumed.hasher.finalize().map { String(format: "%02x", $0) }.joined()
+            files.append(InspectedFile(path: name, kind: .other, size: Int64(consumed.size), sha256: digest))
+            if keep { keptContents[name] = consumed.kept }
+        }
+        guard !files.isEmpty else { throw .noFiles() }
+        return try classify(files, contents: keptContents)
+    }
+
+    private func classify(_ files: [InspectedFile], contents: [String: Data]) throws(IngestRejection) -> Inspection {
+        var files = files
+        guard let manifestData = contents["manifest.json"] else {
+            // A plain zip of logs.
+            for index in files.indices { files[index].kind = .log }
+            return Inspection(manifest: nil, files: files, reports: [])
+        }
+        let manifest: BundleManifest
+        do {
+            manifest = try BundleManifest.decode(manifestData)
+        } catch {
+            throw .invalidManifest("\(error)")
+        }
+        var reports: [CrashReport] = []
+        for listed in manifest.entries {
+            guard let index = files.firstIndex(where: { $0.path == listed.path }) else {
+                throw .manifestMismatch("manifest.json lists \"\(listed.path.prefix(200))\", which is not in the zip")
+            }
+            guard files[index].size == listed.size, files[index].sha256 == listed.sha256.lowercased() else {
+                throw .manifestMismatch("\"\(listed.path.prefix(200))\" does not match its size or sha256 in manifest.json")
+            }
+            switch listed.kind {
+            case .log: files[index].kind = .log
+            case .other: files[index].kind = .other
+            case .report:
+                files[index].kind = .report
+                guard let data = contents[listed.path] else {
+                    throw .invalidReport(listed.path, "reports must be reports/<name>.json")
+                }
+                do {
+                    reports.append(try CrashReport.decode(data))
+                } catch {
+                    throw .invalidReport(listed.path, "\(error)")
+                }
+            }
+        }
+        if let index = files.firstIndex(where: { $0.path == "manifest.json" }) { files[index].kind = .manifest }
+        return Inspection(manifest: manifest, files: files, reports: reports)
+    }
+
+    static func checkPath(_ name: String) throws(IngestRejection) {
+        let components = name.split(separator: "/", omittingEmptySubsequences: false)
+        if name.isEmpty || name.hasPrefix("/") || name.contains("\\") || name.contains("\0")
+            || components.contains("..") || (name.count >= 2 && name.dropFirst().first == ":")
+        {
+            throw .unsafePath(name)
+        }
+    }
+
+    static func startsLikeZip(_ path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        return (try? handle.read(upToCount: 2)) == Data([0x50, 0x4B])
+    }
+}

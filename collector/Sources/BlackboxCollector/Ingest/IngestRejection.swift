@@ -1,0 +1,57 @@
+/// Why an upload was refused: an HTTP status, a machine-readable code (the JSON body's `error`) and
+/// a sentence for people. The uploader's retry contract: 400/413/422 are final, never resent.
+public struct IngestRejection: Error, Sendable, Equatable, CustomStringConvertible {
+    public var status: Int
+    public var code: String
+    public var message: String
+
+    public var description: String { "\(status) \(code): \(message)" }
+
+    static func missingKey() -> Self { .init(status: 401, code: "missing_key", message: "send Authorization: Bearer <project key>") }
+    static func invalidKey() -> Self { .init(status: 401, code: "invalid_key", message: "the key is unknown or revoked") }
+    static func forbidden() -> Self { .init(status: 403, code: "forbidden", message: "this key may not do that") }
+    static func invalidUploadID(_ value: String) -> Self {
+        .init(status: 400, code: "invalid_upload_id", message: "Upload-Id must be a UUID, got \"\(value.prefix(64))\"")
+    }
+    static func bodyTooLarge(limit: Int) -> Self {
+        .init(status: 413, code: "body_too_large", message: "the body is larger than the limit of \(limit) bytes")
+    }
+    static func emptyBody() -> Self { .init(status: 400, code: "empty_body", message: "the body is empty") }
+    static func notAZip() -> Self { .init(status: 422, code: "not_a_zip", message: "the body is not a zip archive") }
+    static func corrupt(_ detail: String) -> Self {
+        .init(status: 422, code: "corrupt_zip", message: "the zip archive is damaged or truncated: \(detail)")
+    }
+    static func tooManyEntries(limit: Int) -> Self {
+        .init(status: 422, code: "too_many_entries", message: "the zip has more than \(limit) entries")
+    }
+    static func unsafePath(_ path: String) -> Self {
+        .init(
+            status: 422, code: "unsafe_path",
+            message: "entry \"\(path.prefix(200))\" has an absolute path, a .. component, a backslash or a NUL")
+    }
+    static func symlink(_ path: String) -> Self {
+        .init(status: 422, code: "symlink_entry", message: "entry \"\(path.prefix(200))\" is a symbolic link")
+    }
+    static func nestedArchive(_ path: String) -> Self {
+        .init(status: 422, code: "nested_archive", message: "entry \"\(path.prefix(200))\" is itself a zip archive")
+    }
+    static func entryTooLarge(_ path: String, limit: Int) -> Self {
+        .init(status: 422, code: "entry_too_large", message: "entry \"\(path.prefix(200))\" inflates past \(limit) bytes")
+    }
+    static func totalTooLarge(limit: Int) -> Self {
+        .init(status: 422, code: "uncompressed_too_large", message: "the zip inflates past \(limit) bytes")
+    }
+    static func compressionRatio(limit: Int) -> Self {
+        .init(status: 422, code: "compression_ratio", message: "the zip inflates more than \(limit)× its size")
+    }
+    static func invalidManifest(_ detail: String) -> Self {
+        .init(status: 422, code: "invalid_manifest", message: "manifest.json: \(detail)")
+    }
+    static func manifestMismatch(_ detail: String) -> Self {
+        .init(status: 422, code: "manifest_mismatch", message: detail)
+    }
+    static func invalidReport(_ path: String, _ detail: String) -> Self {
+        .init(status: 422, code: "invalid_report", message: "\(path.prefix(200)): \(detail)")
+    }
+    static func noFiles() -> Self { .init(status: 422, code: "empty_zip", message: "the zip holds no files") }
+}

@@ -1,0 +1,129 @@
+import BlackboxFormat
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOPosix
+
+/// `POST /api/v1/bundles`: authenticate, stream the body to a temporary file (hashing as it goes),
+/// validate the zip, make it durable, index it in a group commit, then acknowledge. Idempotent by
+/// `Upload-Id` and by sha256: a repeat answers 200 with the stored bundle and stores nothing.
+struct IngestService: Sendable {
+    let store: any CollectorStore
+    let blobs: BlobStore
+    let limits: IngestLimits
+    let committer: GroupCommitter
+    let metrics: CollectorMetrics
+    let indexerWakeup: @Sendable () -> Void
+    let logger = Logger(label: "collector.ingest")
+
+    struct Acknowledgement: ResponseEncodable {
+        var bundleID: Int64
+        var uploadID: String?
+        var sha256: String
+        var size: Int64
+        var files: Int
+        var reports: Int
+        var duplicate: Bool
+    }
+
+    func receive(_ request: Request, context: CollectorContext) async throws -> Response {
+        let started = ContinuousClock.now
+        do {
+            let (acknowledgement, bytes) = try await ingest(request, context: context)
+            metrics.accepted(bytes: bytes, duplicate: acknowledgement.duplicate, latency: ContinuousClock.now - started)
+            return try JSONResponse.make(acknowledgement, status: acknowledgement.duplicate ? .ok : .created)
+        } catch let rejection as IngestRejection {
+            metrics.rejected(reason: rejection.code)
+            logger.notice("upload refused: \(rejection)")
+            return JSONResponse.error(rejection)
+        }
+    }
+
+    private func ingest(_ request: Request, context: CollectorContext) async throws -> (Acknowledgement, Int) {
+        let key = try await authenticate(request)
+        let uploadID = try Self.uploadID(request)
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > limits.maxBodyBytes {
+            throw IngestRejection.bodyTooLarge(limit: limits.maxBodyBytes)
+        }
+        if let uploadID, let existing = try await store.existingBundle(projectID: key.projectID, uploadID: uploadID, sha256: "") {
+            return (Self.acknowledge(existing, duplicate: true), 0)
+        }
+
+        let temporary = try blobs.makeTemporaryFile()
+        var committed = false
+        defer { if !committed { unlink(temporary.path) } }
+        let (sha256, size) = try await receiveBody(request, into: temporary)
+        guard size > 0 else { throw IngestRejection.emptyBody() }
+        if let existing = try await store.existingBundle(projectID: key.projectID, uploadID: uploadID, sha256: sha256) {
+            return (Self.acknowledge(existing, duplicate: true), size)
+        }
+
+        // Inflating and fsync block a thread: keep them off the async executor.
+        let inspector = BundleInspector(limits: limits)
+        let path = temporary.path
+        let blobs = self.blobs
+        let (inspection, blob) = try await NIOThreadPool.singleton.runIfActive {
+            () throws -> (BundleInspector.Inspection, String) in
+            let inspection = try inspector.inspect(path: path, bodySize: size)
+            return (inspection, try blobs.commit(temporaryPath: path, sha256: sha256))
+        }
+        committed = true
+        let outcome = try await committer.submit(
+            NewBundle(
+                projectID: key.projectID, uploadID: uploadID, sha256: sha256, size: Int64(size), blob: blob,
+                manifest: inspection.manifest, files: inspection.files, reports: inspection.reports, receivedAt: Date()))
+        if case .stored = outcome, inspection.files.contains(where: { $0.kind == .log }) { indexerWakeup() }
+        if case .duplicate(let existing) = outcome, existing.blob != blob { blobs.remove(blob) }
+        if case .stored(let record) = outcome {
+            logger.info(
+                "stored bundle \(record.id): \(size) bytes, \(inspection.files.count) files, \(inspection.reports.count) reports")
+        }
+        return (Self.acknowledge(outcome.record, duplicate: { if case .duplicate = outcome { true } else { false } }()), size)
+    }
+
+    private func authenticate(_ request: Request) async throws -> APIKey {
+        guard let secret = AdminAuthentication.bearer(request) else { throw IngestRejection.missingKey() }
+        guard let key = try await store.authenticate(secret: secret) else { throw IngestRejection.invalidKey() }
+        return key
+    }
+
+    static func uploadID(_ request: Request) throws(IngestRejection) -> String? {
+        guard let value = request.headers[HTTPField.Name("Upload-Id")!] else { return nil }
+        guard let uuid = UUID(uuidString: value.trimmingCharacters(in: .whitespaces)) else {
+            throw .invalidUploadID(value)
+        }
+        return uuid.uuidString.lowercased()
+    }
+
+    /// Streams the body to the file, hashing as it goes; stops at the size limit.
+    private func receiveBody(_ request: Request, into file: BlobStore.TemporaryFile) async throws -> (String, Int) {
+        defer { close(file.descriptor) }
+        var hasher = SHA256()
+        var size = 0
+        for try await buffer in request.body {
+            size += buffer.readableBytes
+            if size > limits.maxBodyBytes { throw IngestRejection.bodyTooLarge(limit: limits.maxBodyBytes) }
+            try buffer.withUnsafeReadableBytes { bytes in
+                hasher.update(bufferPointer: bytes)
+                var offset = 0
+                while offset < bytes.count {
+                    let written = write(file.descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                    if written < 0 && errno == EINTR { continue }
+                    guard written > 0 else {
+                        throw StorageError.io(path: file.path, reason: String(cString: strerror(errno)))
+                    }
+                    offset += written
+                }
+            }
+        }
+        return (hasher.finalize().map { String(format: "%02x", $0) }.joined(), size)
+    }
+
+    static func acknowledge(_ record: BundleRecord, duplicate: Bool) -> Acknowledgement {
+        Acknowledgement(
+            bundleID: record.id, uploadID: record.uploadID, sha256: record.sha256, size: record.size,
+            files: record.fileCount, reports: record.reportCount, duplicate: duplicate)
+    }
+}

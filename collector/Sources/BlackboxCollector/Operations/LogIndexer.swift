@@ -1,0 +1,63 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// Puts stored log files into the full-text index in the background, so that acknowledging an upload
+/// never waits for indexing text. The queue is the database (`bundle_files.indexed = 0`), so it
+/// survives restarts; indexing a file is idempotent.
+final class LogIndexer: Service, Sendable {
+    private let store: any CollectorStore
+    private let reader: BundleReader
+    private let wakeups: AsyncStream<Void>
+    private let wakeContinuation: AsyncStream<Void>.Continuation
+    private let logger = Logger(label: "collector.indexer")
+    /// Longer lines are cut: a log line is for reading, not a blob store.
+    static let maxLineLength = 8 << 10
+
+    init(store: any CollectorStore, reader: BundleReader) {
+        self.store = store
+        self.reader = reader
+        (wakeups, wakeContinuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    func wake() { wakeContinuation.yield() }
+
+    func run() async throws {
+        wake()  // whatever a previous run left
+        await withGracefulShutdownHandler {
+            for await _ in wakeups {
+                await indexPending()
+            }
+        } onGracefulShutdown: { [wakeContinuation] in
+            wakeContinuation.finish()
+        }
+    }
+
+    /// Indexes until nothing is left (also used by tests and the benchmark to wait for the index).
+    func indexPending() async {
+        while true {
+            let files: [BundleFile]
+            do {
+                files = try await store.unindexedLogFiles(limit: 16)
+            } catch {
+                logger.error("cannot list log files to index: \(error)")
+                return
+            }
+            if files.isEmpty { return }
+            for file in files {
+                do {
+                    guard let bundle = try await store.bundle(id: file.bundleID) else { continue }
+                    let text = try reader.text(of: file.path, inBlob: bundle.blob)
+                    let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map {
+                        String($0.prefix(Self.maxLineLength))
+                    }
+                    try await store.storeLogLines(fileID: file.id, lines: lines.last == "" ? lines.dropLast() : lines)
+                } catch {
+                    // Marked indexed (with no lines) so one bad file cannot stall the queue.
+                    logger.warning("cannot index \(file.path) of bundle \(file.bundleID): \(error)")
+                    try? await store.storeLogLines(fileID: file.id, lines: [])
+                }
+            }
+        }
+    }
+}

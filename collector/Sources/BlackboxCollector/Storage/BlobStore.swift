@@ -1,0 +1,87 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Raw bundles on disk, named by their sha256 (never by anything inside them). Uploads stream into
+/// `tmp/`; `commit` makes one durable: fsync, rename into `blobs/<2 hex>/<sha256>.zip`, fsync the
+/// directory. A blob that already exists is simply kept (same content, same name).
+public final class BlobStore: Sendable {
+    public let root: String
+    public let temporaryDirectory: String
+
+    public init(root: String, temporaryDirectory: String) throws {
+        self.root = root
+        self.temporaryDirectory = temporaryDirectory
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: temporaryDirectory, withIntermediateDirectories: true)
+    }
+
+    /// Removes uploads that were in flight when the server stopped.
+    public func removeTemporaryFiles() {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: temporaryDirectory)) ?? [] {
+            unlink("\(temporaryDirectory)/\(name)")
+        }
+    }
+
+    public struct TemporaryFile: Sendable {
+        public let path: String
+        public let descriptor: Int32
+    }
+
+    public func makeTemporaryFile() throws -> TemporaryFile {
+        let path = "\(temporaryDirectory)/upload-\(UUID().uuidString)"
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw StorageError.io(path: path, reason: String(cString: strerror(errno))) }
+        return TemporaryFile(path: path, descriptor: fd)
+    }
+
+    /// Relative name of the blob for a hash.
+    public static func blobName(sha256: String) -> String { "\(sha256.prefix(2))/\(sha256).zip" }
+
+    public func path(of blob: String) -> String { "\(root)/\(blob)" }
+
+    /// Makes a closed temporary file durable under its hash; returns the blob's relative name.
+    public func commit(temporaryPath: String, sha256: String) throws -> String {
+        let blob = Self.blobName(sha256: sha256)
+        let directory = "\(root)/\(sha256.prefix(2))"
+        if mkdir(directory, 0o700) != 0 && errno != EEXIST {
+            throw StorageError.io(path: directory, reason: String(cString: strerror(errno)))
+        }
+        let fd = open(temporaryPath, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0, fsync(fd) == 0 else {
+            if fd >= 0 { close(fd) }
+            throw StorageError.io(path: temporaryPath, reason: String(cString: strerror(errno)))
+        }
+        close(fd)
+        guard rename(temporaryPath, path(of: blob)) == 0 else {
+            throw StorageError.io(path: path(of: blob), reason: String(cString: strerror(errno)))
+        }
+        Self.syncDirectory(directory)
+        return blob
+    }
+
+    public func remove(_ blob: String) {
+        unlink(path(of: blob))
+    }
+
+    static func syncDirectory(_ path: String) {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd >= 0 {
+            fsync(fd)
+            close(fd)
+        }
+    }
+}
+
+public enum StorageError: Error, CustomStringConvertible {
+    case io(path: String, reason: String)
+    case notFound(String)
+    public var description: String {
+        switch self {
+        case .io(let path, let reason): "\(path): \(reason)"
+        case .notFound(let what): "not found: \(what)"
+        }
+    }
+}

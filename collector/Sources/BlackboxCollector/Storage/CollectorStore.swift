@@ -1,0 +1,174 @@
+import BlackboxFormat
+import Foundation
+
+/// What the collector keeps, behind one interface so that the embedded SQLite store and a future
+/// PostgreSQL store are interchangeable. Implementations must make `index(_:)` atomic: a bundle, its
+/// files, its reports and the group updates are stored together or not at all.
+public protocol CollectorStore: Sendable {
+    func migrate() async throws
+    /// Storage is reachable (for `/ready`).
+    func ping() async throws
+
+    // Projects and keys
+    func createProject(name: String) async throws -> Project
+    func projects() async throws -> [Project]
+    /// Stores the hash of `secret`, never the secret itself.
+    func createKey(projectID: Int64, kind: APIKey.Kind, secret: String) async throws -> APIKey
+    func keys() async throws -> [APIKey]
+    func revokeKey(id: Int64) async throws -> Bool
+    func authenticate(secret: String) async throws -> APIKey?
+
+    // Ingest
+    func existingBundle(projectID: Int64, uploadID: String?, sha256: String) async throws -> BundleRecord?
+    /// Indexes many bundles in one transaction (group commit). A bundle whose upload id or hash is
+    /// already stored is not stored again; its outcome is the existing record.
+    func index(_ bundles: [NewBundle]) async throws -> [IndexOutcome]
+
+    // Read side
+    func groups(projectID: Int64, page: Page) async throws -> [CrashGroup]
+    func group(id: Int64) async throws -> CrashGroup?
+    func occurrences(groupID: Int64, page: Page) async throws -> [Occurrence]
+    func report(id: Int64) async throws -> StoredReport?
+    func bundles(projectID: Int64, page: Page) async throws -> [BundleRecord]
+    func bundle(id: Int64) async throws -> BundleRecord?
+    func files(bundleID: Int64) async throws -> [BundleFile]
+    func file(id: Int64) async throws -> BundleFile?
+    func searchLogs(projectID: Int64, query: String, page: Page) async throws -> [LogHit]
+
+    // Background work
+    /// Log files not yet in the search index, oldest first.
+    func unindexedLogFiles(limit: Int) async throws -> [BundleFile]
+    func storeLogLines(fileID: Int64, lines: [String]) async throws
+    /// Deletes bundles received before `cutoff` with their files, occurrences and log lines, and
+    /// returns their blob names (the caller deletes the blobs afterwards). Gives the space back.
+    func deleteBundles(receivedBefore cutoff: Date) async throws -> [String]
+}
+
+public struct Page: Sendable, Equatable {
+    public var limit: Int
+    public var offset: Int
+    public init(limit: Int = 50, offset: Int = 0) {
+        self.limit = max(1, min(limit, 500))
+        self.offset = max(0, offset)
+    }
+}
+
+public struct Project: Codable, Sendable, Equatable {
+    public var id: Int64
+    public var name: String
+    public var createdAt: Date
+}
+
+public struct APIKey: Codable, Sendable, Equatable {
+    public enum Kind: String, Codable, Sendable {
+        /// May upload bundles, nothing else.
+        case ingest
+        /// May read everything (API and web UI) and upload.
+        case admin
+    }
+    public var id: Int64
+    public var projectID: Int64
+    public var kind: Kind
+    /// The first characters of the secret, to tell keys apart in listings.
+    public var prefix: String
+    public var createdAt: Date
+    public var revokedAt: Date?
+}
+
+public struct BundleRecord: Codable, Sendable, Equatable {
+    public var id: Int64
+    public var projectID: Int64
+    public var uploadID: String?
+    public var sha256: String
+    public var size: Int64
+    public var blob: String
+    public var appName: String?
+    public var appVersion: String?
+    public var host: String?
+    public var hasManifest: Bool
+    public var receivedAt: Date
+    public var fileCount: Int
+    public var reportCount: Int
+}
+
+public struct BundleFile: Codable, Sendable, Equatable {
+    public enum Kind: String, Codable, Sendable { case report, log, manifest, other }
+    public var id: Int64
+    public var bundleID: Int64
+    /// The entry's name inside the zip (display only: never used as a file system path).
+    public var path: String
+    public var kind: Kind
+    public var size: Int64
+    public var sha256: String
+}
+
+public struct CrashGroup: Codable, Sendable, Equatable {
+    public var id: Int64
+    public var projectID: Int64
+    public var signature: String
+    public var signatureVersion: Int
+    public var kind: String
+    public var title: String
+    public var count: Int
+    public var firstSeen: Date
+    public var lastSeen: Date
+    public var latestReportID: Int64?
+    public var versions: [String: Int]
+    public var hosts: [String: Int]
+}
+
+public struct Occurrence: Codable, Sendable, Equatable {
+    public var reportID: Int64
+    public var reportUUID: String
+    public var bundleID: Int64
+    public var occurredAt: Date
+    public var appVersion: String?
+    public var host: String?
+    public var reason: String?
+}
+
+public struct StoredReport: Sendable {
+    public var id: Int64
+    public var bundleID: Int64
+    public var groupID: Int64
+    public var report: CrashReport
+}
+
+public struct LogHit: Codable, Sendable, Equatable {
+    public var fileID: Int64
+    public var bundleID: Int64
+    public var path: String
+    public var lineNumber: Int
+    public var text: String
+}
+
+/// A validated bundle, durable on disk, ready to be indexed.
+public struct NewBundle: Sendable {
+    public var projectID: Int64
+    public var uploadID: String?
+    public var sha256: String
+    public var size: Int64
+    public var blob: String
+    public var manifest: BundleManifest?
+    public var files: [InspectedFile]
+    public var reports: [CrashReport]
+    public var receivedAt: Date
+}
+
+public struct InspectedFile: Sendable, Equatable {
+    public var path: String
+    public var kind: BundleFile.Kind
+    public var size: Int64
+    public var sha256: String
+}
+
+public enum IndexOutcome: Sendable {
+    case stored(BundleRecord)
+    case duplicate(BundleRecord)
+
+    public var record: BundleRecord {
+        switch self {
+        case .stored(let record), .duplicate(let record): record
+        }
+    }
+}

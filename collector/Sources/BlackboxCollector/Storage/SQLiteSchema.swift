@@ -1,0 +1,57 @@
+import GRDB
+
+/// The SQLite schema, as versioned migrations (never edit a shipped one; add the next).
+enum SQLiteSchema {
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE projects (
+                        id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, created_at REAL NOT NULL);
+                    CREATE TABLE api_keys (
+                        id INTEGER PRIMARY KEY, project_id INTEGER NOT NULL REFERENCES projects(id),
+                        kind TEXT NOT NULL CHECK (kind IN ('ingest', 'admin')),
+                        secret_hash TEXT NOT NULL UNIQUE, prefix TEXT NOT NULL,
+                        created_at REAL NOT NULL, revoked_at REAL);
+                    CREATE TABLE bundles (
+                        id INTEGER PRIMARY KEY, project_id INTEGER NOT NULL REFERENCES projects(id),
+                        upload_id TEXT, sha256 TEXT NOT NULL, size INTEGER NOT NULL, blob TEXT NOT NULL,
+                        app_name TEXT, app_version TEXT, host TEXT, has_manifest INTEGER NOT NULL,
+                        received_at REAL NOT NULL, file_count INTEGER NOT NULL, report_count INTEGER NOT NULL,
+                        UNIQUE (project_id, upload_id), UNIQUE (project_id, sha256));
+                    CREATE INDEX bundles_received ON bundles (project_id, received_at);
+                    CREATE TABLE bundle_files (
+                        id INTEGER PRIMARY KEY, bundle_id INTEGER NOT NULL REFERENCES bundles(id) ON DELETE CASCADE,
+                        path TEXT NOT NULL, kind TEXT NOT NULL, size INTEGER NOT NULL, sha256 TEXT NOT NULL,
+                        indexed INTEGER NOT NULL DEFAULT 0);
+                    CREATE INDEX bundle_files_bundle ON bundle_files (bundle_id);
+                    CREATE INDEX bundle_files_unindexed ON bundle_files (indexed, kind) WHERE indexed = 0;
+                    CREATE TABLE crash_groups (
+                        id INTEGER PRIMARY KEY, project_id INTEGER NOT NULL REFERENCES projects(id),
+                        signature TEXT NOT NULL, signature_version INTEGER NOT NULL, signature_text TEXT NOT NULL,
+                        kind TEXT NOT NULL, title TEXT NOT NULL, count INTEGER NOT NULL,
+                        first_seen REAL NOT NULL, last_seen REAL NOT NULL, latest_report_id INTEGER,
+                        UNIQUE (project_id, signature));
+                    CREATE INDEX crash_groups_last_seen ON crash_groups (project_id, last_seen);
+                    CREATE TABLE group_versions (
+                        group_id INTEGER NOT NULL REFERENCES crash_groups(id), app_version TEXT NOT NULL,
+                        count INTEGER NOT NULL, PRIMARY KEY (group_id, app_version));
+                    CREATE TABLE group_hosts (
+                        group_id INTEGER NOT NULL REFERENCES crash_groups(id), host TEXT NOT NULL,
+                        count INTEGER NOT NULL, PRIMARY KEY (group_id, host));
+                    CREATE TABLE reports (
+                        id INTEGER PRIMARY KEY, project_id INTEGER NOT NULL REFERENCES projects(id),
+                        bundle_id INTEGER NOT NULL REFERENCES bundles(id) ON DELETE CASCADE,
+                        group_id INTEGER NOT NULL REFERENCES crash_groups(id),
+                        report_uuid TEXT NOT NULL, kind TEXT NOT NULL, occurred_at REAL NOT NULL,
+                        app_version TEXT, host TEXT, reason TEXT, json BLOB NOT NULL,
+                        UNIQUE (project_id, report_uuid));
+                    CREATE INDEX reports_group ON reports (group_id, occurred_at);
+                    CREATE VIRTUAL TABLE log_lines USING fts5(
+                        text, file_id UNINDEXED, line_number UNINDEXED, tokenize = 'unicode61');
+                    """)
+        }
+        return migrator
+    }
+}

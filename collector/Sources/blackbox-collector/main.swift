@@ -1,0 +1,169 @@
+import ArgumentParser
+import Blackbox
+import BlackboxCollector
+import Foundation
+
+@main
+struct CollectorCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "blackbox-collector",
+        abstract: "Receives Blackbox bundles, groups crashes, serves a web UI and a JSON API.",
+        subcommands: [Serve.self, Migrate.self, Projects.self, Keys.self],
+        defaultSubcommand: Serve.self)
+}
+
+/// Options every command shares. Flags win over the environment.
+struct StorageOptions: ParsableArguments {
+    @Option(help: "Data directory (env BLACKBOX_COLLECTOR_DATA; default ./collector-data).")
+    var dataDir: String?
+
+    var dataDirectory: String {
+        let chosen = dataDir ?? ProcessInfo.processInfo.environment["BLACKBOX_COLLECTOR_DATA"] ?? "collector-data"
+        return URL(fileURLWithPath: chosen).standardizedFileURL.path
+    }
+
+    func openStore() throws -> SQLiteStore {
+        try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
+        return try SQLiteStore(path: "\(dataDirectory)/collector.sqlite")
+    }
+}
+
+func environment(_ name: String) -> String? { ProcessInfo.processInfo.environment[name] }
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run the collector (the default command).")
+    @OptionGroup var storage: StorageOptions
+    @Option(help: "Address to listen on (env BLACKBOX_COLLECTOR_HOST; default 127.0.0.1).") var host: String?
+    @Option(help: "Port; 0 picks a free one (env BLACKBOX_COLLECTOR_PORT; default 8080).") var port: Int?
+    @Option(help: "Largest accepted upload in bytes (env BLACKBOX_COLLECTOR_MAX_BODY; default 64 MiB).")
+    var maxBodyBytes: Int?
+    @Option(help: "Delete bundles older than this many days; 0 keeps them (env BLACKBOX_COLLECTOR_RETENTION_DAYS; default 30).")
+    var retentionDays: Int?
+    @Flag(help: "Do not log to stderr (the log files are still written).") var quiet = false
+
+    func run() async throws {
+        var configuration = CollectorConfiguration(dataDirectory: storage.dataDirectory)
+        configuration.host = host ?? environment("BLACKBOX_COLLECTOR_HOST") ?? "127.0.0.1"
+        configuration.port = port ?? environment("BLACKBOX_COLLECTOR_PORT").flatMap(Int.init) ?? 8080
+        if let limit = maxBodyBytes ?? environment("BLACKBOX_COLLECTOR_MAX_BODY").flatMap(Int.init) {
+            configuration.limits.maxBodyBytes = limit
+        }
+        let days = retentionDays ?? environment("BLACKBOX_COLLECTOR_RETENTION_DAYS").flatMap(Int.init) ?? 30
+        configuration.retentionDays = days > 0 ? days : nil
+
+        // The collector's own logs go through Blackbox (and so does its crash capture).
+        try FileManager.default.createDirectory(atPath: configuration.diagnosticsDirectory, withIntermediateDirectories: true)
+        var logging = BlackboxConfiguration(appName: "blackbox-collector", directory: configuration.diagnosticsDirectory)
+        logging.sinks = quiet ? Sinks.file : [Sinks.console, Sinks.file]
+        try Blackbox.start(logging)
+
+        let server = try CollectorServer(configuration: configuration)
+        let credentials = try await Bootstrap.ensureFirstProject(store: server.store, dataDirectory: configuration.dataDirectory)
+        let example = "\(configuration.dataDirectory)/example-bundle.zip"
+        if !FileManager.default.fileExists(atPath: example) { try? ExampleBundle.write(to: example) }
+        let host = configuration.host
+        let dataDirectory = configuration.dataDirectory
+        let app = try await server.makeApplication { port in
+            let base = "http://\(host):\(port)"
+            var lines = ["Blackbox collector listening on \(base)", "  data:         \(dataDirectory)"]
+            if let credentials {
+                lines += [
+                    "  web UI:       \(base)/login?token=\(credentials.adminToken)",
+                    "  ingest key:   \(credentials.ingestKey)",
+                    "  admin token:  \(credentials.adminToken)",
+                    "  upload a bundle:",
+                    "    curl -sS -H 'Authorization: Bearer \(credentials.ingestKey)' -H \"Upload-Id: $(cat /proc/sys/kernel/random/uuid)\" \\",
+                    "         -H 'Content-Type: application/zip' --data-binary @\(example) \(base)/api/v1/bundles",
+                    "  read the API:",
+                    "    curl -sS -H 'Authorization: Bearer \(credentials.adminToken)' \(base)/api/v1/groups",
+                ]
+            }
+            FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+        }
+        try await app.runService()
+        Blackbox.shutdown()
+    }
+}
+
+struct Migrate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Create or upgrade the database schema, then exit.")
+    @OptionGroup var storage: StorageOptions
+    func run() async throws {
+        try await storage.openStore().migrate()
+        print("database at \(storage.dataDirectory)/collector.sqlite is up to date")
+    }
+}
+
+struct Projects: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Create and list projects.", subcommands: [Create.self, List.self])
+
+    struct Create: AsyncParsableCommand {
+        @OptionGroup var storage: StorageOptions
+        @Argument(help: "The project's name.") var name: String
+        func run() async throws {
+            let store = try storage.openStore()
+            try await store.migrate()
+            let project = try await store.createProject(name: name)
+            print("project \(project.id) \(project.name) created; give it keys with `keys create --project \(project.id)`")
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        @OptionGroup var storage: StorageOptions
+        func run() async throws {
+            let store = try storage.openStore()
+            try await store.migrate()
+            for project in try await store.projects() { print("\(project.id)\t\(project.name)") }
+        }
+    }
+}
+
+struct Keys: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Create, list and revoke ingest keys and admin tokens.", subcommands: [Create.self, List.self, Revoke.self])
+
+    struct Create: AsyncParsableCommand {
+        @OptionGroup var storage: StorageOptions
+        @Option(help: "Project id (see `projects list`).") var project: Int64
+        @Option(help: "ingest (upload only) or admin (read everything).") var kind: String = "ingest"
+        func run() async throws {
+            guard let kind = APIKey.Kind(rawValue: kind) else {
+                throw ValidationError("--kind must be ingest or admin, got \(self.kind)")
+            }
+            let store = try storage.openStore()
+            try await store.migrate()
+            guard try await store.projects().contains(where: { $0.id == project }) else {
+                throw ValidationError("there is no project \(project); see `projects list`")
+            }
+            let secret = Bootstrap.newSecret(kind == .ingest ? "bbx_ingest_" : "bbx_admin_")
+            let key = try await store.createKey(projectID: project, kind: kind, secret: secret)
+            print("key \(key.id) (\(kind.rawValue)) for project \(project): \(secret)")
+            print("this is the only time the secret is shown")
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        @OptionGroup var storage: StorageOptions
+        func run() async throws {
+            let store = try storage.openStore()
+            try await store.migrate()
+            for key in try await store.keys() {
+                let state = key.revokedAt.map { "revoked \($0.formatted(.iso8601))" } ?? "active"
+                print("\(key.id)\tproject \(key.projectID)\t\(key.kind.rawValue)\t\(key.prefix)…\t\(state)")
+            }
+        }
+    }
+
+    struct Revoke: AsyncParsableCommand {
+        @OptionGroup var storage: StorageOptions
+        @Argument(help: "Key id (see `keys list`).") var id: Int64
+        func run() async throws {
+            let store = try storage.openStore()
+            try await store.migrate()
+            guard try await store.revokeKey(id: id) else {
+                throw ValidationError("no active key \(id); see `keys list`")
+            }
+            print("key \(id) revoked")
+        }
+    }
+}
