@@ -7,7 +7,8 @@ let package = Package(
     name: "blackbox-collector",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "blackbox-collector", targets: ["blackbox-collector"])
+        .executable(name: "blackbox-collector", targets: ["blackbox-collector"]),
+        .executable(name: "blackbox-collector-bench", targets: ["blackbox-collector-bench"]),
     ],
     dependencies: [
         .package(name: "blackbox", path: ".."),
@@ -21,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", exact: "1.37.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
@@ -49,12 +51,22 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // `make bench-collector`: concurrent clients on loopback against a collector process.
+        .executableTarget(
+            name: "blackbox-collector-bench",
+            dependencies: [
+                "BlackboxCollector",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+            ]
+        ),
         .testTarget(
             name: "BlackboxCollectorTests",
             dependencies: [
                 "BlackboxCollector",
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
     ],

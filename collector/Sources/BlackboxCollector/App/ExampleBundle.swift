@@ -1,7 +1,5 @@
 import BlackboxFormat
-import Crypto
 import Foundation
-import ZIPFoundation
 
 /// A small, valid bundle (manifest, one crash report, one log file) written next to the data on first
 /// start, so the printed curl command works at once. Its report is an example, and says so.
@@ -30,23 +28,9 @@ public enum ExampleBundle {
         ]
         report.logTail = ["2026-01-01T00:00:00.000Z INFO  checkout: starting checkout (main.swift:6)"]
         report.notes = ["an example report written by the collector on first start"]
-        let reportData = try CrashReport.makeEncoder().encode(report)
-        let logData = Data("2026-01-01T00:00:00.000Z INFO  checkout: starting checkout (main.swift:6)\n".utf8)
-        let entries: [(String, BundleManifest.Entry.Kind, Data)] = [
-            ("reports/crash-\(report.id.uuidString.lowercased()).json", .report, reportData),
-            ("logs/example-app.log", .log, logData),
-        ]
-        let manifest = BundleManifest(
-            app: report.app, host: "example-host",
-            entries: entries.map { .init(path: $0.0, kind: $0.1, size: Int64($0.2.count), sha256: sha256($0.2)) })
-        try? FileManager.default.removeItem(atPath: path)
-        let archive = try Archive(url: URL(fileURLWithPath: path), accessMode: .create)
-        for (name, data) in [("manifest.json", try manifest.encoded())] + entries.map({ ($0.0, $0.2) }) {
-            try archive.addEntry(
-                with: name, type: .file, uncompressedSize: Int64(data.count), compressionMethod: .deflate
-            ) { position, size in data.subdata(in: Int(position)..<Int(position) + size) }
-        }
+        let log = Data("2026-01-01T00:00:00.000Z INFO  checkout: starting checkout (main.swift:6)\n".utf8)
+        let data = try BundleArchive.make(
+            app: report.app, host: "example-host", reports: [report], logs: [("example-app.log", log)])
+        try data.write(to: URL(fileURLWithPath: path), options: .atomic)
     }
-
-    static func sha256(_ data: Data) -> String { SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined() }
 }

@@ -12,19 +12,13 @@ public final class SQLiteStore: CollectorStore {
     public init(path: String) throws {
         var configuration = Configuration()
         configuration.prepareDatabase { db in
+            // auto_vacuum must be chosen before the first table exists (later it is a no-op);
+            // INCREMENTAL lets retention give freed pages back without a full VACUUM.
+            if !db.configuration.readonly { try db.execute(sql: "PRAGMA auto_vacuum = INCREMENTAL") }
             try db.execute(sql: "PRAGMA synchronous = FULL")
             try db.execute(sql: "PRAGMA foreign_keys = ON")
         }
         configuration.busyMode = .timeout(10)
-        // auto_vacuum must be chosen before the first table exists; INCREMENTAL lets retention give
-        // freed pages back to the file system without a full VACUUM.
-        let queue = try DatabaseQueue(path: path)
-        try queue.writeWithoutTransaction { db in
-            if try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") == 0 {
-                try db.execute(sql: "PRAGMA auto_vacuum = INCREMENTAL")
-            }
-        }
-        try queue.close()
         pool = try DatabasePool(path: path, configuration: configuration)
     }
 
@@ -408,6 +402,7 @@ public final class SQLiteStore: CollectorStore {
         }
         // Give the freed pages back to the file system.
         try await pool.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
             try db.execute(sql: "PRAGMA incremental_vacuum")
             try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
         }

@@ -1,0 +1,195 @@
+import BlackboxFormat
+import Foundation
+import Testing
+
+@testable import BlackboxCollector
+
+@Suite("Ingest and read API over HTTP")
+struct IngestTests {
+    @Test("a bundle with a manifest is stored, grouped and readable through the API")
+    func uploadAndRead() async throws {
+        let collector = try await TestCollector.start()
+        defer { Task { await collector.stop() } }
+        let report = Reports.crash(functions: ["shop.Cart.total() -> Swift.Int", "shop.checkout() -> ()"], message: "boom")
+        let log = Data("first line\nsecond line with needle-42\n".utf8)
+        let bundle = try BundleArchive.make(app: report.app, host: "host-a", reports: [report], logs: [("shop.log", log)])
+        let uploadID = UUID().uuidString
+        let stored = try await HTTP.upload(collector, bundle, uploadID: uploadID)
+        #expect(stored.status == 201, "\(stored.text)")
+        #expect(stored.json["reports"] as? Int == 1 && stored.json["files"] as? Int == 3)
+        #expect(stored.json["sha256"] as? String == BundleArchive.sha256(bundle))
+        // The raw bundle is on disk under its hash, byte for byte.
+        let blob = "\(collector.directory)/blobs/\(BlobStore.blobName(sha256: BundleArchive.sha256(bundle)))"
+        #expect(FileManager.default.contents(atPath: blob) == bundle)
+
+        let groups = try await HTTP.get(collector, "/api/v1/groups")
+        #expect(groups.status == 200)
+        let items = try #require(groups.json["items"] as? [[String: Any]])
+        #expect(items.count == 1 && items[0]["count"] as? Int == 1)
+        #expect((items[0]["title"] as? String)?.contains("shop.Cart.total") == true)
+        let groupID = try #require(items[0]["id"] as? Int)
+        let occurrences = try await HTTP.get(collector, "/api/v1/groups/\(groupID)/occurrences")
+        let reportID = try #require((occurrences.json["items"] as? [[String: Any]])?.first?["reportID"] as? Int)
+        let fetched = try await HTTP.get(collector, "/api/v1/reports/\(reportID)")
+        #expect(try CrashReport.decode(fetched.body) == report)
+
+        let bundleID = try #require(stored.json["bundleID"] as? Int)
+        let files = try await HTTP.get(collector, "/api/v1/bundles/\(bundleID)/files")
+        let list = try #require(try JSONSerialization.jsonObject(with: files.body) as? [[String: Any]])
+        let logFile = try #require(list.first { $0["kind"] as? String == "log" })
+        let download = try await HTTP.get(collector, "/api/v1/files/\(logFile["id"] as! Int)/content")
+        #expect(download.body == log)
+
+        await collector.server.indexPendingLogs()
+        let search = try await HTTP.get(collector, "/api/v1/logs/search?q=needle-42")
+        let hits = try #require(search.json["items"] as? [[String: Any]])
+        #expect(hits.count == 1 && hits[0]["lineNumber"] as? Int == 2 && hits[0]["path"] as? String == "logs/shop.log")
+    }
+
+    @Test("the same Upload-Id or the same bytes twice store once and answer the same")
+    func idempotent() async throws {
+        let collector = try await TestCollector.start()
+        defer { Task { await collector.stop() } }
+        let bundle = try BundleArchive.make(
+            app: .init(name: "shop"), host: "h", reports: [Reports.crash(functions: ["shop.a() -> ()"])])
+        let uploadID = UUID().uuidString
+        let first = try await HTTP.upload(collector, bundle, uploadID: uploadID)
+        let again = try await HTTP.upload(collector, bundle, uploadID: uploadID)
+        let sameBytes = try await HTTP.upload(collector, bundle, uploadID: UUID().uuidString)
+        let noID = try await HTTP.upload(collector, bundle, uploadID: nil)
+        #expect(first.status == 201)
+        for repeat_ in [again, sameBytes, noID] {
+            #expect(repeat_.status == 200 && repeat_.json["duplicate"] as? Bool == true)
+            #expect(repeat_.json["bundleID"] as? Int == first.json["bundleID"] as? Int)
+        }
+        let bundles = try await HTTP.get(collector, "/api/v1/bundles")
+        #expect((bundles.json["items"] as? [Any])?.count == 1)
+        let groups = try await HTTP.get(collector, "/api/v1/groups")
+        #expect((groups.json["items"] as? [[String: Any]])?.first?["count"] as? Int == 1, "counted once")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(collector.directory)/tmp").isEmpty)
+    }
+
+    @Test("plain zips of logs made by the zip tool and by Python's zipfile are accepted as logs")
+    func plainZips() async throws {
+        let collector = try await TestCollector.start()
+        defer { Task { await collector.stop() } }
+        let work = NSTemporaryDirectory() + "plain-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: "\(work)/logs", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        try "made by zip: alpha-bravo\n".write(toFile: "\(work)/logs/app.log", atomically: true, encoding: .utf8)
+        let zipTool = try run("/usr/bin/zip", ["-q", "-r", "\(work)/tool.zip", "logs"], in: work)
+        #expect(zipTool == 0)
+        let python = """
+            import zipfile, sys
+            with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
+                z.writestr("service.log", "made by python: charlie-delta\\n" * 3)
+            """
+        #expect(try run("/usr/bin/env", ["python3", "-c", python, "\(work)/python.zip"], in: work) == 0)
+        for (name, word) in [("tool.zip", "alpha-bravo"), ("python.zip", "charlie-delta")] {
+            let data = try Data(contentsOf: URL(fileURLWithPath: "\(work)/\(name)"))
+            let response = try await HTTP.upload(collector, data)
+            #expect(response.status == 201, "\(name): \(response.text)")
+            await collector.server.indexPendingLogs()
+            let search = try await HTTP.get(collector, "/api/v1/logs/search?q=\(word)")
+            #expect((search.json["items"] as? [Any])?.isEmpty == false, "\(name) is searchable")
+        }
+    }
+
+    @Test("keys: missing, unknown, revoked and ingest-only keys get clear 401/403 reasons")
+    func authentication() async throws {
+        let collector = try await TestCollector.start()
+        defer { Task { await collector.stop() } }
+        let bundle = try BundleArchive.make(app: .init(name: "shop"), host: "h", logs: [("a.log", Data("x\n".utf8))])
+        let missing = try await HTTP.upload(collector, bundle, credential: .none)
+        #expect(missing.status == 401 && missing.json["error"] as? String == "missing_key")
+        let wrong = try await HTTP.upload(collector, bundle, credential: .secret("bbx_ingest_nope"))
+        #expect(wrong.status == 401 && wrong.json["error"] as? String == "invalid_key")
+        let ingestReading = try await HTTP.get(collector, "/api/v1/groups", token: collector.ingestKey)
+        #expect(ingestReading.status == 403 && ingestReading.json["error"] as? String == "forbidden")
+        let anonymous = try await HTTP.request("\(collector.baseURL)/api/v1/bundles/1")
+        #expect(anonymous.status == 401)
+
+        let keys = try await collector.server.store.keys()
+        let ingest = try #require(keys.first { $0.kind == .ingest })
+        #expect(try await collector.server.store.revokeKey(id: ingest.id))
+        let revoked = try await HTTP.upload(collector, bundle)
+        #expect(revoked.status == 401 && revoked.json["error"] as? String == "invalid_key")
+    }
+
+    @Test("grouping: the same stack in other builds groups together; another function is another group")
+    func grouping() async throws {
+        let collector = try await TestCollector.start()
+        defer { Task { await collector.stop() } }
+        let stack = ["specialized shop.Cart.total(Swift.Int) -> Swift.Int", "closure #1 () -> () in shop.checkout() -> ()"]
+        let first = Reports.crash(functions: stack, version: "1.0", host: "host-a", baseAddress: 0x5555_0000_0000)
+        let second = Reports.crash(functions: stack, version: "1.1", host: "host-b", baseAddress: 0x5600_0000_0000)
+        var other = Reports.crash(functions: ["shop.Payment.charge() -> ()"], version: "1.1")
+        other.signal = .init(number: 4, name: "SIGILL", code: 2, codeName: "ILL_ILLOPN", faultAddress: "0x0")
+        for report in [first, second, other] {
+            let bundle = try BundleArchive.make(app: report.app, host: report.host.name, reports: [report])
+            #expect(try await HTTP.upload(collector, bundle).status == 201)
+        }
+        let groups = try #require(try await HTTP.get(collector, "/api/v1/groups").json["items"] as? [[String: Any]])
+        #expect(groups.count == 2)
+        let cart = try #require(groups.first { ($0["title"] as? String)?.contains("Cart.total") == true })
+        #expect(cart["count"] as? Int == 2)
+        #expect(cart["versions"] as? [String: Int] == ["1.0": 1, "1.1": 1])
+        #expect(cart["hosts"] as? [String: Int] == ["host-a": 1, "host-b": 1])
+    }
+
+    @Test("health, readiness and Prometheus metrics")
+    func operations() async throws {
+        let collector = try await TestCollector.start()
+        defer { Task { await collector.stop() } }
+        #expect(try await HTTP.request("\(collector.baseURL)/health").status == 200)
+        #expect(try await HTTP.request("\(collector.baseURL)/ready").status == 200)
+        _ = try await HTTP.upload(collector, Data("not a zip".utf8))
+        let bundle = try BundleArchive.make(app: .init(name: "shop"), host: "h", logs: [("a.log", Data("x\n".utf8))])
+        _ = try await HTTP.upload(collector, bundle)
+        let metrics = try await HTTP.request("\(collector.baseURL)/metrics").text
+        #expect(metrics.contains(#"blackbox_uploads_rejected_total{reason="not_a_zip"} 1"#))
+        #expect(metrics.contains(#"blackbox_uploads_accepted_total{result="stored"} 1"#))
+        #expect(metrics.contains("blackbox_upload_bytes_total \(bundle.count)"))
+        #expect(metrics.contains("blackbox_ingest_duration_seconds_count"))
+    }
+
+    @Test("retention deletes old bundles, their blobs and log lines, keeps group counts, gives space back")
+    func retention() async throws {
+        let collector = try await TestCollector.start { $0.retentionDays = 30 }
+        defer { Task { await collector.stop() } }
+        let bigLog = Data((0..<20_000).map { "retention line \($0) with some words\n" }.joined().utf8)
+        let report = Reports.crash(functions: ["shop.old() -> ()"])
+        let bundle = try BundleArchive.make(app: report.app, host: "h", reports: [report], logs: [("big.log", bigLog)])
+        #expect(try await HTTP.upload(collector, bundle).status == 201)
+        await collector.server.indexPendingLogs()
+        let database = "\(collector.directory)/collector.sqlite"
+        func databaseSize() throws -> Int { try fileSize(database) + ((try? fileSize(database + "-wal")) ?? 0) }
+        let sizeBefore = try databaseSize()
+        #expect(await collector.server.runRetention(now: Date()) == 0, "nothing is old yet")
+        #expect(await collector.server.runRetention(now: Date().addingTimeInterval(31 * 86_400)) == 1)
+        #expect((try await HTTP.get(collector, "/api/v1/bundles").json["items"] as? [Any])?.isEmpty == true)
+        let blobs = try FileManager.default.subpathsOfDirectory(atPath: "\(collector.directory)/blobs").filter { $0.hasSuffix(".zip") }
+        #expect(blobs.isEmpty)
+        let search = try await HTTP.get(collector, "/api/v1/logs/search?q=retention")
+        #expect((search.json["items"] as? [Any])?.isEmpty == true)
+        let groups = try #require(try await HTTP.get(collector, "/api/v1/groups").json["items"] as? [[String: Any]])
+        #expect(groups.first?["count"] as? Int == 1, "groups keep their history")
+        let sizeAfter = try databaseSize()
+        #expect(sizeAfter < sizeBefore / 2, "the database shrank (incremental vacuum): \(sizeBefore) -> \(sizeAfter)")
+    }
+}
+
+func fileSize(_ path: String) throws -> Int {
+    (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+}
+
+@discardableResult
+func run(_ executable: String, _ arguments: [String], in directory: String) throws -> Int32 {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    process.currentDirectoryURL = URL(fileURLWithPath: directory)
+    try process.run()
+    process.waitUntilExit()
+    return process.terminationStatus
+}
