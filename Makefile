@@ -1,23 +1,41 @@
 # Blackbox. `make run` and `make test` work on a fresh Debian machine with the Swift toolchain.
 SWIFT ?= swift
-APT_PACKAGES := zlib1g-dev libunwind-dev pkg-config
+APT_PACKAGES := zlib1g-dev libunwind-dev pkg-config libsqlite3-dev
+TEST_PACKAGES := chromium zip
 BENCH_PACKAGES := libspdlog-dev g++
 RUN_DIR ?= $(CURDIR)/.run/example
+COLLECTOR_DATA ?= $(CURDIR)/.run/collector
 
-.PHONY: run test deps bench-deps build build-release bench format clean
+.PHONY: run example test test-library test-collector deps test-deps bench-deps bench bench-collector format clean
 
-## Run the example app (the collector replaces this once it exists).
+## The collector on 127.0.0.1:8080 with an embedded SQLite store in .run/collector; prints the URL,
+## the keys and a curl command that uploads a bundle.
 run: deps
+	cd collector && $(SWIFT) build --product blackbox-collector
+	collector/.build/debug/blackbox-collector serve --data-dir $(COLLECTOR_DATA)
+
+## An example app that logs through Blackbox and prints where its files are.
+example: deps
 	$(SWIFT) build --product blackbox-example
 	$$($(SWIFT) build --show-bin-path)/blackbox-example $(RUN_DIR)
 
-## Install missing system packages, build everything, run every test.
+## Install missing system packages, build everything, run every test (library, then collector).
+test: test-deps
+	@$(MAKE) --no-print-directory test-library
+	@$(MAKE) --no-print-directory test-collector
+
 # The crash matrix also runs a release build of the crashing child (optimized code crashes differently).
-test: deps
+test-library:
 	$(SWIFT) build --build-tests
 	$(SWIFT) build -c release --product blackbox-crash-child
 	BLACKBOX_TEST_BIN=$$($(SWIFT) build --show-bin-path) \
 	BLACKBOX_TEST_RELEASE_BIN=$$($(SWIFT) build -c release --show-bin-path) \
+		$(SWIFT) test --skip-build --parallel
+
+test-collector:
+	cd collector && $(SWIFT) build --build-tests
+	cd collector && BLACKBOX_REQUIRE_CHROMIUM=1 \
+		BLACKBOX_COLLECTOR_BIN=$$($(SWIFT) build --show-bin-path)/blackbox-collector \
 		$(SWIFT) test --skip-build --parallel
 
 ## Installs only what is missing (apt-get needs root; CI runs as root).
@@ -28,6 +46,9 @@ deps:
 		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 		else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; fi; \
 	fi
+
+test-deps:
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(APT_PACKAGES) $(TEST_PACKAGES)"
 
 bench-deps:
 	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(APT_PACKAGES) $(BENCH_PACKAGES)"
@@ -40,8 +61,17 @@ bench: bench-deps
 	python3 bench/run.py --blackbox $$($(SWIFT) build -c release --show-bin-path)/blackbox-bench \
 		--spdlog bench/.out/spdlog-bench --out bench-results/logger.json
 
+## Collector benchmark: concurrent clients on loopback, beside dd and bare fsync numbers from the
+## same run. Writes bench-results/collector.json.
+bench-collector: deps
+	cd collector && $(SWIFT) build -c release --product blackbox-collector
+	cd collector && $(SWIFT) build -c release --product blackbox-collector-bench
+	mkdir -p bench-results
+	BENCH_DIR=$(CURDIR) collector/.build/release/blackbox-collector-bench \
+		collector/.build/release/blackbox-collector bench-results/collector.json
+
 format:
-	$(SWIFT) format --in-place --recursive Sources Tests Package.swift
+	$(SWIFT) format --in-place --recursive Sources Tests Package.swift collector/Sources collector/Tests collector/Package.swift
 
 clean:
-	rm -rf .build .run bench/.out bench-results
+	rm -rf .build collector/.build .run bench/.out bench-results

@@ -35,7 +35,8 @@ public struct BundleManifest: Codable, Sendable, Equatable {
         }
     }
 
-    public init(bundleID: UUID = UUID(), app: CrashReport.App, host: String, createdAt: Date = Date(), entries: [Entry]) {
+    public init(bundleID: UUID = UUID(), app: CrashReport.App, host: String, createdAt: Date = Date(), entries: [Entry])
+    {
         self.formatVersion = Self.currentFormatVersion
         self.bundleID = bundleID
         self.app = app

@@ -16,7 +16,8 @@ guard arguments.count >= 2 else {
 }
 let collectorBinary = arguments[1]
 let output = arguments.count > 2 ? arguments[2] : nil
-let workDirectory = (ProcessInfo.processInfo.environment["BENCH_DIR"] ?? FileManager.default.currentDirectoryPath)
+let workDirectory =
+    (ProcessInfo.processInfo.environment["BENCH_DIR"] ?? FileManager.default.currentDirectoryPath)
     + "/.bench-collector-\(getpid())"
 try FileManager.default.createDirectory(atPath: workDirectory, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(atPath: workDirectory) }
@@ -34,7 +35,9 @@ func ddBandwidth() throws -> Double {
     process.waitUntilExit()
     unlink("\(workDirectory)/dd.test")
     // "268435456 bytes (268 MB, 256 MiB) copied, 0.5 s, 537 MB/s"
-    guard let copied = text.split(separator: ",").dropLast().last, let seconds = Double(copied.split(separator: " ").first ?? "") else {
+    guard let copied = text.split(separator: ",").dropLast().last,
+        let seconds = Double(copied.split(separator: " ").first ?? "")
+    else {
         throw CocoaError(.fileReadCorruptFile)
     }
     return 268_435_456 / seconds / 1_000_000
@@ -85,7 +88,8 @@ struct RunningCollector {
             seen += String(decoding: chunk, as: UTF8.self)
         }
         func value(after label: String) -> String {
-            seen.split(separator: "\n").first { $0.contains(label) }.map { String($0.split(separator: " ").last ?? "") } ?? ""
+            seen.split(separator: "\n").first { $0.contains(label) }.map { String($0.split(separator: " ").last ?? "") }
+                ?? ""
         }
         return RunningCollector(
             process: process, baseURL: value(after: "listening on"), ingestKey: value(after: "ingest key:"))
@@ -120,7 +124,8 @@ func makeBundles(count: Int, targetBytes: Int) throws -> [Data] {
         log.append(contentsOf: shared[rotation...])
         log.append(contentsOf: shared[..<rotation])
         let report = index % 10 == 0 ? [benchReport(index)] : []
-        return try BundleArchive.make(app: .init(name: "bench", version: "1.0"), host: "bench", reports: report, logs: [("bench.log", log)])
+        return try BundleArchive.make(
+            app: .init(name: "bench", version: "1.0"), host: "bench", reports: report, logs: [("bench.log", log)])
     }
 }
 
@@ -175,7 +180,8 @@ func measure(name: String, bundles: [Data], clients: Int, collector: RunningColl
                         ok = false
                     }
                     let elapsed = ContinuousClock.now - begin
-                    latencies.append((Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15, ok))
+                    latencies.append(
+                        (Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15, ok))
                 }
                 return latencies
             }
@@ -187,7 +193,9 @@ func measure(name: String, bundles: [Data], clients: Int, collector: RunningColl
     let elapsed = ContinuousClock.now - started
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     let sorted = results.map(\.0).sorted()
-    func percentile(_ p: Double) -> Double { sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
+    func percentile(_ p: Double) -> Double {
+        sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
+    }
     let totalBytes = bundles.reduce(0) { $0 + $1.count }
     return Measurement(
         name: name, clients: clients, uploads: results.count, errors: results.filter { !$0.1 }.count,
@@ -199,7 +207,12 @@ func measure(name: String, bundles: [Data], clients: Int, collector: RunningColl
 final class ManagedCounter: @unchecked Sendable {
     private let lock = NSLock()
     private var value = 0
-    func increment() -> Int { lock.withLock { defer { value += 1 }; return value } }
+    func increment() -> Int {
+        lock.withLock {
+            defer { value += 1 }
+            return value
+        }
+    }
 }
 
 // MARK: Run
@@ -213,7 +226,8 @@ var measurements: [Measurement] = []
 do {
     let collector = try RunningCollector.start(dataDirectory: "\(workDirectory)/small")
     // Warm-up: connections, SQLite pages.
-    _ = try await measure(name: "warm-up", bundles: try makeBundles(count: 200, targetBytes: 10_000), clients: 16, collector: collector)
+    _ = try await measure(
+        name: "warm-up", bundles: try makeBundles(count: 200, targetBytes: 10_000), clients: 16, collector: collector)
     measurements.append(try await measure(name: "10 KB bundles", bundles: small, clients: 64, collector: collector))
     collector.stop()
 }
@@ -227,15 +241,23 @@ do {
 print("| workload | clients | uploads | errors | bundle | uploads/s | MB/s | p50 ms | p99 ms | peak RSS MiB |")
 print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 for m in measurements {
-    print(String(
-        format: "| %@ | %d | %d | %d | %d B | %.0f | %.1f | %.1f | %.1f | %.0f |", m.name, m.clients, m.uploads, m.errors,
-        m.meanBundleBytes, m.uploadsPerSecond, m.megabytesPerSecond, m.p50Milliseconds, m.p99Milliseconds,
-        m.collectorPeakRSSMiB))
+    print(
+        String(
+            format: "| %@ | %d | %d | %d | %d B | %.0f | %.1f | %.1f | %.1f | %.0f |", m.name, m.clients, m.uploads,
+            m.errors,
+            m.meanBundleBytes, m.uploadsPerSecond, m.megabytesPerSecond, m.p50Milliseconds, m.p99Milliseconds,
+            m.collectorPeakRSSMiB))
 }
 let smallRun = measurements[0]
 let largeRun = measurements[1]
-print(String(format: "10 KB: %.0f uploads/s (bar ≥ 1000), %.2f× the bare durable-write rate", smallRun.uploadsPerSecond, smallRun.uploadsPerSecond / bare))
-print(String(format: "5 MB: %.0f MB/s = %.0f%% of dd (bar ≥ 50%%)", largeRun.megabytesPerSecond, 100 * largeRun.megabytesPerSecond / dd))
+print(
+    String(
+        format: "10 KB: %.0f uploads/s (bar ≥ 1000), %.2f× the bare durable-write rate", smallRun.uploadsPerSecond,
+        smallRun.uploadsPerSecond / bare))
+print(
+    String(
+        format: "5 MB: %.0f MB/s = %.0f%% of dd (bar ≥ 50%%)", largeRun.megabytesPerSecond,
+        100 * largeRun.megabytesPerSecond / dd))
 if let output {
     struct Report: Codable {
         var ddMegabytesPerSecond: Double

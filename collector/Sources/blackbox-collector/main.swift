@@ -37,7 +37,10 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Port; 0 picks a free one (env BLACKBOX_COLLECTOR_PORT; default 8080).") var port: Int?
     @Option(help: "Largest accepted upload in bytes (env BLACKBOX_COLLECTOR_MAX_BODY; default 64 MiB).")
     var maxBodyBytes: Int?
-    @Option(help: "Delete bundles older than this many days; 0 keeps them (env BLACKBOX_COLLECTOR_RETENTION_DAYS; default 30).")
+    @Option(
+        help:
+            "Delete bundles older than this many days; 0 keeps them (env BLACKBOX_COLLECTOR_RETENTION_DAYS; default 30)."
+    )
     var retentionDays: Int?
     @Flag(help: "Do not log to stderr (the log files are still written).") var quiet = false
 
@@ -52,13 +55,16 @@ struct Serve: AsyncParsableCommand {
         configuration.retentionDays = days > 0 ? days : nil
 
         // The collector's own logs go through Blackbox (and so does its crash capture).
-        try FileManager.default.createDirectory(atPath: configuration.diagnosticsDirectory, withIntermediateDirectories: true)
-        var logging = BlackboxConfiguration(appName: "blackbox-collector", directory: configuration.diagnosticsDirectory)
+        try FileManager.default.createDirectory(
+            atPath: configuration.diagnosticsDirectory, withIntermediateDirectories: true)
+        var logging = BlackboxConfiguration(
+            appName: "blackbox-collector", directory: configuration.diagnosticsDirectory)
         logging.sinks = quiet ? Sinks.file : [Sinks.console, Sinks.file]
         try Blackbox.start(logging)
 
         let server = try CollectorServer(configuration: configuration)
-        let credentials = try await Bootstrap.ensureFirstProject(store: server.store, dataDirectory: configuration.dataDirectory)
+        let credentials = try await Bootstrap.ensureFirstProject(
+            store: server.store, dataDirectory: configuration.dataDirectory)
         let example = "\(configuration.dataDirectory)/example-bundle.zip"
         if !FileManager.default.fileExists(atPath: example) { try? ExampleBundle.write(to: example) }
         let host = configuration.host
@@ -95,7 +101,8 @@ struct Migrate: AsyncParsableCommand {
 }
 
 struct Projects: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Create and list projects.", subcommands: [Create.self, List.self])
+    static let configuration = CommandConfiguration(
+        abstract: "Create and list projects.", subcommands: [Create.self, List.self])
 
     struct Create: AsyncParsableCommand {
         @OptionGroup var storage: StorageOptions
@@ -104,7 +111,9 @@ struct Projects: AsyncParsableCommand {
             let store = try storage.openStore()
             try await store.migrate()
             let project = try await store.createProject(name: name)
-            print("project \(project.id) \(project.name) created; give it keys with `keys create --project \(project.id)`")
+            print(
+                "project \(project.id) \(project.name) created; give it keys with `keys create --project \(project.id)`"
+            )
         }
     }
 
@@ -120,7 +129,8 @@ struct Projects: AsyncParsableCommand {
 
 struct Keys: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Create, list and revoke ingest keys and admin tokens.", subcommands: [Create.self, List.self, Revoke.self])
+        abstract: "Create, list and revoke ingest keys and admin tokens.",
+        subcommands: [Create.self, List.self, Revoke.self])
 
     struct Create: AsyncParsableCommand {
         @OptionGroup var storage: StorageOptions

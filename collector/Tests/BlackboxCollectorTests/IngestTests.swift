@@ -10,9 +10,11 @@ struct IngestTests {
     func uploadAndRead() async throws {
         let collector = try await TestCollector.start()
         defer { Task { await collector.stop() } }
-        let report = Reports.crash(functions: ["shop.Cart.total() -> Swift.Int", "shop.checkout() -> ()"], message: "boom")
+        let report = Reports.crash(
+            functions: ["shop.Cart.total() -> Swift.Int", "shop.checkout() -> ()"], message: "boom")
         let log = Data("first line\nsecond line with needle-42\n".utf8)
-        let bundle = try BundleArchive.make(app: report.app, host: "host-a", reports: [report], logs: [("shop.log", log)])
+        let bundle = try BundleArchive.make(
+            app: report.app, host: "host-a", reports: [report], logs: [("shop.log", log)])
         let uploadID = UUID().uuidString
         let stored = try await HTTP.upload(collector, bundle, uploadID: uploadID)
         #expect(stored.status == 201, "\(stored.text)")
@@ -120,7 +122,9 @@ struct IngestTests {
     func grouping() async throws {
         let collector = try await TestCollector.start()
         defer { Task { await collector.stop() } }
-        let stack = ["specialized shop.Cart.total(Swift.Int) -> Swift.Int", "closure #1 () -> () in shop.checkout() -> ()"]
+        let stack = [
+            "specialized shop.Cart.total(Swift.Int) -> Swift.Int", "closure #1 () -> () in shop.checkout() -> ()",
+        ]
         let first = Reports.crash(functions: stack, version: "1.0", host: "host-a", baseAddress: 0x5555_0000_0000)
         let second = Reports.crash(functions: stack, version: "1.1", host: "host-b", baseAddress: 0x5600_0000_0000)
         var other = Reports.crash(functions: ["shop.Payment.charge() -> ()"], version: "1.1")
@@ -168,7 +172,9 @@ struct IngestTests {
         #expect(await collector.server.runRetention(now: Date()) == 0, "nothing is old yet")
         #expect(await collector.server.runRetention(now: Date().addingTimeInterval(31 * 86_400)) == 1)
         #expect((try await HTTP.get(collector, "/api/v1/bundles").json["items"] as? [Any])?.isEmpty == true)
-        let blobs = try FileManager.default.subpathsOfDirectory(atPath: "\(collector.directory)/blobs").filter { $0.hasSuffix(".zip") }
+        let blobs = try FileManager.default.subpathsOfDirectory(atPath: "\(collector.directory)/blobs").filter {
+            $0.hasSuffix(".zip")
+        }
         #expect(blobs.isEmpty)
         let search = try await HTTP.get(collector, "/api/v1/logs/search?q=retention")
         #expect((search.json["items"] as? [Any])?.isEmpty == true)

@@ -129,7 +129,8 @@ extension Array where Element: Sendable {
 /// Realistic reports: the shape the crash processor produces, with chosen functions and addresses.
 enum Reports {
     static func crash(
-        functions: [String], signal: (Int32, String) = (11, "SIGSEGV"), version: String = "1.0", host: String = "host-a",
+        functions: [String], signal: (Int32, String) = (11, "SIGSEGV"), version: String = "1.0",
+        host: String = "host-a",
         baseAddress: UInt64 = 0x5555_0000_0000, message: String? = nil
     ) -> CrashReport {
         var report = CrashReport(
@@ -139,11 +140,17 @@ enum Reports {
         report.signal = .init(number: signal.0, name: signal.1, code: 1, codeName: nil, faultAddress: "0x0")
         report.fatalMessage = message
         report.images = [
-            .init(path: "/srv/shop/shop", bias: hex(baseAddress), start: hex(baseAddress), end: hex(baseAddress + 0x100000), buildID: "ab"),
-            .init(path: "/usr/lib/x86_64-linux-gnu/libc.so.6", bias: "0x7f0000000000", start: "0x7f0000000000", end: "0x7f0000200000", buildID: "cd"),
+            .init(
+                path: "/srv/shop/shop", bias: hex(baseAddress), start: hex(baseAddress),
+                end: hex(baseAddress + 0x100000), buildID: "ab"),
+            .init(
+                path: "/usr/lib/x86_64-linux-gnu/libc.so.6", bias: "0x7f0000000000", start: "0x7f0000000000",
+                end: "0x7f0000200000", buildID: "cd"),
         ]
         var frames: [CrashReport.Frame] = [
-            .init(index: 0, address: "0x7f0000001234", imageIndex: 1, imageOffset: "0x1234", symbols: [.init(function: "__pthread_kill_implementation")])
+            .init(
+                index: 0, address: "0x7f0000001234", imageIndex: 1, imageOffset: "0x1234",
+                symbols: [.init(function: "__pthread_kill_implementation")])
         ]
         for (index, function) in functions.enumerated() {
             let offset = UInt64(0x1000 * (index + 1)) + UInt64.random(in: 0..<16)

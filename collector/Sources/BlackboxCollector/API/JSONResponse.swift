@@ -40,7 +40,9 @@ struct PageOf<Item: Encodable>: Encodable {
         self.items = items
         self.limit = page.limit
         self.offset = page.offset
-        self.next = items.count == page.limit ? "\(path)?\(extraQuery)limit=\(page.limit)&offset=\(page.offset + page.limit)" : nil
+        self.next =
+            items.count == page.limit
+            ? "\(path)?\(extraQuery)limit=\(page.limit)&offset=\(page.offset + page.limit)" : nil
     }
 }
 

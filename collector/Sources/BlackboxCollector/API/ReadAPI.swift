@@ -43,7 +43,8 @@ struct ReadAPI {
             return try JSONResponse.make(PageOf(bundles, page: page, path: "/api/v1/bundles"))
         }
         group.get("bundles/:id") { _, context in
-            guard let bundle = try await store.bundle(id: try context.id()), bundle.projectID == context.projectID else {
+            guard let bundle = try await store.bundle(id: try context.id()), bundle.projectID == context.projectID
+            else {
                 return notFound("bundle")
             }
             return try JSONResponse.make(bundle)
@@ -73,12 +74,14 @@ struct ReadAPI {
         group.get("logs/search") { request, context in
             let query = request.uri.queryParameters.get("q") ?? ""
             guard !query.trimmingCharacters(in: .whitespaces).isEmpty else {
-                return JSONResponse.error(.init(status: 400, code: "missing_query", message: "give the search words as q="))
+                return JSONResponse.error(
+                    .init(status: 400, code: "missing_query", message: "give the search words as q="))
             }
             let page = request.page
             let hits = try await store.searchLogs(projectID: context.projectID, query: query, page: page)
             let encoded = query.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
-            return try JSONResponse.make(PageOf(hits, page: page, path: "/api/v1/logs/search", extraQuery: "q=\(encoded)&"))
+            return try JSONResponse.make(
+                PageOf(hits, page: page, path: "/api/v1/logs/search", extraQuery: "q=\(encoded)&"))
         }
     }
 

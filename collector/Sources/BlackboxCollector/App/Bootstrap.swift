@@ -14,13 +14,15 @@ public struct Bootstrap: Sendable {
     public static func newSecret(_ prefix: String) -> String {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<24).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        return prefix + Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+        return prefix
+            + Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 
     /// Creates the first project and keys when there is no project yet; returns the credentials file's
     /// contents when it exists.
-    public static func ensureFirstProject(store: any CollectorStore, dataDirectory: String) async throws -> Credentials? {
+    public static func ensureFirstProject(store: any CollectorStore, dataDirectory: String) async throws -> Credentials?
+    {
         let path = "\(dataDirectory)/bootstrap-credentials"
         try await store.migrate()
         if try await store.projects().isEmpty {

@@ -17,7 +17,8 @@ public struct CollectorServer: Sendable {
         self.configuration = configuration
         try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
         self.store = try store ?? SQLiteStore(path: configuration.databasePath)
-        self.blobs = try BlobStore(root: configuration.blobDirectory, temporaryDirectory: configuration.temporaryDirectory)
+        self.blobs = try BlobStore(
+            root: configuration.blobDirectory, temporaryDirectory: configuration.temporaryDirectory)
         self.committer = GroupCommitter(store: self.store, window: configuration.groupCommitWindow)
         self.reader = BundleReader(blobs: blobs, maxBytes: configuration.limits.maxEntryBytes)
         self.indexer = LogIndexer(store: self.store, reader: reader)
@@ -90,7 +91,8 @@ public struct CollectorServer: Sendable {
     @discardableResult
     public func runRetention(now: Date) async -> Int {
         await RetentionService(
-            store: store, blobs: blobs, days: configuration.retentionDays ?? 0, interval: configuration.retentionInterval
+            store: store, blobs: blobs, days: configuration.retentionDays ?? 0,
+            interval: configuration.retentionInterval
         ).runOnce(now: now)
     }
 }

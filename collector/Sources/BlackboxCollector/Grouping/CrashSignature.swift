@@ -92,9 +92,11 @@ public enum CrashSignature {
             result = result.replacingOccurrences(of: marker, with: "")
         }
         result = result.replacingOccurrences(of: #"closure #\d+"#, with: "closure", options: .regularExpression)
-        result = result.replacingOccurrences(of: #"implicit closure #\d+"#, with: "closure", options: .regularExpression)
+        result = result.replacingOccurrences(
+            of: #"implicit closure #\d+"#, with: "closure", options: .regularExpression)
         // Drop parameter types and return types: `f(x: Swift.Int) -> Swift.Int` → `f(x:)`.
-        result = result.replacingOccurrences(of: #"\(([^()]*?)\)( -> [^ ]+)?"#, with: "(…)", options: .regularExpression)
+        result = result.replacingOccurrences(
+            of: #"\(([^()]*?)\)( -> [^ ]+)?"#, with: "(…)", options: .regularExpression)
         result = result.replacingOccurrences(of: #"0x[0-9a-fA-F]+"#, with: "", options: .regularExpression)
         result = result.replacingOccurrences(of: #" \+ \d+$"#, with: "", options: .regularExpression)
         return result.trimmingCharacters(in: .whitespaces)

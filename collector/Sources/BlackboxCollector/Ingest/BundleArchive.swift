@@ -11,8 +11,10 @@ public enum BundleArchive {
         var files: [(String, BundleManifest.Entry.Kind, Data)] = []
         for report in reports {
             files.append(
-                ("reports/\(report.kind.rawValue)-\(report.id.uuidString.lowercased()).json", .report,
-                    try CrashReport.makeEncoder().encode(report)))
+                (
+                    "reports/\(report.kind.rawValue)-\(report.id.uuidString.lowercased()).json", .report,
+                    try CrashReport.makeEncoder().encode(report)
+                ))
         }
         for log in logs { files.append(("logs/\(log.name)", .log, log.contents)) }
         let manifest = BundleManifest(

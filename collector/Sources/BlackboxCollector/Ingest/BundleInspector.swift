@@ -60,8 +60,12 @@ struct BundleInspector {
                 checksum = try archive.extract(entry, bufferSize: 64 << 10) { chunk in
                     consumed.size += chunk.count
                     total += chunk.count
-                    if consumed.firstBytes.count < 4 { consumed.firstBytes.append(chunk.prefix(4 - consumed.firstBytes.count)) }
-                    if consumed.size > limits.maxEntryBytes { throw IngestRejection.entryTooLarge(name, limit: limits.maxEntryBytes) }
+                    if consumed.firstBytes.count < 4 {
+                        consumed.firstBytes.append(chunk.prefix(4 - consumed.firstBytes.count))
+                    }
+                    if consumed.size > limits.maxEntryBytes {
+                        throw IngestRejection.entryTooLarge(name, limit: limits.maxEntryBytes)
+                    }
                     if total > limits.maxTotalBytes { throw IngestRejection.totalTooLarge(limit: limits.maxTotalBytes) }
                     if total > 1 << 20, total / max(bodySize, 1) > limits.maxCompressionRatio {
                         throw IngestRejection.compressionRatio(limit: limits.maxCompressionRatio)
@@ -108,7 +112,8 @@ struct BundleInspector {
                 throw .manifestMismatch("manifest.json lists \"\(listed.path.prefix(200))\", which is not in the zip")
             }
             guard files[index].size == listed.size, files[index].sha256 == listed.sha256.lowercased() else {
-                throw .manifestMismatch("\"\(listed.path.prefix(200))\" does not match its size or sha256 in manifest.json")
+                throw .manifestMismatch(
+                    "\"\(listed.path.prefix(200))\" does not match its size or sha256 in manifest.json")
             }
             switch listed.kind {
             case .log: files[index].kind = .log

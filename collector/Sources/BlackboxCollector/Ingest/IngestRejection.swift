@@ -7,8 +7,12 @@ public struct IngestRejection: Error, Sendable, Equatable, CustomStringConvertib
 
     public var description: String { "\(status) \(code): \(message)" }
 
-    static func missingKey() -> Self { .init(status: 401, code: "missing_key", message: "send Authorization: Bearer <project key>") }
-    static func invalidKey() -> Self { .init(status: 401, code: "invalid_key", message: "the key is unknown or revoked") }
+    static func missingKey() -> Self {
+        .init(status: 401, code: "missing_key", message: "send Authorization: Bearer <project key>")
+    }
+    static func invalidKey() -> Self {
+        .init(status: 401, code: "invalid_key", message: "the key is unknown or revoked")
+    }
     static func forbidden() -> Self { .init(status: 403, code: "forbidden", message: "this key may not do that") }
     static func invalidUploadID(_ value: String) -> Self {
         .init(status: 400, code: "invalid_upload_id", message: "Upload-Id must be a UUID, got \"\(value.prefix(64))\"")
@@ -36,7 +40,8 @@ public struct IngestRejection: Error, Sendable, Equatable, CustomStringConvertib
         .init(status: 422, code: "nested_archive", message: "entry \"\(path.prefix(200))\" is itself a zip archive")
     }
     static func entryTooLarge(_ path: String, limit: Int) -> Self {
-        .init(status: 422, code: "entry_too_large", message: "entry \"\(path.prefix(200))\" inflates past \(limit) bytes")
+        .init(
+            status: 422, code: "entry_too_large", message: "entry \"\(path.prefix(200))\" inflates past \(limit) bytes")
     }
     static func totalTooLarge(limit: Int) -> Self {
         .init(status: 422, code: "uncompressed_too_large", message: "the zip inflates past \(limit) bytes")

@@ -47,7 +47,9 @@ struct IngestService: Sendable {
         if let length = request.headers[.contentLength].flatMap(Int.init), length > limits.maxBodyBytes {
             throw IngestRejection.bodyTooLarge(limit: limits.maxBodyBytes)
         }
-        if let uploadID, let existing = try await store.existingBundle(projectID: key.projectID, uploadID: uploadID, sha256: "") {
+        if let uploadID,
+            let existing = try await store.existingBundle(projectID: key.projectID, uploadID: uploadID, sha256: "")
+        {
             return (Self.acknowledge(existing, duplicate: true), 0)
         }
 
@@ -73,14 +75,19 @@ struct IngestService: Sendable {
         let outcome = try await committer.submit(
             NewBundle(
                 projectID: key.projectID, uploadID: uploadID, sha256: sha256, size: Int64(size), blob: blob,
-                manifest: inspection.manifest, files: inspection.files, reports: inspection.reports, receivedAt: Date()))
+                manifest: inspection.manifest, files: inspection.files, reports: inspection.reports, receivedAt: Date())
+        )
         if case .stored = outcome, inspection.files.contains(where: { $0.kind == .log }) { indexerWakeup() }
         if case .duplicate(let existing) = outcome, existing.blob != blob { blobs.remove(blob) }
         if case .stored(let record) = outcome {
             logger.info(
-                "stored bundle \(record.id): \(size) bytes, \(inspection.files.count) files, \(inspection.reports.count) reports")
+                "stored bundle \(record.id): \(size) bytes, \(inspection.files.count) files, \(inspection.reports.count) reports"
+            )
         }
-        return (Self.acknowledge(outcome.record, duplicate: { if case .duplicate = outcome { true } else { false } }()), size)
+        return (
+            Self.acknowledge(outcome.record, duplicate: { if case .duplicate = outcome { true } else { false } }()),
+            size
+        )
     }
 
     private func authenticate(_ request: Request) async throws -> APIKey {

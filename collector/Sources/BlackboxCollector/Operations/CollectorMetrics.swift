@@ -12,11 +12,12 @@ final class CollectorMetrics: Sendable {
 
     private static var accepted: MetricNameDescriptor {
         MetricNameDescriptor(
-        namespace: "blackbox", metricName: "uploads_accepted", unitName: "total", helpText: "Bundles acknowledged")
+            namespace: "blackbox", metricName: "uploads_accepted", unitName: "total", helpText: "Bundles acknowledged")
     }
     private static var rejected: MetricNameDescriptor {
         MetricNameDescriptor(
-        namespace: "blackbox", metricName: "uploads_rejected", unitName: "total", helpText: "Uploads refused, by reason")
+            namespace: "blackbox", metricName: "uploads_rejected", unitName: "total",
+            helpText: "Uploads refused, by reason")
     }
 
     init() {
@@ -24,7 +25,8 @@ final class CollectorMetrics: Sendable {
         duplicateCounter = registry.makeCounter(descriptor: Self.accepted, labels: [("result", "duplicate")])
         bytesCounter = registry.makeCounter(
             descriptor: .init(
-                namespace: "blackbox", metricName: "upload_bytes", unitName: "total", helpText: "Bytes of accepted uploads"))
+                namespace: "blackbox", metricName: "upload_bytes", unitName: "total",
+                helpText: "Bytes of accepted uploads"))
         latency = registry.makeDurationHistogram(
             descriptor: .init(
                 namespace: "blackbox", metricName: "ingest_duration", unitName: "seconds",

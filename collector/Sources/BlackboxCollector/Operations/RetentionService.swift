@@ -12,9 +12,16 @@ struct RetentionService: Service {
     let logger = Logger(label: "collector.retention")
 
     func run() async throws {
-        while !Task.isCancelledOrShuttingDown {
-            await runOnce()
-            try? await Task.sleep(for: interval)
+        // Graceful shutdown cancels the wait between runs (a plain sleep would hold shutdown for an hour).
+        do {
+            try await cancelWhenGracefulShutdown {
+                while true {
+                    await runOnce()
+                    try await Task.sleep(for: interval)
+                }
+            }
+        } catch is CancellationError {
+            return
         }
     }
 
@@ -31,8 +38,4 @@ struct RetentionService: Service {
             return 0
         }
     }
-}
-
-extension Task where Success == Never, Failure == Never {
-    static var isCancelledOrShuttingDown: Bool { Task.isCancelled || Task.isShuttingDownGracefully }
 }

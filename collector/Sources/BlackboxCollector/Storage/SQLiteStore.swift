@@ -37,7 +37,9 @@ public final class SQLiteStore: CollectorStore {
     public func createProject(name: String) async throws -> Project {
         try await pool.write { db in
             let now = Date()
-            try db.execute(sql: "INSERT INTO projects (name, created_at) VALUES (?, ?)", arguments: [name, now.timeIntervalSince1970])
+            try db.execute(
+                sql: "INSERT INTO projects (name, created_at) VALUES (?, ?)",
+                arguments: [name, now.timeIntervalSince1970])
             return Project(id: db.lastInsertedRowID, name: name, createdAt: now)
         }
     }
@@ -62,7 +64,8 @@ public final class SQLiteStore: CollectorStore {
                 sql: "INSERT INTO api_keys (project_id, kind, secret_hash, prefix, created_at) VALUES (?, ?, ?, ?, ?)",
                 arguments: [projectID, kind.rawValue, Self.hash(secret), prefix, now.timeIntervalSince1970])
             return APIKey(
-                id: db.lastInsertedRowID, projectID: projectID, kind: kind, prefix: prefix, createdAt: now, revokedAt: nil)
+                id: db.lastInsertedRowID, projectID: projectID, kind: kind, prefix: prefix, createdAt: now,
+                revokedAt: nil)
         }
     }
 
@@ -101,7 +104,8 @@ public final class SQLiteStore: CollectorStore {
         BundleRecord(
             id: row["id"], projectID: row["project_id"], uploadID: row["upload_id"], sha256: row["sha256"],
             size: row["size"], blob: row["blob"], appName: row["app_name"], appVersion: row["app_version"],
-            host: row["host"], hasManifest: row["has_manifest"], receivedAt: Date(timeIntervalSince1970: row["received_at"]),
+            host: row["host"], hasManifest: row["has_manifest"],
+            receivedAt: Date(timeIntervalSince1970: row["received_at"]),
             fileCount: row["file_count"], reportCount: row["report_count"])
     }
 
@@ -114,7 +118,8 @@ public final class SQLiteStore: CollectorStore {
     {
         if let uploadID,
             let row = try Row.fetchOne(
-                db, sql: "SELECT * FROM bundles WHERE project_id = ? AND upload_id = ?", arguments: [projectID, uploadID])
+                db, sql: "SELECT * FROM bundles WHERE project_id = ? AND upload_id = ?",
+                arguments: [projectID, uploadID])
         {
             return bundle(row)
         }
@@ -150,7 +155,8 @@ public final class SQLiteStore: CollectorStore {
         let bundleID = db.lastInsertedRowID
         for file in new.files {
             try db.execute(
-                sql: "INSERT INTO bundle_files (bundle_id, path, kind, size, sha256, indexed) VALUES (?, ?, ?, ?, ?, ?)",
+                sql:
+                    "INSERT INTO bundle_files (bundle_id, path, kind, size, sha256, indexed) VALUES (?, ?, ?, ?, ?, ?)",
                 arguments: [bundleID, file.path, file.kind.rawValue, file.size, file.sha256, file.kind == .log ? 0 : 1])
         }
         for report in new.reports {
@@ -167,7 +173,8 @@ public final class SQLiteStore: CollectorStore {
     private static func insert(_ report: CrashReport, bundleID: Int64, projectID: Int64, in db: Database) throws {
         let uuid = report.id.uuidString.lowercased()
         if try Bool.fetchOne(
-            db, sql: "SELECT 1 FROM reports WHERE project_id = ? AND report_uuid = ?", arguments: [projectID, uuid]) == true
+            db, sql: "SELECT 1 FROM reports WHERE project_id = ? AND report_uuid = ?", arguments: [projectID, uuid])
+            == true
         {
             return
         }
@@ -229,24 +236,31 @@ public final class SQLiteStore: CollectorStore {
     private static func group(_ row: Row, in db: Database) throws -> CrashGroup {
         let id: Int64 = row["id"]
         var versions: [String: Int] = [:]
-        for version in try Row.fetchAll(db, sql: "SELECT app_version, count FROM group_versions WHERE group_id = ?", arguments: [id]) {
+        for version in try Row.fetchAll(
+            db, sql: "SELECT app_version, count FROM group_versions WHERE group_id = ?", arguments: [id])
+        {
             versions[version["app_version"]] = version["count"]
         }
         var hosts: [String: Int] = [:]
-        for host in try Row.fetchAll(db, sql: "SELECT host, count FROM group_hosts WHERE group_id = ?", arguments: [id]) {
+        for host in try Row.fetchAll(db, sql: "SELECT host, count FROM group_hosts WHERE group_id = ?", arguments: [id])
+        {
             hosts[host["host"]] = host["count"]
         }
         return CrashGroup(
-            id: id, projectID: row["project_id"], signature: row["signature"], signatureVersion: row["signature_version"],
+            id: id, projectID: row["project_id"], signature: row["signature"],
+            signatureVersion: row["signature_version"],
             kind: row["kind"], title: row["title"], count: row["count"],
-            firstSeen: Date(timeIntervalSince1970: row["first_seen"]), lastSeen: Date(timeIntervalSince1970: row["last_seen"]),
+            firstSeen: Date(timeIntervalSince1970: row["first_seen"]),
+            lastSeen: Date(timeIntervalSince1970: row["last_seen"]),
             latestReportID: row["latest_report_id"], versions: versions, hosts: hosts)
     }
 
     public func groups(projectID: Int64, page: Page) async throws -> [CrashGroup] {
         try await pool.read { db in
             try Row.fetchAll(
-                db, sql: "SELECT * FROM crash_groups WHERE project_id = ? ORDER BY last_seen DESC, id DESC LIMIT ? OFFSET ?",
+                db,
+                sql:
+                    "SELECT * FROM crash_groups WHERE project_id = ? ORDER BY last_seen DESC, id DESC LIMIT ? OFFSET ?",
                 arguments: [projectID, page.limit, page.offset]
             ).map { try Self.group($0, in: db) }
         }
@@ -290,7 +304,8 @@ public final class SQLiteStore: CollectorStore {
     public func bundles(projectID: Int64, page: Page) async throws -> [BundleRecord] {
         try await pool.read { db in
             try Row.fetchAll(
-                db, sql: "SELECT * FROM bundles WHERE project_id = ? ORDER BY received_at DESC, id DESC LIMIT ? OFFSET ?",
+                db,
+                sql: "SELECT * FROM bundles WHERE project_id = ? ORDER BY received_at DESC, id DESC LIMIT ? OFFSET ?",
                 arguments: [projectID, page.limit, page.offset]
             ).map(Self.bundle)
         }
@@ -310,8 +325,10 @@ public final class SQLiteStore: CollectorStore {
 
     public func files(bundleID: Int64) async throws -> [BundleFile] {
         try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM bundle_files WHERE bundle_id = ? ORDER BY path", arguments: [bundleID])
-                .map(Self.file)
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM bundle_files WHERE bundle_id = ? ORDER BY path", arguments: [bundleID]
+            )
+            .map(Self.file)
         }
     }
 
@@ -366,8 +383,10 @@ public final class SQLiteStore: CollectorStore {
             // Idempotent: a restart in the middle of a file redoes the whole file.
             let first = fileID << Self.lineBits
             try db.execute(
-                sql: "DELETE FROM log_lines WHERE rowid BETWEEN ? AND ?", arguments: [first, first + (1 << Self.lineBits) - 1])
-            let statement = try db.makeStatement(sql: "INSERT INTO log_lines (rowid, text, file_id, line_number) VALUES (?, ?, ?, ?)")
+                sql: "DELETE FROM log_lines WHERE rowid BETWEEN ? AND ?",
+                arguments: [first, first + (1 << Self.lineBits) - 1])
+            let statement = try db.makeStatement(
+                sql: "INSERT INTO log_lines (rowid, text, file_id, line_number) VALUES (?, ?, ?, ?)")
             for (index, line) in lines.prefix(Int(1 << Self.lineBits) - 1).enumerated() {
                 try statement.execute(arguments: [first + Int64(index + 1), line, fileID, index + 1])
             }
@@ -378,10 +397,13 @@ public final class SQLiteStore: CollectorStore {
     public func deleteBundles(receivedBefore cutoff: Date) async throws -> [String] {
         let blobs = try await pool.write { db -> [String] in
             let expired = try Row.fetchAll(
-                db, sql: "SELECT id, blob FROM bundles WHERE received_at < ?", arguments: [cutoff.timeIntervalSince1970])
+                db, sql: "SELECT id, blob FROM bundles WHERE received_at < ?", arguments: [cutoff.timeIntervalSince1970]
+            )
             for bundle in expired {
                 let id: Int64 = bundle["id"]
-                for fileID in try Int64.fetchAll(db, sql: "SELECT id FROM bundle_files WHERE bundle_id = ?", arguments: [id]) {
+                for fileID in try Int64.fetchAll(
+                    db, sql: "SELECT id FROM bundle_files WHERE bundle_id = ?", arguments: [id])
+                {
                     let first = fileID << Self.lineBits
                     try db.execute(
                         sql: "DELETE FROM log_lines WHERE rowid BETWEEN ? AND ?",

@@ -21,18 +21,17 @@ struct WebUI {
         group.get("/") { request, context in
             let page = request.page
             let groups = try await store.groups(projectID: context.projectID, page: page)
-            return render(
-                "groups",
-                [
-                    "title": "Crash groups", "hasGroups": !groups.isEmpty,
-                    "groups": groups.map { group -> [String: Any] in
-                        [
-                            "id": group.id, "title": group.title, "kind": group.kind, "count": group.count,
-                            "lastSeen": iso(group.lastSeen), "versions": summary(group.versions),
-                        ]
-                    },
-                    "next": groups.count == page.limit ? "/?offset=\(page.offset + page.limit)" : "",
-                ])
+            var values: [String: Any] = [
+                "title": "Crash groups", "hasGroups": !groups.isEmpty,
+                "groups": groups.map { group -> [String: Any] in
+                    [
+                        "id": group.id, "title": group.title, "kind": group.kind, "count": group.count,
+                        "lastSeen": iso(group.lastSeen), "versions": summary(group.versions),
+                    ]
+                },
+            ]
+            if groups.count == page.limit { values["next"] = "/?offset=\(page.offset + page.limit)" }
+            return render("groups", values)
         }
         group.get("groups/:id") { request, context in
             let id = try context.id()
@@ -41,7 +40,8 @@ struct WebUI {
             }
             let occurrences = try await store.occurrences(groupID: id, page: request.page)
             var values: [String: Any] = [
-                "title": group.title, "group": group, "firstSeen": iso(group.firstSeen), "lastSeen": iso(group.lastSeen),
+                "title": group.title, "group": group, "firstSeen": iso(group.firstSeen),
+                "lastSeen": iso(group.lastSeen),
                 "versions": summary(group.versions), "hosts": summary(group.hosts),
                 "signatureText": try await signatureText(of: group),
                 "occurrences": occurrences.map { occurrence -> [String: Any] in
@@ -69,19 +69,18 @@ struct WebUI {
         group.get("bundles") { request, context in
             let page = request.page
             let bundles = try await store.bundles(projectID: context.projectID, page: page)
-            return render(
-                "bundles",
-                [
-                    "title": "Bundles", "hasBundles": !bundles.isEmpty,
-                    "bundles": bundles.map { bundle -> [String: Any] in
-                        [
-                            "id": bundle.id, "receivedAt": iso(bundle.receivedAt), "appName": bundle.appName ?? "",
-                            "appVersion": bundle.appVersion ?? "", "host": bundle.host ?? "", "size": bundle.size,
-                            "fileCount": bundle.fileCount, "reportCount": bundle.reportCount,
-                        ]
-                    },
-                    "next": bundles.count == page.limit ? "/bundles?offset=\(page.offset + page.limit)" : "",
-                ])
+            var values: [String: Any] = [
+                "title": "Bundles", "hasBundles": !bundles.isEmpty,
+                "bundles": bundles.map { bundle -> [String: Any] in
+                    [
+                        "id": bundle.id, "receivedAt": iso(bundle.receivedAt), "appName": bundle.appName ?? "",
+                        "appVersion": bundle.appVersion ?? "", "host": bundle.host ?? "", "size": bundle.size,
+                        "fileCount": bundle.fileCount, "reportCount": bundle.reportCount,
+                    ]
+                },
+            ]
+            if bundles.count == page.limit { values["next"] = "/bundles?offset=\(page.offset + page.limit)" }
+            return render("bundles", values)
         }
         group.get("bundles/:id") { _, context in
             let id = try context.id()
@@ -94,7 +93,10 @@ struct WebUI {
                 [
                     "title": "Bundle \(id)", "bundle": bundle, "receivedAt": iso(bundle.receivedAt),
                     "files": files.map { file -> [String: Any] in
-                        ["id": file.id, "path": file.path, "kind": file.kind.rawValue, "size": file.size, "isLog": file.kind == .log]
+                        [
+                            "id": file.id, "path": file.path, "kind": file.kind.rawValue, "size": file.size,
+                            "isLog": file.kind == .log,
+                        ]
                     },
                 ])
         }
@@ -110,7 +112,9 @@ struct WebUI {
                 [
                     "title": file.path, "path": file.path, "bundleID": bundle.id, "fileID": file.id,
                     "truncated": lines.count > limit, "shown": limit,
-                    "lines": lines.prefix(limit).enumerated().map { ["number": $0.offset + 1, "text": String($0.element)] },
+                    "lines": lines.prefix(limit).enumerated().map {
+                        ["number": $0.offset + 1, "text": String($0.element)]
+                    },
                 ])
         }
         group.get("logs") { request, context in
@@ -120,11 +124,16 @@ struct WebUI {
                 let page = request.page
                 let hits = try await store.searchLogs(projectID: context.projectID, query: query, page: page)
                 let encoded = query.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
-                values["searched"] = [
+                var searched: [String: Any] = [
                     "count": hits.count, "more": hits.count == page.limit,
-                    "hits": hits.map { ["fileID": $0.fileID, "path": $0.path, "lineNumber": $0.lineNumber, "text": $0.text] },
-                    "next": hits.count == page.limit ? "/logs?q=\(encoded)&offset=\(page.offset + page.limit)" : "",
+                    "hits": hits.map {
+                        ["fileID": $0.fileID, "path": $0.path, "lineNumber": $0.lineNumber, "text": $0.text]
+                    },
                 ]
+                if hits.count == page.limit {
+                    searched["next"] = "/logs?q=\(encoded)&offset=\(page.offset + page.limit)"
+                }
+                values["searched"] = searched
             }
             return render("logs", values)
         }
@@ -133,7 +142,9 @@ struct WebUI {
     /// `/login`: a form, or `?token=` (the link `make run` prints), which sets the admin cookie.
     func registerLogin(on router: Router<CollectorContext>) {
         router.get("login") { request, _ in
-            if let token = request.uri.queryParameters.get("token") { return try await signIn(token) }
+            if let token = request.uri.queryParameters.get("token") {
+                return try await signIn(token, then: request.uri.queryParameters.get("next"))
+            }
             return render("login", ["title": "Sign in"])
         }
         router.post("login") { request, _ in
@@ -144,19 +155,23 @@ struct WebUI {
                 guard parts.count == 2, parts[0] == "token" else { return nil }
                 return String(parts[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
             }.first
-            return try await signIn(token ?? "")
+            return try await signIn(token ?? "", then: nil)
         }
     }
 
-    private func signIn(_ token: String) async throws -> Response {
+    /// `next` must be a path on this server (never another site).
+    private func signIn(_ token: String, then next: String?) async throws -> Response {
         guard let key = try await store.authenticate(secret: token), key.kind == .admin else {
             var response = render("login", ["title": "Sign in", "error": "That is not a valid admin token."])
             response.status = .unauthorized
             return response
         }
-        var response = Response(status: .seeOther, headers: [.location: "/"])
+        let destination = next.flatMap { $0.hasPrefix("/") && !$0.hasPrefix("//") ? $0 : nil } ?? "/"
+        var response = Response(status: .seeOther, headers: [.location: destination])
         response.setCookie(
-            Cookie(name: AdminAuthentication.cookieName, value: token, maxAge: 30 * 86_400, path: "/", httpOnly: true, sameSite: .strict))
+            Cookie(
+                name: AdminAuthentication.cookieName, value: token, maxAge: 30 * 86_400, path: "/", httpOnly: true,
+                sameSite: .strict))
         return response
     }
 
@@ -198,13 +213,20 @@ struct WebUI {
         let report = stored.report
         var facts: [[String: String]] = [
             ["name": "Kind", "value": report.kind.rawValue + (report.partial ? " (partial)" : "")],
-            ["name": "App", "value": [report.app.name, report.app.version, report.app.build.map { "(\($0))" }].compactMap { $0 }.joined(separator: " ")],
+            [
+                "name": "App",
+                "value": [report.app.name, report.app.version, report.app.build.map { "(\($0))" }].compactMap { $0 }
+                    .joined(separator: " "),
+            ],
             ["name": "Host", "value": "\(report.host.name), \(report.host.os), \(report.host.architecture)"],
             ["name": "Time", "value": iso(report.process.crashTime)],
             ["name": "Process", "value": "\(report.process.pid) \(report.process.path ?? "")"],
         ]
         if let signal = report.signal {
-            facts.append(["name": "Signal", "value": "\(signal.name) (\(signal.number)), code \(signal.code) \(signal.codeName ?? "")"])
+            facts.append([
+                "name": "Signal",
+                "value": "\(signal.name) (\(signal.number)), code \(signal.code) \(signal.codeName ?? "")",
+            ])
             facts.append(["name": "Fault address", "value": signal.faultAddress])
         }
         if let reason = report.reason { facts.append(["name": "Reason", "value": reason]) }
@@ -215,13 +237,15 @@ struct WebUI {
             if frame.symbols.isEmpty {
                 frames.append([
                     "index": frame.index, "image": imageName, "address": frame.address,
-                    "function": frame.imageOffset.map { "\(imageName) + \($0)" } ?? "?", "location": "", "inlined": false,
+                    "function": frame.imageOffset.map { "\(imageName) + \($0)" } ?? "?", "location": "",
+                    "inlined": false,
                 ])
             }
             for symbol in frame.symbols {
                 frames.append([
                     "index": frame.index, "image": imageName, "address": frame.address, "function": symbol.function,
-                    "location": symbol.file.map { "\($0)\(symbol.line.map { ":\($0)" } ?? "")" } ?? "", "inlined": symbol.inlined,
+                    "location": symbol.file.map { "\($0)\(symbol.line.map { ":\($0)" } ?? "")" } ?? "",
+                    "inlined": symbol.inlined,
                 ])
             }
         }
@@ -230,9 +254,13 @@ struct WebUI {
             "headline": [report.signal?.name, report.reason].compactMap { $0 }.joined(separator: ": "),
             "facts": facts, "fatalMessage": report.fatalMessage ?? "", "threadID": report.thread.id,
             "threadName": report.thread.name ?? "", "frameSource": report.frameSource, "frames": frames,
-            "omitted": report.omittedFrames.map { "\($0.count) frames omitted after frame \($0.omittedAfterIndex)" } ?? "",
-            "hasRegisters": !report.registers.isEmpty, "registers": report.registers.map { ["name": $0.name, "value": $0.value] },
-            "images": report.images.map { ["start": $0.start, "end": $0.end, "buildID": $0.buildID ?? "", "path": $0.path] },
+            "omitted": report.omittedFrames.map { "\($0.count) frames omitted after frame \($0.omittedAfterIndex)" }
+                ?? "",
+            "hasRegisters": !report.registers.isEmpty,
+            "registers": report.registers.map { ["name": $0.name, "value": $0.value] },
+            "images": report.images.map {
+                ["start": $0.start, "end": $0.end, "buildID": $0.buildID ?? "", "path": $0.path]
+            },
             "hasLogTail": !report.logTail.isEmpty, "logTail": report.logTail, "hasNotes": !report.notes.isEmpty,
             "notes": report.notes, "groupID": stored.groupID, "bundleID": stored.bundleID, "reportID": stored.id,
         ]

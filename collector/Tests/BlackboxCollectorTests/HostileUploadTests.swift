@@ -1,0 +1,141 @@
+import BlackboxFormat
+import Foundation
+import Testing
+import ZIPFoundation
+
+@testable import BlackboxCollector
+
+/// Zips made to hurt, by Python's zipfile (which writes whatever names and attributes it is given).
+let hostileCorpusScript = #"""
+    import io, os, sys, zipfile
+    out = sys.argv[1]
+
+    def write(name, entries, **kw):
+        with zipfile.ZipFile(os.path.join(out, name), "w", zipfile.ZIP_DEFLATED) as z:
+            for info, data in entries:
+                z.writestr(info, data)
+
+    def unix(name, mode):
+        info = zipfile.ZipInfo(name)
+        info.create_system = 3
+        info.external_attr = mode << 16
+        info.compress_type = zipfile.ZIP_DEFLATED
+        return info
+
+    write("slip-dotdot.zip", [("logs/ok.log", b"ok\n"), ("../../escaped-by-slip.txt", b"pwned\n")])
+    write("slip-absolute.zip", [("/tmp/escaped-absolute.txt", b"pwned\n")])
+    write("slip-backslash.zip", [("logs\\..\\..\\escaped.txt", b"pwned\n")])
+    write("symlink.zip", [(unix("logs/passwd.log", 0o120777), b"/etc/passwd")])
+    write("ratio-bomb.zip", [("logs/zeros.log", b"\0" * (40 << 20))])
+    write("entry-count-bomb.zip", [("logs/%05d.log" % i, b"x") for i in range(150)])
+    inner = io.BytesIO()
+    with zipfile.ZipFile(inner, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("zeros.log", b"\0" * (8 << 20))
+    write("nested-bomb.zip", [("logs/inner.zip", inner.getvalue())])
+    write("big-entry.zip", [("logs/big.log", os.urandom(3 << 20))])
+    """#
+
+@Suite("Hostile uploads")
+struct HostileUploadTests {
+    @Test("every hostile upload is refused with its reason; nothing is written; the server keeps serving")
+    func corpus() async throws {
+        let collector = try await TestCollector.start { configuration in
+            configuration.limits.maxBodyBytes = 8 << 20
+            configuration.limits.maxEntries = 100
+            configuration.limits.maxEntryBytes = 2 << 20
+        }
+        defer { Task { await collector.stop() } }
+        let corpus = NSTemporaryDirectory() + "hostile-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: corpus, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: corpus) }
+        #expect(try run("/usr/bin/env", ["python3", "-c", hostileCorpusScript, corpus], in: corpus) == 0)
+        func file(_ name: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: "\(corpus)/\(name)")) }
+
+        let valid = try BundleArchive.make(
+            app: .init(name: "shop"), host: "h", reports: [Reports.crash(functions: ["shop.f() -> ()"])],
+            logs: [("a.log", Data("line\n".utf8))])
+        var cases: [(String, Data, Int, String)] = [
+            ("zip slip with ..", try file("slip-dotdot.zip"), 422, "unsafe_path"),
+            ("zip slip with an absolute path", try file("slip-absolute.zip"), 422, "unsafe_path"),
+            ("zip slip with backslashes", try file("slip-backslash.zip"), 422, "unsafe_path"),
+            ("symlink entry", try file("symlink.zip"), 422, "symlink_entry"),
+            ("bomb by ratio", try file("ratio-bomb.zip"), 422, "entry_too_large"),
+            ("bomb by entry count", try file("entry-count-bomb.zip"), 422, "too_many_entries"),
+            ("nested bomb", try file("nested-bomb.zip"), 422, "nested_archive"),
+            ("truncated archive", valid.prefix(valid.count * 6 / 10), 422, "corrupt_zip"),
+            ("a few bytes of zip", valid.prefix(10), 422, "corrupt_zip"),
+            ("not a zip", Data((0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 31) }), 422, "not_a_zip"),
+            ("empty body", Data(), 400, "empty_body"),
+            ("oversized body", Data(count: 9 << 20), 413, "body_too_large"),
+            ("manifest that lies", try lyingManifest(), 422, "manifest_mismatch"),
+            ("report that is not a report", try invalidReport(), 422, "invalid_report"),
+        ]
+        // The ratio limit on its own: small entries, a huge total ratio.
+        cases.append(("bomb by total ratio", try ratioOnlyBomb(), 422, "compression_ratio"))
+
+        for (name, body, status, code) in cases {
+            for chunked in [false, true] {
+                let response = try await HTTP.upload(collector, body, chunked: chunked)
+                #expect(response.status == status, "\(name) (chunked: \(chunked)): \(response.text)")
+                #expect(response.json["error"] as? String == code, "\(name): \(response.text)")
+                #expect((response.json["message"] as? String)?.isEmpty == false)
+            }
+        }
+        let noKey = try await HTTP.upload(collector, valid, credential: .none)
+        #expect(noKey.status == 401 && noKey.json["error"] as? String == "missing_key")
+        let wrongKey = try await HTTP.upload(collector, valid, credential: .secret("guess"))
+        #expect(wrongKey.status == 401 && wrongKey.json["error"] as? String == "invalid_key")
+        let badID = try await HTTP.upload(collector, valid, uploadID: "not-a-uuid")
+        #expect(badID.status == 400 && badID.json["error"] as? String == "invalid_upload_id")
+
+        // Nothing was stored, nothing escaped, nothing was left behind.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(collector.directory)/tmp").isEmpty)
+        #expect(try FileManager.default.subpathsOfDirectory(atPath: "\(collector.directory)/blobs").isEmpty)
+        for escaped in [
+            "/tmp/escaped-absolute.txt", "\(collector.directory)/../escaped-by-slip.txt",
+            "\(corpus)/../../escaped-by-slip.txt",
+        ] {
+            #expect(!FileManager.default.fileExists(atPath: escaped), "\(escaped)")
+        }
+        #expect((try await HTTP.get(collector, "/api/v1/bundles").json["items"] as? [Any])?.isEmpty == true)
+        // Memory stayed bounded (the bombs were never inflated into memory) and the server still serves.
+        #expect(residentMegabytes() < 400, "RSS \(residentMegabytes()) MiB")
+        #expect(try await HTTP.request("\(collector.baseURL)/health").status == 200)
+        let after = try await HTTP.upload(collector, valid)
+        #expect(after.status == 201)
+    }
+
+    func lyingManifest() throws -> Data {
+        let log = Data("real contents\n".utf8)
+        let manifest = BundleManifest(
+            app: .init(name: "shop"), host: "h",
+            entries: [
+                .init(path: "logs/a.log", kind: .log, size: Int64(log.count), sha256: String(repeating: "0", count: 64))
+            ])
+        return try BundleArchive.zip([("manifest.json", try manifest.encoded()), ("logs/a.log", log)])
+    }
+
+    func invalidReport() throws -> Data {
+        let report = Data(#"{"formatVersion": 1, "kind": "crash"}"#.utf8)
+        let manifest = BundleManifest(
+            app: .init(name: "shop"), host: "h",
+            entries: [
+                .init(
+                    path: "reports/x.json", kind: .report, size: Int64(report.count),
+                    sha256: BundleArchive.sha256(report))
+            ])
+        return try BundleArchive.zip([("manifest.json", try manifest.encoded()), ("reports/x.json", report)])
+    }
+
+    /// Each entry is under the per-entry limit, but together they inflate far more than 200× the body.
+    func ratioOnlyBomb() throws -> Data {
+        let zeros = Data(count: 1 << 20)
+        return try BundleArchive.zip((0..<40).map { ("logs/\($0).log", zeros) })
+    }
+}
+
+func residentMegabytes() -> Int {
+    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+    let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+    return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) / 1024
+}

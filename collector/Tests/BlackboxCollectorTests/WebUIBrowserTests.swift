@@ -1,0 +1,99 @@
+import BlackboxFormat
+import Foundation
+import Testing
+
+@testable import BlackboxCollector
+
+/// The web UI in a real browser: Debian's Chromium, headless, loading pages of a collector process
+/// that received real uploads. Each page must render its data and run its scripts without an error.
+@Suite("Web UI in headless Chromium")
+struct WebUIBrowserTests {
+    static var chromium: String? {
+        ["/usr/bin/chromium", "/usr/bin/chromium-browser"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+    /// `make test` installs Chromium and sets this, so a missing browser fails instead of skipping.
+    static var required: Bool { ProcessInfo.processInfo.environment["BLACKBOX_REQUIRE_CHROMIUM"] == "1" }
+
+    @Test("pages render groups, reports, bundles and logs from real uploads, with no script errors")
+    func pages() async throws {
+        guard let chromium = Self.chromium else {
+            #expect(!Self.required, "Chromium is not installed")
+            return
+        }
+        let directory = NSTemporaryDirectory() + "collector-web-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let collector = try CollectorProcess(dataDirectory: directory)
+        defer { collector.kill(SIGTERM) }
+
+        let report = Reports.crash(
+            functions: ["shop.Cart.total() -> Swift.Int", "shop.checkout() -> ()"],
+            message: "cart <b>broke</b> & stopped")
+        let log = Data("2026-11-22T00:00:00.000Z INFO  shop: <script>alert(1)</script> browser-needle\n".utf8)
+        let bundle = try BundleArchive.make(
+            app: report.app, host: "web-host", reports: [report], logs: [("shop.log", log)])
+        let upload = try await HTTP.request(
+            "\(collector.baseURL)/api/v1/bundles", method: .POST,
+            headers: [("Authorization", "Bearer \(collector.ingestKey)"), ("Upload-Id", UUID().uuidString)],
+            body: bundle)
+        #expect(upload.status == 201, "\(upload.text)")
+        let admin = [("Authorization", "Bearer \(collector.adminToken)")]
+        let group = try #require(
+            (try await HTTP.request("\(collector.baseURL)/api/v1/groups", headers: admin).json["items"]
+                as? [[String: Any]])?.first)
+        let groupID = try #require(group["id"] as? Int)
+        let reportID = try #require(group["latestReportID"] as? Int)
+        let bundleID = try #require(upload.json["bundleID"] as? Int)
+        let files = try JSONSerialization.jsonObject(
+            with: try await HTTP.request("\(collector.baseURL)/api/v1/bundles/\(bundleID)/files", headers: admin).body)
+        let logID = try #require((files as? [[String: Any]])?.first { $0["kind"] as? String == "log" }?["id"] as? Int)
+        // The indexer runs in the background; wait until the line is searchable.
+        for _ in 0..<50 {
+            let hits = try await HTTP.request(
+                "\(collector.baseURL)/api/v1/logs/search?q=browser-needle", headers: admin)
+            if (hits.json["items"] as? [Any])?.isEmpty == false { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+
+        let pages: [(String, [String])] = [
+            ("/", ["SIGSEGV in shop.Cart.total(…)", "<td class=\"number\">1</td>"]),
+            ("/groups/\(groupID)", ["shop.Cart.total", "cart &lt;b&gt;broke&lt;/b&gt; &amp; stopped", "host-a (1)"]),
+            (
+                "/reports/\(reportID)",
+                ["shop.checkout() -&gt; ()", "Sources/shop/main.swift:10", "/srv/shop/shop", "about to fail"]
+            ),
+            ("/bundles", ["web-host", "<td class=\"number\">3</td>"]),
+            ("/bundles/\(bundleID)", ["logs/shop.log", "reports/crash-"]),
+            ("/files/\(logID)", ["&lt;script&gt;alert(1)&lt;/script&gt; browser-needle"]),
+            ("/logs?q=browser-needle", ["logs/shop.log:1", "browser-needle"]),
+        ]
+        for (path, expected) in pages {
+            let next = path.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? path
+            let dom = try dumpDOM(
+                chromium, url: "\(collector.baseURL)/login?token=\(collector.adminToken)&next=\(next)")
+            #expect(dom.contains("data-ready=\"yes\""), "\(path): the page's scripts ran")
+            #expect(!dom.contains("data-script-error=\""), "\(path): a script error")
+            #expect(!dom.contains("<script>alert(1)"), "\(path): upload content must be escaped")
+            for text in expected { #expect(dom.contains(text), "\(path) lacks \(text)") }
+        }
+        let loginPage = try dumpDOM(chromium, url: "\(collector.baseURL)/groups/\(groupID)")
+        #expect(loginPage.contains("Sign in"), "without the cookie, pages ask for the admin token")
+    }
+
+    func dumpDOM(_ chromium: String, url: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: chromium)
+        let profile = NSTemporaryDirectory() + "chromium-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: profile) }
+        process.arguments = [
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--user-data-dir=\(profile)",
+            "--virtual-time-budget=2000", "--dump-dom", url,
+        ]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+}
