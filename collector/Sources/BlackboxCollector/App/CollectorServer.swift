@@ -19,7 +19,7 @@ public struct CollectorServer: Sendable {
         self.store = try store ?? SQLiteStore(path: configuration.databasePath)
         self.blobs = try BlobStore(
             root: configuration.blobDirectory, temporaryDirectory: configuration.temporaryDirectory)
-        self.committer = GroupCommitter(store: self.store, window: configuration.groupCommitWindow)
+        self.committer = GroupCommitter(store: self.store, blobs: blobs, window: configuration.groupCommitWindow)
         self.reader = BundleReader(blobs: blobs, maxBytes: configuration.limits.maxEntryBytes)
         self.indexer = LogIndexer(store: self.store, reader: reader)
     }

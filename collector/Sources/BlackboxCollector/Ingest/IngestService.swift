@@ -62,23 +62,22 @@ struct IngestService: Sendable {
             return (Self.acknowledge(existing, duplicate: true), size)
         }
 
-        // Inflating and fsync block a thread: keep them off the async executor.
+        // Inflating blocks a thread: keep it off the async executor.
         let inspector = BundleInspector(limits: limits)
         let path = temporary.path
-        let blobs = self.blobs
-        let (inspection, blob) = try await NIOThreadPool.singleton.runIfActive {
-            () throws -> (BundleInspector.Inspection, String) in
-            let inspection = try inspector.inspect(path: path, bodySize: size)
-            return (inspection, try blobs.commit(temporaryPath: path, sha256: sha256))
+        let inspection = try await NIOThreadPool.singleton.runIfActive {
+            try inspector.inspect(path: path, bodySize: size)
         }
+        // From here the committer owns the temporary file: it makes it durable with the others of
+        // its batch, then indexes them all in one transaction.
         committed = true
         let outcome = try await committer.submit(
             NewBundle(
-                projectID: key.projectID, uploadID: uploadID, sha256: sha256, size: Int64(size), blob: blob,
-                manifest: inspection.manifest, files: inspection.files, reports: inspection.reports, receivedAt: Date())
-        )
+                projectID: key.projectID, uploadID: uploadID, sha256: sha256, size: Int64(size),
+                blob: BlobStore.blobName(sha256: sha256), manifest: inspection.manifest, files: inspection.files,
+                reports: inspection.reports, receivedAt: Date()),
+            temporaryPath: path)
         if case .stored = outcome, inspection.files.contains(where: { $0.kind == .log }) { indexerWakeup() }
-        if case .duplicate(let existing) = outcome, existing.blob != blob { blobs.remove(blob) }
         if case .stored(let record) = outcome {
             logger.info(
                 "stored bundle \(record.id): \(size) bytes, \(inspection.files.count) files, \(inspection.reports.count) reports"

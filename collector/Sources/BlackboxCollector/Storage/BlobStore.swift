@@ -62,6 +62,39 @@ public final class BlobStore: Sendable {
         return blob
     }
 
+    /// Makes many temporary files durable at once: one file-system flush for their contents, the
+    /// renames, one flush for the renames. Falls back to fsync per file where `syncfs` is missing.
+    public func commit(_ files: [(temporaryPath: String, sha256: String)]) throws {
+        guard let flush = Self.syncfs, files.count > 1 else {
+            for file in files { _ = try commit(temporaryPath: file.temporaryPath, sha256: file.sha256) }
+            return
+        }
+        let rootDescriptor = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard rootDescriptor >= 0 else { throw StorageError.io(path: root, reason: String(cString: strerror(errno))) }
+        defer { close(rootDescriptor) }
+        guard flush(rootDescriptor) == 0 else {
+            throw StorageError.io(path: root, reason: "syncfs: \(String(cString: strerror(errno)))")
+        }
+        for file in files {
+            let directory = "\(root)/\(file.sha256.prefix(2))"
+            if mkdir(directory, 0o700) != 0 && errno != EEXIST {
+                throw StorageError.io(path: directory, reason: String(cString: strerror(errno)))
+            }
+            guard rename(file.temporaryPath, path(of: Self.blobName(sha256: file.sha256))) == 0 else {
+                throw StorageError.io(path: file.temporaryPath, reason: String(cString: strerror(errno)))
+            }
+        }
+        guard flush(rootDescriptor) == 0 else {
+            throw StorageError.io(path: root, reason: "syncfs: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// `syncfs(2)`: Glibc's Swift overlay does not export it, so it is looked up once at run time.
+    private static let syncfs: (@convention(c) (Int32) -> Int32)? = {
+        guard let symbol = dlsym(nil, "syncfs") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int32) -> Int32).self)
+    }()
+
     public func remove(_ blob: String) {
         unlink(path(of: blob))
     }

@@ -1,0 +1,46 @@
+import Foundation
+import Testing
+
+/// The `blackbox-collector` command's management subcommands, run as a process.
+@Suite("Management commands")
+struct ManagementCommandTests {
+    func collector(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CollectorProcess.executable)
+        process.arguments = arguments
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = out
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    @Test("migrate, projects, keys create/list/revoke; bad input is a clear error, not a crash")
+    func keysLifecycle() throws {
+        let directory = NSTemporaryDirectory() + "collector-cli-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let data = ["--data-dir", directory]
+        #expect(try collector(["migrate"] + data).status == 0)
+        let created = try collector(["projects", "create", "billing"] + data)
+        #expect(created.status == 0 && created.output.contains("billing created"), "\(created.output)")
+        let projects = try collector(["projects", "list"] + data)
+        let projectID = try #require(
+            projects.output.split(separator: "\n").first { $0.hasSuffix("billing") }?.split(separator: "\t").first)
+        let key = try collector(["keys", "create", "--project", String(projectID), "--kind", "admin"] + data)
+        #expect(key.status == 0 && key.output.contains("bbx_admin_"), "\(key.output)")
+        let keyID = try #require(key.output.split(separator: " ").dropFirst().first)
+        #expect(try collector(["keys", "list"] + data).output.contains("\(keyID)\tproject \(projectID)\tadmin"))
+        #expect(try collector(["keys", "revoke", String(keyID)] + data).status == 0)
+        #expect(try collector(["keys", "list"] + data).output.contains("revoked"))
+
+        let again = try collector(["keys", "revoke", String(keyID)] + data)
+        #expect(again.status != 0 && again.output.contains("no active key"), "\(again.output)")
+        let noProject = try collector(["keys", "create", "--project", "999"] + data)
+        #expect(noProject.status != 0 && noProject.output.contains("there is no project 999"))
+        let badKind = try collector(["keys", "create", "--project", String(projectID), "--kind", "root"] + data)
+        #expect(badKind.status != 0 && badKind.output.contains("--kind must be ingest or admin"))
+        #expect(!again.output.contains("Fatal error") && !badKind.output.contains("Fatal error"))
+    }
+}
