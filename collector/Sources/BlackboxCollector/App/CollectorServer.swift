@@ -72,7 +72,7 @@ public struct CollectorServer: Sendable {
 
         let ingest = IngestService(
             store: store, blobs: blobs, limits: configuration.limits, committer: committer, metrics: metrics,
-            indexerWakeup: { [indexer] in indexer.wake() })
+            indexerWakeup: { [indexer] in indexer.wake() }, keys: KeyCache(store: store))
         router.post("api/v1/bundles") { request, context in try await ingest.receive(request, context: context) }
 
         let api = router.group("api/v1").add(middleware: AdminAuthentication(store: store, redirectToLogin: false))

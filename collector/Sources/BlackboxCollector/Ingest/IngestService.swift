@@ -16,6 +16,7 @@ struct IngestService: Sendable {
     let committer: GroupCommitter
     let metrics: CollectorMetrics
     let indexerWakeup: @Sendable () -> Void
+    let keys: KeyCache
     let logger = Logger(label: "collector.ingest")
 
     struct Acknowledgement: ResponseEncodable {
@@ -58,9 +59,7 @@ struct IngestService: Sendable {
         defer { if !committed { unlink(temporary.path) } }
         let (sha256, size) = try await receiveBody(request, into: temporary)
         guard size > 0 else { throw IngestRejection.emptyBody() }
-        if let existing = try await store.existingBundle(projectID: key.projectID, uploadID: uploadID, sha256: sha256) {
-            return (Self.acknowledge(existing, duplicate: true), size)
-        }
+        // The same bytes under another Upload-Id are found by the index transaction itself.
 
         // Inflating blocks a thread: keep it off the async executor.
         let inspector = BundleInspector(limits: limits)
@@ -91,7 +90,7 @@ struct IngestService: Sendable {
 
     private func authenticate(_ request: Request) async throws -> APIKey {
         guard let secret = AdminAuthentication.bearer(request) else { throw IngestRejection.missingKey() }
-        guard let key = try await store.authenticate(secret: secret) else { throw IngestRejection.invalidKey() }
+        guard let key = try await keys.authenticate(secret) else { throw IngestRejection.invalidKey() }
         return key
     }
 

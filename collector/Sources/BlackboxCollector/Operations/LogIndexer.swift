@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOPosix
 import ServiceLifecycle
 
 /// Puts stored log files into the full-text index in the background, so that acknowledging an upload
@@ -47,11 +48,13 @@ final class LogIndexer: Service, Sendable {
             for file in files {
                 do {
                     guard let bundle = try await store.bundle(id: file.bundleID) else { continue }
-                    let text = try reader.text(of: file.path, inBlob: bundle.blob)
-                    let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map {
-                        String($0.prefix(Self.maxLineLength))
+                    // Inflating and splitting block a thread: never on the async executor, where they
+                    // would stall request handling.
+                    let reader = self.reader
+                    let lines = try await NIOThreadPool.singleton.runIfActive {
+                        try reader.lines(of: file.path, inBlob: bundle.blob, maxLineBytes: Self.maxLineLength)
                     }
-                    try await store.storeLogLines(fileID: file.id, lines: lines.last == "" ? lines.dropLast() : lines)
+                    try await store.storeLogLines(fileID: file.id, lines: lines)
                 } catch {
                     // Marked indexed (with no lines) so one bad file cannot stall the queue.
                     logger.warning("cannot index \(file.path) of bundle \(file.bundleID): \(error)")

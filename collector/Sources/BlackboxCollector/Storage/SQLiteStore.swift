@@ -380,6 +380,12 @@ public final class SQLiteStore: CollectorStore {
 
     public func storeLogLines(fileID: Int64, lines: [String]) async throws {
         try await pool.write { db in
+            // The file may have been deleted by retention while its lines were being read: storing
+            // them now would leave orphan index rows that nothing ever deletes.
+            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM bundle_files WHERE id = ?", arguments: [fileID]) == true
+            else {
+                return
+            }
             // Idempotent: a restart in the middle of a file redoes the whole file.
             let first = fileID << Self.lineBits
             try db.execute(
@@ -422,7 +428,12 @@ public final class SQLiteStore: CollectorStore {
                     """)
             return expired.map { $0["blob"] }
         }
-        // Give the freed pages back to the file system.
+        // Give the freed pages back to the file system. FTS5 keeps deleted rows as tombstones in its
+        // segments until they are merged: 'optimize' merges them away (it rewrites the index, so it
+        // costs in proportion to the index; retention runs hourly), then the freed pages go.
+        if !blobs.isEmpty {
+            try await pool.write { db in try db.execute(sql: "INSERT INTO log_lines(log_lines) VALUES('optimize')") }
+        }
         try await pool.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
             try db.execute(sql: "PRAGMA incremental_vacuum")

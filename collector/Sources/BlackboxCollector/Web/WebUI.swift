@@ -104,9 +104,8 @@ struct WebUI {
             guard let file = try await store.file(id: try context.id()),
                 let bundle = try await store.bundle(id: file.bundleID), bundle.projectID == context.projectID
             else { return notFound() }
-            let text = try reader.text(of: file.path, inBlob: bundle.blob)
+            let lines = try reader.lines(of: file.path, inBlob: bundle.blob)
             let limit = 20_000
-            let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
             return render(
                 "file",
                 [
