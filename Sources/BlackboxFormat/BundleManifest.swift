@@ -46,10 +46,7 @@ public struct BundleManifest: Codable, Sendable, Equatable {
     }
 
     public static func decode(_ data: Data) throws -> BundleManifest {
-        struct Version: Decodable { var formatVersion: Int }
-        let version = try CrashReport.makeDecoder().decode(Version.self, from: data).formatVersion
-        guard version <= currentFormatVersion else { throw CrashReport.DecodingProblem.unsupportedVersion(version) }
-        return try CrashReport.makeDecoder().decode(BundleManifest.self, from: data)
+        try CrashReport.decodeVersioned(BundleManifest.self, from: data, newest: currentFormatVersion)
     }
 
     public func encoded() throws -> Data { try CrashReport.makeEncoder().encode(self) }

@@ -252,6 +252,8 @@ extension CrashReport {
         return decoder
     }
 
+    private struct FormatVersion: Decodable { var formatVersion: Int }
+
     public enum DecodingProblem: Error, CustomStringConvertible {
         case unsupportedVersion(Int)
         public var description: String {
@@ -264,10 +266,15 @@ extension CrashReport {
 
     /// Decodes a report and refuses format versions this reader does not know.
     public static func decode(_ data: Data) throws -> CrashReport {
-        struct Version: Decodable { var formatVersion: Int }
-        let version = try makeDecoder().decode(Version.self, from: data).formatVersion
-        guard version <= currentFormatVersion else { throw DecodingProblem.unsupportedVersion(version) }
-        return try makeDecoder().decode(CrashReport.self, from: data)
+        try decodeVersioned(CrashReport.self, from: data, newest: currentFormatVersion)
+    }
+
+    /// Reads `formatVersion` first, so that a newer format is refused by name rather than by whatever
+    /// field happens not to decode.
+    static func decodeVersioned<T: Decodable>(_ type: T.Type, from data: Data, newest: Int) throws -> T {
+        let version = try makeDecoder().decode(FormatVersion.self, from: data).formatVersion
+        guard version <= newest else { throw DecodingProblem.unsupportedVersion(version) }
+        return try makeDecoder().decode(type, from: data)
     }
 
     /// The innermost named function of a frame, if symbolicated.

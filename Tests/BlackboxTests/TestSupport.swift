@@ -71,30 +71,8 @@ struct ChildResult {
 }
 
 /// Runs a helper to completion.
-func runChild(
-    _ name: String, _ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 60
-) throws -> ChildResult {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: helperExecutable(name))
-    process.arguments = arguments
-    var env = ProcessInfo.processInfo.environment
-    env["BLACKBOX_LOG_LEVEL"] = nil
-    for (key, value) in environment { env[key] = value }
-    process.environment = env
-    let out = Pipe()
-    let err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    let deadline = Date().addingTimeInterval(timeout)
-    let outData = out.fileHandleForReading.readDataToEndOfFile()
-    let errData = err.fileHandleForReading.readDataToEndOfFile()
-    while process.isRunning && Date() < deadline { usleep(10_000) }
-    if process.isRunning { process.terminate() }
-    process.waitUntilExit()
-    return ChildResult(
-        status: process.terminationStatus, signaled: process.terminationReason == .uncaughtSignal,
-        stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
+func runChild(_ name: String, _ arguments: [String], environment: [String: String] = [:]) throws -> ChildResult {
+    try runProgram(helperExecutable(name), arguments, environment: environment)
 }
 
 /// Runs a system command to completion.
