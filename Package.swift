@@ -9,11 +9,13 @@ let package = Package(
         .library(name: "BlackboxFormat", targets: ["BlackboxFormat"]),
         // Domain/code errors with localization and recovery. Separate because it needs Foundation.
         .library(name: "BlackboxErrors", targets: ["BlackboxErrors"]),
+        .executable(name: "blackbox", targets: ["blackbox"]),
         .executable(name: "blackbox-example", targets: ["blackbox-example"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         .package(url: "https://github.com/apple/swift-atomics", exact: "1.3.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
     ],
     targets: [
         // zlib, for gzip-compressing rotated archives. A module map only: no C code of ours.
@@ -34,6 +36,13 @@ let package = Package(
             ]
         ),
         .target(name: "BlackboxErrors", dependencies: [.product(name: "Logging", package: "swift-log")]),
+        // The command-line tool (reading reports and logs; bundling and upload come with the uploader).
+        .executableTarget(
+            name: "blackbox",
+            dependencies: [
+                "Blackbox", "BlackboxFormat", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         .executableTarget(
             name: "blackbox-example", dependencies: ["Blackbox", .product(name: "Logging", package: "swift-log")]),
         // Child processes the tests start, kill and inspect (never run by users).

@@ -97,6 +97,15 @@ public struct CrashReportProcessor: Sendable {
         return outcome
     }
 
+    /// Turns one raw report file into a report without touching any directory (the CLI's `show`).
+    public static func report(fromRawFile path: String, symbolizerPath: String? = nil) throws -> CrashReport {
+        guard let bytes = DurableFile.read(path) else {
+            throw DurableFile.Failure(path: path, reason: errnoDescription())
+        }
+        let raw = try RawCrashReport(bytes: bytes)
+        return CrashReportBuilder(symbolicator: Symbolicator.locate(configured: symbolizerPath)).build(from: raw)
+    }
+
     /// Writes `<id>.txt` then `<id>.json`, both durably: the JSON's presence means the report is whole.
     func write(_ report: CrashReport) throws(DurableFile.Failure) -> String {
         do {

@@ -39,9 +39,9 @@ struct RawCrashReport {
     var watchdogFired = false
     var complete = false
 
-    enum ParseError: Error, CustomStringConvertible {
+    public enum ParseError: Error, CustomStringConvertible {
         case notARawReport
-        var description: String { "not a Blackbox raw crash report (missing the first line)" }
+        public var description: String { "not a Blackbox raw crash report (missing the first line)" }
     }
 
     init(bytes: [UInt8]) throws(ParseError) {

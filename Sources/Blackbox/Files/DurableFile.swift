@@ -5,10 +5,10 @@
 /// Whole-file writes that are either absent or complete after a crash or power loss: a temporary
 /// file in the same directory, fsync, rename over the destination, fsync of the directory.
 enum DurableFile {
-    struct Failure: Error, CustomStringConvertible {
-        var path: String
-        var reason: String
-        var description: String { "\(path): \(reason)" }
+    public struct Failure: Error, CustomStringConvertible {
+        public var path: String
+        public var reason: String
+        public var description: String { "\(path): \(reason)" }
     }
 
     static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600) throws(Failure) {
