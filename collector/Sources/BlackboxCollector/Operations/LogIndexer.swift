@@ -12,6 +12,14 @@ final class LogIndexer: Service, Sendable {
     private let wakeups: AsyncStream<Void>
     private let wakeContinuation: AsyncStream<Void>.Continuation
     private let logger = Logger(label: "collector.indexer")
+    /// One thread of its own: indexing is background work and must not take the ingest pool's
+    /// threads (inspecting uploads), which would delay acknowledgements.
+    private static let pool: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: 1)
+        pool.start()
+        return pool
+    }()
+
     /// Longer lines are cut: a log line is for reading, not a blob store.
     static let maxLineLength = 8 << 10
 
@@ -51,7 +59,7 @@ final class LogIndexer: Service, Sendable {
                     // Inflating and splitting block a thread: never on the async executor, where they
                     // would stall request handling.
                     let reader = self.reader
-                    let lines = try await NIOThreadPool.singleton.runIfActive {
+                    let lines = try await Self.pool.runIfActive {
                         try reader.lines(of: file.path, inBlob: bundle.blob, maxLineBytes: Self.maxLineLength)
                     }
                     try await store.storeLogLines(fileID: file.id, lines: lines)
