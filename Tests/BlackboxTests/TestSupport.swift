@@ -77,36 +77,12 @@ func runChild(_ name: String, _ arguments: [String], environment: [String: Strin
 
 /// Runs a system command to completion.
 func runCommand(_ path: String, _ arguments: [String]) throws -> ChildResult {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    let err = Pipe()
-    process.standardError = err
-    process.standardOutput = FileHandle.nullDevice
-    try process.run()
-    let errData = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return ChildResult(
-        status: process.terminationStatus, signaled: process.terminationReason == .uncaughtSignal, stdout: "",
-        stderr: String(decoding: errData, as: UTF8.self))
+    try runProgram(path, arguments)
 }
 
-/// Starts a helper and waits for it to print "ready".
+/// Starts a helper and waits for it to print "ready"; its stderr goes to the test's.
 func startChild(_ name: String, _ arguments: [String]) throws -> Process {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: helperExecutable(name))
-    process.arguments = arguments
-    let out = Pipe()
-    process.standardOutput = out
-    process.standardError = FileHandle.standardError
-    try process.run()
-    var seen = Data()
-    while !String(decoding: seen, as: UTF8.self).contains("ready") {
-        let chunk = out.fileHandleForReading.availableData
-        if chunk.isEmpty { break }
-        seen += chunk
-    }
-    return process
+    try startProgram(helperExecutable(name), arguments, standardError: .standardError)
 }
 
 /// A record built by hand, for formatter tests.
@@ -174,7 +150,10 @@ func runProgram(
 }
 
 /// Starts a program and waits until it prints "ready".
-func startProgram(_ path: String, _ arguments: [String], environment: [String: String] = [:]) throws -> Process {
+func startProgram(
+    _ path: String, _ arguments: [String], environment: [String: String] = [:],
+    standardError: FileHandle = .nullDevice
+) throws -> Process {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments
@@ -183,7 +162,7 @@ func startProgram(_ path: String, _ arguments: [String], environment: [String: S
     process.environment = env
     let out = Pipe()
     process.standardOutput = out
-    process.standardError = FileHandle.nullDevice
+    process.standardError = standardError
     try process.run()
     var seen = Data()
     while !String(decoding: seen, as: UTF8.self).contains("ready") {

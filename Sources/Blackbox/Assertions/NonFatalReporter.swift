@@ -21,17 +21,10 @@ enum NonFatalReporter {
         let (frames, images, text) = captureBacktrace()
         guard let core = Blackbox.core else { return text }
         let configuration = core.configuration
-        var system = utsname()
-        uname(&system)
-        func field<T>(_ value: T) -> String {
-            withUnsafeBytes(of: value) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        }
         var report = CrashReport(
             kind: .nonfatal,
             app: .init(name: configuration.appName, version: configuration.appVersion, build: configuration.appBuild),
-            host: .init(
-                name: field(system.nodename), os: CrashCapture.operatingSystemName(),
-                kernel: "\(field(system.sysname)) \(field(system.release))", architecture: field(system.machine)),
+            host: CrashCapture.currentHost(),
             process: .init(
                 pid: getpid(), path: CrashCapture.executablePath(),
                 startTime: CrashCapture.processStartTime().map { Date(timeIntervalSince1970: $0) }, crashTime: Date()),
@@ -64,7 +57,7 @@ enum NonFatalReporter {
             return CrashReport.Image(
                 path: image.path ?? image.name ?? "?", bias: hex(base), start: hex(base),
                 end: hex(UInt64(image.endOfText) ?? 0),
-                buildID: image.uniqueID.map { $0.map { byte in String(byte, radix: 16).leftPadded(2) }.joined() })
+                buildID: image.uniqueID.map(lowercaseHex))
         }
         // Symbolicated frames list inlined frames first, then the real frame they belong to.
         var frames: [CrashReport.Frame] = []
@@ -116,11 +109,5 @@ enum NonFatalReporter {
         guard let bytes = DurableFile.read("/proc/thread-self/comm", limit: 64) else { return nil }
         let name = String(decoding: bytes, as: UTF8.self).split(separator: "\n").first.map(String.init)
         return name?.isEmpty == false ? name : nil
-    }
-}
-
-extension String {
-    fileprivate func leftPadded(_ width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }

@@ -1,3 +1,4 @@
+import BlackboxFormat
 import CCrashHandler
 
 #if canImport(Glibc)
@@ -70,15 +71,10 @@ public enum CrashCapture {
     static func headerLines(appName: String, appVersion: String?, appBuild: String?, metadata: [String: String])
         -> String
     {
-        var system = utsname()
-        uname(&system)
-        func field<T>(_ value: T) -> String {
-            withUnsafeBytes(of: value) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        }
+        let host = currentHost()
         var lines: [(String, String?)] = [
             ("app", appName), ("app-version", appVersion), ("app-build", appBuild),
-            ("host", field(system.nodename)), ("os", operatingSystemName()),
-            ("kernel", "\(field(system.sysname)) \(field(system.release))"), ("arch", field(system.machine)),
+            ("host", host.name), ("os", host.os), ("kernel", host.kernel), ("arch", host.architecture),
             ("exe", executablePath()), ("start-time", processStartTime().map { String($0) }),
         ]
         lines += metadata.sorted { $0.key < $1.key }.map { ("metadata", "\($0.key) \($0.value)") }
@@ -90,7 +86,19 @@ public enum CrashCapture {
         }.joined()
     }
 
-    static func operatingSystemName() -> String {
+    /// This machine, as reports describe it.
+    static func currentHost() -> CrashReport.Host {
+        var system = utsname()
+        uname(&system)
+        func field<T>(_ value: T) -> String {
+            withUnsafeBytes(of: value) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        }
+        return CrashReport.Host(
+            name: field(system.nodename), os: operatingSystemName(),
+            kernel: "\(field(system.sysname)) \(field(system.release))", architecture: field(system.machine))
+    }
+
+    private static func operatingSystemName() -> String {
         guard let bytes = DurableFile.read("/etc/os-release", limit: 64 << 10) else { return "Linux" }
         for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") where line.hasPrefix("PRETTY_NAME=") {
             return line.dropFirst("PRETTY_NAME=".count).trimmingQuotes()

@@ -45,10 +45,7 @@ enum ELFBuildID {
             let descriptor = name + ((nameSize + 3) & ~3)
             guard descriptor + descriptorSize <= notes.count else { return nil }
             if type == 3, nameSize == 4, notes[name..<name + 4] == [0x47, 0x4E, 0x55, 0] {
-                return notes[descriptor..<descriptor + descriptorSize].map { byte in
-                    let digits = Array("0123456789abcdef")
-                    return String([digits[Int(byte >> 4)], digits[Int(byte & 15)]])
-                }.joined()
+                return lowercaseHex(notes[descriptor..<descriptor + descriptorSize])
             }
             cursor = descriptor + ((descriptorSize + 3) & ~3)
         }

@@ -45,7 +45,7 @@ public enum CrashSignature {
             title = "\(report.signal?.name ?? report.kind.rawValue) at \(offsets.first ?? "unknown location")"
         }
         let text = parts.joined(separator: " | ")
-        let hash = SHA256.hash(data: Data(("v\(version)|" + text).utf8)).map { String(format: "%02x", $0) }.joined()
+        let hash = SHA256.hash(data: Data(("v\(version)|" + text).utf8)).lowercaseHex
         return Result(hash: hash, text: text, title: title)
     }
 

@@ -85,7 +85,7 @@ struct BundleInspector {
             }
             guard checksum == entry.checksum else { throw .corrupt("entry \"\(name.prefix(200))\": CRC-32 mismatch") }
             if consumed.firstBytes == Data([0x50, 0x4B, 0x03, 0x04]) { throw .nestedArchive(name) }
-            let digest = consumed.hasher.finalize().map { String(format: "%02x", $0) }.joined()
+            let digest = consumed.hasher.finalize().lowercaseHex
             files.append(InspectedFile(path: name, kind: .other, size: Int64(consumed.size), sha256: digest))
             if keep { keptContents[name] = consumed.kept }
         }

@@ -123,7 +123,7 @@ struct IngestService: Sendable {
                 }
             }
         }
-        return (hasher.finalize().map { String(format: "%02x", $0) }.joined(), size)
+        return (hasher.finalize().lowercaseHex, size)
     }
 
     static func acknowledge(_ record: BundleRecord, duplicate: Bool) -> Acknowledgement {

@@ -53,7 +53,7 @@ public final class SQLiteStore: CollectorStore {
     }
 
     static func hash(_ secret: String) -> String {
-        SHA256.hash(data: Data(secret.utf8)).map { String(format: "%02x", $0) }.joined()
+        SHA256.hash(data: Data(secret.utf8)).lowercaseHex
     }
 
     public func createKey(projectID: Int64, kind: APIKey.Kind, secret: String) async throws -> APIKey {
