@@ -6,7 +6,7 @@ BENCH_PACKAGES := libspdlog-dev g++
 RUN_DIR ?= $(CURDIR)/.run/example
 COLLECTOR_DATA ?= $(CURDIR)/.run/collector
 
-.PHONY: run example test test-library test-collector deps test-deps bench-deps bench bench-collector format clean
+.PHONY: run example demo test test-library test-collector deps test-deps bench-deps bench bench-collector format clean
 
 ## The collector on 127.0.0.1:8080 with an embedded SQLite store in .run/collector; prints the URL,
 ## the keys and a curl command that uploads a bundle.
@@ -18,6 +18,13 @@ run: deps
 example: deps
 	$(SWIFT) build --product blackbox-example
 	$$($(SWIFT) build --show-bin-path)/blackbox-example $(RUN_DIR)
+
+## A collector, an example app that crashes, the app again so it uploads; prints where to look.
+demo: deps
+	$(SWIFT) build --product blackbox-example
+	$(SWIFT) build --product blackbox
+	cd collector && $(SWIFT) build --product blackbox-collector
+	scripts/demo.sh
 
 ## Install missing system packages, build everything, run every test (library, then collector).
 test: test-deps
@@ -32,11 +39,18 @@ test-library:
 	BLACKBOX_TEST_RELEASE_BIN=$$($(SWIFT) build -c release --show-bin-path) \
 		$(SWIFT) test --skip-build --parallel
 
+# The end-to-end tests run the root package's CLI and example app against collector processes; the
+# demo runs once as a smoke test.
 test-collector:
+	$(SWIFT) build --product blackbox
+	$(SWIFT) build --product blackbox-example
 	cd collector && $(SWIFT) build --build-tests
 	cd collector && BLACKBOX_REQUIRE_CHROMIUM=1 \
 		BLACKBOX_COLLECTOR_BIN=$$($(SWIFT) build --show-bin-path)/blackbox-collector \
+		BLACKBOX_BIN_DIR=$$(cd .. && $(SWIFT) build --show-bin-path) \
 		$(SWIFT) test --skip-build --parallel
+	cd collector && $(SWIFT) build --product blackbox-collector
+	DEMO_KEEP_RUNNING=0 DEMO_PORT=0 scripts/demo.sh
 
 ## Installs only what is missing (apt-get needs root; CI runs as root).
 deps:

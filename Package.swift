@@ -9,6 +9,8 @@ let package = Package(
         .library(name: "BlackboxFormat", targets: ["BlackboxFormat"]),
         // Domain/code errors with localization and recovery. Separate because it needs Foundation.
         .library(name: "BlackboxErrors", targets: ["BlackboxErrors"]),
+        // Bundles and the background uploader. Separate because its HTTP client brings SwiftNIO.
+        .library(name: "BlackboxUpload", targets: ["BlackboxUpload"]),
         .executable(name: "blackbox", targets: ["blackbox"]),
         .executable(name: "blackbox-example", targets: ["blackbox-example"]),
     ],
@@ -16,6 +18,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         .package(url: "https://github.com/apple/swift-atomics", exact: "1.3.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/weichsel/ZIPFoundation", exact: "0.9.20"),
+        .package(url: "https://github.com/apple/swift-crypto", exact: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/swift-server/async-http-client", exact: "1.37.0"),
     ],
     targets: [
         // zlib, for gzip-compressing rotated archives. A module map only: no C code of ours.
@@ -36,15 +42,29 @@ let package = Package(
             ]
         ),
         .target(name: "BlackboxErrors", dependencies: [.product(name: "Logging", package: "swift-log")]),
-        // The command-line tool (reading reports and logs; bundling and upload come with the uploader).
+        .target(
+            name: "BlackboxUpload",
+            dependencies: [
+                "Blackbox", "BlackboxFormat",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        // The command-line tool: show, logs, bundle, upload, doctor.
         .executableTarget(
             name: "blackbox",
             dependencies: [
-                "Blackbox", "BlackboxFormat", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "Blackbox", "BlackboxFormat", "BlackboxUpload",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(
-            name: "blackbox-example", dependencies: ["Blackbox", .product(name: "Logging", package: "swift-log")]),
+            name: "blackbox-example",
+            dependencies: ["Blackbox", "BlackboxUpload", .product(name: "Logging", package: "swift-log")]),
         // Child processes the tests start, kill and inspect (never run by users).
         .executableTarget(
             name: "blackbox-test-child",
@@ -60,6 +80,17 @@ let package = Package(
         .testTarget(
             name: "BlackboxTests",
             dependencies: ["Blackbox", "BlackboxFormat", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(
+            name: "BlackboxUploadTests",
+            dependencies: [
+                "BlackboxUpload", "Blackbox", "BlackboxFormat",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]),
         .testTarget(
             name: "BlackboxErrorsTests",
             dependencies: ["BlackboxErrors", .product(name: "Logging", package: "swift-log")],

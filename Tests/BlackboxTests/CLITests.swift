@@ -85,4 +85,134 @@ struct CLITests {
         let missing = try runProgram(cli, ["logs", "\(directory.path)/nowhere"])
         #expect(missing.status == 1 && missing.stderr.contains("no such file or directory"))
     }
+
+    @Test("logs: --since and --until keep the lines of a time window, text and JSON alike")
+    func logsTimeWindow() throws {
+        let directory = TemporaryDirectory()
+        let file = "\(directory.path)/app.log"
+        try """
+        2026-11-21T09:59:59.999Z INFO  a: before
+        2026-11-21T10:00:00.000Z INFO  a: first inside
+        {"ts":"2026-11-21T10:30:00.000Z","level":"info","label":"a","msg":"json inside"}
+        2026-11-21T11:00:00.000Z INFO  a: at the end (excluded)
+        not a log line (kept)
+
+        """.write(toFile: file, atomically: true, encoding: .utf8)
+        let window = try runProgram(
+            cli, ["logs", file, "--since", "2026-11-21T10:00:00Z", "--until", "2026-11-21T11:00:00Z"])
+        #expect(window.status == 0)
+        let kept = window.stdout.split(separator: "\n")
+        #expect(kept.count == 3, "\(window.stdout)")
+        #expect(kept.first?.hasSuffix("first inside") == true && kept.last == "not a log line (kept)")
+        #expect(kept.dropFirst().first?.contains("json inside") == true)
+        let byDay = try runProgram(cli, ["logs", file, "--since", "2026-11-22"])
+        #expect(byDay.stdout == "not a log line (kept)\n")
+        let recent = try runProgram(cli, ["logs", file, "--since", "1h"])
+        #expect(recent.stdout == "not a log line (kept)\n")
+        let bad = try runProgram(cli, ["logs", file, "--since", "yesterday-ish"])
+        #expect(bad.status == 64 && bad.stderr.contains("not a time or an age"))
+    }
+
+    @Test("logs --follow prints lines as they are appended, and follows the file across a rotation")
+    func logsFollow() throws {
+        let directory = TemporaryDirectory()
+        let file = "\(directory.path)/app.log"
+        try "2026-11-21T10:00:00.000Z INFO  a: old line\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: cli)
+        process.arguments = ["logs", "--follow", file, "--level", "warning"]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        defer {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        var seen = ""
+        func waitFor(_ text: String) {
+            let deadline = Date().addingTimeInterval(10)
+            while !seen.contains(text) && Date() < deadline {
+                seen += String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
+            }
+        }
+        usleep(300_000)
+        let handle = try #require(FileHandle(forWritingAtPath: file))
+        handle.seekToEndOfFile()
+        handle.write(Data("2026-11-21T10:00:01.000Z INFO  a: quiet\n2026-11-21T10:00:02.000Z WARN  a: appended\n".utf8))
+        try handle.close()
+        waitFor("appended")
+        #expect(seen.contains("appended") && !seen.contains("quiet"))
+        // Rotation: the file is renamed away and a new one takes its name.
+        try FileManager.default.moveItem(atPath: file, toPath: file + ".1")
+        try "2026-11-21T10:00:03.000Z ERROR a: after rotation\n".write(toFile: file, atomically: true, encoding: .utf8)
+        waitFor("after rotation")
+        #expect(seen.contains("after rotation"))
+        #expect(!seen.contains("old line"), "follow starts at the end")
+    }
+
+    @Test("logs --journal prints exactly the lines a killed process left in its journal")
+    func logsJournal() throws {
+        let directory = TemporaryDirectory()
+        let child = try startChild("blackbox-test-child", ["kill-target", directory.path, "4"])
+        usleep(200_000)
+        kill(child.processIdentifier, SIGKILL)
+        child.waitUntilExit()
+
+        let inFiles = try runProgram(cli, ["logs", directory.path])
+        let withJournal = try runProgram(cli, ["logs", "--journal", directory.path])
+        #expect(withJournal.status == 0, "\(withJournal.stderr)")
+        #expect(withJournal.stdout.hasPrefix(inFiles.stdout))
+        let pending = withJournal.stdout.dropFirst(inFiles.stdout.count).split(separator: "\n")
+        // The next start replays exactly those records into the log file.
+        let recovered = try runProgram(helperExecutable("blackbox-test-child"), ["recover", directory.path])
+        #expect(recovered.stdout.contains("recovered=\(pending.count) "), "\(recovered.stdout) vs \(pending.count)")
+        let after = try runProgram(cli, ["logs", directory.path])
+        // Followed by the one line recovery adds about itself.
+        #expect(after.stdout.hasPrefix(inFiles.stdout + pending.map { $0 + "\n" }.joined()))
+    }
+
+    @Test("bundle: a diagnostics directory into a zip with a manifest; split by --max-size; bad input is clear")
+    func bundle() throws {
+        let directory = TemporaryDirectory()
+        let app = "\(directory.path)/app"
+        let report = CrashReport(
+            kind: .crash, app: .init(name: "shop", version: "2.0"),
+            host: .init(name: "web-1", os: "Linux", kernel: "6", architecture: "x86_64"),
+            process: .init(pid: 1, crashTime: Date()), thread: .init(id: 1, name: nil))
+        try FileManager.default.createDirectory(atPath: "\(app)/outbox", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: "\(app)/logs", withIntermediateDirectories: true)
+        try CrashReport.makeEncoder().encode(report).write(
+            to: URL(fileURLWithPath: "\(app)/outbox/crash-\(report.id.uuidString.lowercased()).json"))
+        try String(repeating: "a log line\n", count: 300).write(
+            toFile: "\(app)/logs/shop.log", atomically: true, encoding: .utf8)
+        try String(repeating: "older line\n", count: 300).write(
+            toFile: "\(app)/logs/shop.20261121T100000.000Z--20261121T110000.000Z.log", atomically: true, encoding: .utf8
+        )
+
+        let one = try runProgram(cli, ["bundle", app, "-o", "\(directory.path)/one.zip"])
+        #expect(one.status == 0, "\(one.stderr)")
+        let listing = try runProgram(
+            "/usr/bin/python3",
+            [
+                "-c",
+                "import zipfile,sys,json; z=zipfile.ZipFile(sys.argv[1]); m=json.loads(z.read('manifest.json')); "
+                    + "print(sorted(z.namelist())); print(m['app']['name'], [e['kind'] for e in m['entries']])",
+                "\(directory.path)/one.zip",
+            ])
+        #expect(
+            listing.stdout.contains(
+                "'logs/shop.20261121T100000.000Z--20261121T110000.000Z.log', 'logs/shop.log', 'manifest.json', 'reports/crash-"
+            ), "\(listing.stdout)")
+        #expect(listing.stdout.contains("shop ['report', 'log', 'log']"))
+
+        let split = try runProgram(cli, ["bundle", app, "-o", "\(directory.path)/split.zip", "--max-size", "4000"])
+        #expect(
+            split.stdout.split(separator: "\n") == ["\(directory.path)/split-1.zip", "\(directory.path)/split-2.zip"])
+        #expect(FileManager.default.fileExists(atPath: "\(directory.path)/split-2.zip"))
+
+        let missing = try runProgram(cli, ["bundle", "\(directory.path)/nothing", "-o", "\(directory.path)/x.zip"])
+        #expect(missing.status == 1 && missing.stderr.contains("no such file or directory"))
+        let notZip = try runProgram(cli, ["bundle", app, "-o", "\(directory.path)/x.tar"])
+        #expect(notZip.status == 64 && notZip.stderr.contains("must end in .zip"))
+    }
 }

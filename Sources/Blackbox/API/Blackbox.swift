@@ -42,6 +42,7 @@ public enum Blackbox {
             atexit { Blackbox.core?.shutdown(timeout: .seconds(2)) }
         }
         startCrashReporting(configuration, core: core)
+        startBackgroundWork(configuration, core: core)
         return core
     }
 
@@ -57,10 +58,18 @@ public enum Blackbox {
         } catch {
             InternalDiagnostics.report(error.description)
         }
-        if options.processPendingAtStart {
-            let processor = crashReportProcessor(configuration)
-            // Symbolication runs a helper process per image: never on the caller's start-up path.
-            startThread(name: "bbx-crash-proc") { _ = processor.processPending() }
+    }
+
+    /// Symbolication runs a helper process per image, and delivery may wait on the network: neither
+    /// ever runs on the caller's start-up path. Delivery starts after processing, so the reports of
+    /// the run that just crashed go out with the first upload.
+    private static func startBackgroundWork(_ configuration: BlackboxConfiguration, core: LoggingCore) {
+        let processPending = configuration.crashReporting.enabled && configuration.crashReporting.processPendingAtStart
+        guard processPending || configuration.delivery != nil else { return }
+        let processor = crashReportProcessor(configuration)
+        startThread(name: "bbx-crash-proc") {
+            if processPending { _ = processor.processPending() }
+            configuration.delivery?.started(DeliveryContext(configuration: configuration, core: core))
         }
     }
 

@@ -43,6 +43,9 @@ public struct BlackboxConfiguration: Sendable {
     /// Called on a background thread with the path of each finished archive (after compression).
     public var onArchive: (@Sendable (String) -> Void)?
     public var crashReporting: CrashReportingOptions
+    /// Takes reports and log archives off the machine (e.g. `BlackboxUpload.CollectorUpload`).
+    /// Default: none, everything stays in the diagnostics directory.
+    public var delivery: (any DiagnosticsDelivery)?
     /// The wall clock, replaceable in tests. Nanoseconds since the Unix epoch.
     public var clock: @Sendable () -> UInt64
 
@@ -70,6 +73,7 @@ public struct BlackboxConfiguration: Sendable {
         self.recentLineCapacity = 256
         self.metadataProvider = nil
         self.onArchive = nil
+        self.delivery = nil
         self.clock = wallClockNanoseconds
     }
 

@@ -115,7 +115,7 @@ public final class LoggingCore: @unchecked Sendable {
         self.maintainer = sink.map { sink in
             ArchiveMaintainer(
                 directory: logs, baseName: configuration.baseFileName, policy: configuration.retention,
-                clock: configuration.clock, onArchive: configuration.onArchive,
+                clock: configuration.clock, onArchive: Self.archiveHook(configuration),
                 activeFileSize: { [path = sink.activePath] in fileSize(path) })
         }
         self.writer = LogWriter(
@@ -135,6 +135,16 @@ public final class LoggingCore: @unchecked Sendable {
         LoggingCore.registerForFork(self)
         maintainer?.start()
         writer.start()
+    }
+
+    /// The configuration's own hook first, then the delivery's.
+    private static func archiveHook(_ configuration: BlackboxConfiguration) -> (@Sendable (String) -> Void)? {
+        let hook = configuration.onArchive
+        guard let delivery = configuration.delivery else { return hook }
+        return { path in
+            hook?(path)
+            delivery.archiveFinished(path: path)
+        }
     }
 
     private static func ignoreFileSizeSignal() {

@@ -1,3 +1,5 @@
+import BlackboxFormat
+
 #if canImport(Glibc)
     import Glibc
 #endif

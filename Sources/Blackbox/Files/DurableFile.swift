@@ -4,14 +4,15 @@
 
 /// Whole-file writes that are either absent or complete after a crash or power loss: a temporary
 /// file in the same directory, fsync, rename over the destination, fsync of the directory.
-enum DurableFile {
+/// Public for the other Blackbox modules (the uploader's spool and ledger), not as app API.
+public enum DurableFile {
     public struct Failure: Error, CustomStringConvertible {
         public var path: String
         public var reason: String
         public var description: String { "\(path): \(reason)" }
     }
 
-    static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600) throws(Failure) {
+    public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600) throws(Failure) {
         let temporary = path + ".tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
         guard fd >= 0 else { throw Failure(path: temporary, reason: errnoDescription()) }
@@ -31,7 +32,20 @@ enum DurableFile {
         syncDirectory(containing: path)
     }
 
-    static func syncDirectory(containing path: String) {
+    /// Makes a finished `temporary` file (written by someone else, in the same directory) durable
+    /// under `path`: fsync, rename, fsync of the directory.
+    public static func commit(_ temporary: String, to path: String) throws(Failure) {
+        let fd = open(temporary, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw Failure(path: temporary, reason: errnoDescription()) }
+        let synced = fsync(fd) == 0
+        let reason = errnoDescription()
+        close(fd)
+        guard synced else { throw Failure(path: temporary, reason: reason) }
+        guard rename(temporary, path) == 0 else { throw Failure(path: path, reason: errnoDescription()) }
+        syncDirectory(containing: path)
+    }
+
+    public static func syncDirectory(containing path: String) {
         let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
         let fd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if fd >= 0 {
@@ -40,7 +54,7 @@ enum DurableFile {
         }
     }
 
-    static func read(_ path: String, limit: Int = 64 << 20) -> [UInt8]? {
+    public static func read(_ path: String, limit: Int = 64 << 20) -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }

@@ -20,10 +20,10 @@ final class CollectorProcess: @unchecked Sendable {
         return directory.appendingPathComponent("blackbox-collector").path
     }
 
-    init(dataDirectory: String) throws {
+    init(dataDirectory: String, port: Int = 0, arguments: [String] = []) throws {
         process = Process()
         process.executableURL = URL(fileURLWithPath: Self.executable)
-        process.arguments = ["serve", "--data-dir", dataDirectory, "--port", "0", "--quiet"]
+        process.arguments = ["serve", "--data-dir", dataDirectory, "--port", "\(port)", "--quiet"] + arguments
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice

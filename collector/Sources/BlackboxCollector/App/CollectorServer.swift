@@ -74,6 +74,7 @@ public struct CollectorServer: Sendable {
             store: store, blobs: blobs, limits: configuration.limits, committer: committer, metrics: metrics,
             indexerWakeup: { [indexer] in indexer.wake() }, keys: KeyCache(store: store))
         router.post("api/v1/bundles") { request, context in try await ingest.receive(request, context: context) }
+        router.get("api/v1/key") { request, _ in await ingest.describeKey(request) }
 
         let api = router.group("api/v1").add(middleware: AdminAuthentication(store: store, redirectToLogin: false))
         ReadAPI(store: store, reader: reader).register(on: api)

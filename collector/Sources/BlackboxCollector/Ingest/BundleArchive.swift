@@ -42,13 +42,5 @@ public enum BundleArchive {
 
 extension SHA256Digest {
     /// Lowercase hex, the form sha256 values take everywhere in the collector and the bundle format.
-    var lowercaseHex: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        for byte in self {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 15)])
-        }
-        return String(decoding: text, as: UTF8.self)
-    }
+    var lowercaseHex: String { BlackboxFormat.lowercaseHex(self) }
 }

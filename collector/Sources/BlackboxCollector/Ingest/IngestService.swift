@@ -88,6 +88,28 @@ struct IngestService: Sendable {
         )
     }
 
+    /// `GET /api/v1/key`: lets a client (`blackbox doctor`) check its key without uploading, and
+    /// learn the body size limit.
+    func describeKey(_ request: Request) async -> Response {
+        struct KeyDescription: Encodable {
+            var projectID: Int64
+            var kind: String
+            var prefix: String
+            var maxBodyBytes: Int
+        }
+        do {
+            let key = try await authenticate(request)
+            return try JSONResponse.make(
+                KeyDescription(
+                    projectID: key.projectID, kind: key.kind.rawValue, prefix: key.prefix,
+                    maxBodyBytes: limits.maxBodyBytes), status: .ok)
+        } catch let rejection as IngestRejection {
+            return JSONResponse.error(rejection)
+        } catch {
+            return JSONResponse.error(IngestRejection(status: 503, code: "storage_unavailable", message: "\(error)"))
+        }
+    }
+
     private func authenticate(_ request: Request) async throws -> APIKey {
         guard let secret = AdminAuthentication.bearer(request) else { throw IngestRejection.missingKey() }
         guard let key = try await keys.authenticate(secret) else { throw IngestRejection.invalidKey() }

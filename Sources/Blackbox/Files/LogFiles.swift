@@ -1,0 +1,41 @@
+/// The log files in a diagnostics directory's `logs/`, as the naming scheme (`ArchiveName`) sees
+/// them. For the uploader and the CLI, so that nobody else parses archive names.
+public enum LogFiles {
+    /// `<baseName>.log`
+    public static func activeFileName(baseName: String) -> String { ArchiveName.activeFileName(baseName: baseName) }
+
+    /// File names of `baseName`'s archives in `directory`, oldest first. An archive whose
+    /// uncompressed and compressed forms both exist (compression in progress) is listed once, as
+    /// the uncompressed file.
+    public static func archives(inDirectory directory: String, baseName: String) -> [String] {
+        let parsed = directoryEntries(directory).compactMap { ArchiveName(fileName: $0, baseName: baseName) }
+        var seen = Set<String>()
+        var result: [ArchiveName] = []
+        for name in parsed.sorted(by: { ($0, $0.compressed ? 1 : 0) < ($1, $1.compressed ? 1 : 0) }) {
+            var plain = name
+            plain.compressed = false
+            if seen.insert(plain.fileName).inserted { result.append(name) }
+        }
+        return result.map(\.fileName)
+    }
+}
+
+extension LogFiles {
+    /// The base names with an active file or an archive in `directory` (`shop` for `shop.log` and
+    /// `shop.<start>--<end>.log.gz`), sorted.
+    public static func baseNames(inDirectory directory: String) -> [String] {
+        var bases = Set<String>()
+        for name in directoryEntries(directory) {
+            if let range = name.firstRange(of: "--") {
+                // `<base>.<start>--…`: the start time is 20 characters (`20261121T223939.123Z`).
+                let beforeEnd = name[..<range.lowerBound]
+                guard beforeEnd.count > 21 else { continue }
+                let base = String(beforeEnd.dropLast(21))
+                if ArchiveName(fileName: name, baseName: base) != nil { bases.insert(base) }
+            } else if name.hasSuffix(".log"), name.count > 4 {
+                bases.insert(String(name.dropLast(4)))
+            }
+        }
+        return bases.sorted()
+    }
+}

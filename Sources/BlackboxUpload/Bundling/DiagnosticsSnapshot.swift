@@ -1,0 +1,127 @@
+import Blackbox
+import BlackboxFormat
+import Foundation
+
+/// Chooses what from an app's diagnostics directory goes into the next bundles (docs/uploading.md):
+/// every report in the outbox, every log archive not sent before, and, with the reports, the end
+/// of the active log file.
+public struct DiagnosticsSnapshot: Sendable {
+    public var directory: String
+    /// The log files' base name (`BlackboxConfiguration.baseFileName`).
+    public var baseFileName: String
+    public var options: BundleOptions
+
+    public init(directory: String, baseFileName: String, options: BundleOptions = BundleOptions()) {
+        self.directory = directory
+        self.baseFileName = baseFileName
+        self.options = options
+    }
+
+    public struct Selection: Sendable {
+        public var reports: [BundleItem] = []
+        public var archives: [BundleItem] = []
+        public var activeLog: BundleItem?
+        public var items: [BundleItem] { reports + archives + (activeLog.map { [$0] } ?? []) }
+        public var isEmpty: Bool { reports.isEmpty && archives.isEmpty }
+        public var bytes: Int64 { items.reduce(0) { $0 + $1.size } }
+    }
+
+    /// What would go out now. Call `LoggingCore.flush` first so the active file is complete.
+    public func select() -> Selection {
+        var selection = Selection()
+        let outbox = "\(directory)/outbox"
+        for name in entries(outbox).sorted() where Self.isReportFile(name) {
+            let path = "\(outbox)/\(name)"
+            if let size = fileSize(path) {
+                selection.reports.append(
+                    BundleItem(sourcePath: path, entryPath: "reports/\(name)", kind: .report, range: 0..<size))
+            }
+        }
+        let logs = "\(directory)/logs"
+        if options.includeArchives {
+            let sent = SentArchives(diagnosticsDirectory: directory)
+            for name in LogFiles.archives(inDirectory: logs, baseName: baseFileName) where !sent.contains(name) {
+                if let size = fileSize("\(logs)/\(name)"), size > 0 {
+                    selection.archives.append(
+                        BundleItem(
+                            sourcePath: "\(logs)/\(name)", entryPath: "logs/\(name)", kind: .log, range: 0..<size))
+                }
+            }
+        }
+        // Never a bundle for the active file alone: a periodic pass would send it again and again.
+        let wantsActive =
+            switch options.activeLog {
+            case .never: false
+            case .withReports: !selection.reports.isEmpty
+            case .always: !selection.isEmpty
+            }
+        if wantsActive {
+            let name = LogFiles.activeFileName(baseName: baseFileName)
+            selection.activeLog = activeTail(path: "\(logs)/\(name)", entryName: name)
+        }
+        return selection
+    }
+
+    /// After the bundles holding `selection` are durable in the spool: the reports leave the outbox
+    /// (JSON and text) and the archives are recorded as sent.
+    public func markBundled(_ selection: Selection) throws(DurableFile.Failure) {
+        for report in selection.reports {
+            unlink(report.sourcePath)
+            unlink(String(report.sourcePath.dropLast(5)) + ".txt")
+        }
+        guard !selection.archives.isEmpty else { return }
+        var sent = SentArchives(diagnosticsDirectory: directory)
+        let present = Set(LogFiles.archives(inDirectory: "\(directory)/logs", baseName: baseFileName))
+        try sent.record(selection.archives.map { String($0.entryPath.dropFirst("logs/".count)) }, stillPresent: present)
+    }
+
+    static func isReportFile(_ name: String) -> Bool {
+        name.hasSuffix(".json") && (name.hasPrefix("crash-") || name.hasPrefix("nonfatal-"))
+    }
+
+    /// The last `activeLogMaxBytes` of the active file, starting at a line boundary.
+    private func activeTail(path: String, entryName: String) -> BundleItem? {
+        guard let size = fileSize(path), size > 0 else { return nil }
+        var start = max(0, size - options.activeLogMaxBytes)
+        if start > 0, let handle = FileHandle(forReadingAtPath: path) {
+            defer { try? handle.close() }
+            try? handle.seek(toOffset: UInt64(start - 1))
+            let window = (try? handle.read(upToCount: 64 << 10)) ?? Data()
+            guard let newline = window.firstIndex(of: UInt8(ascii: "\n")) else { return nil }
+            start += Int64(newline - window.startIndex)
+        }
+        guard start < size else { return nil }
+        return BundleItem(sourcePath: path, entryPath: "logs/\(entryName)", kind: .log, range: start..<size)
+    }
+
+    private func entries(_ directory: String) -> [String] {
+        (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+    }
+}
+
+/// What bundles carry and how large they get.
+public struct BundleOptions: Sendable {
+    public enum ActiveLog: Sendable, Equatable {
+        /// Never: only finished archives.
+        case never
+        /// When the bundle carries crash or non-fatal reports (the context around them). Default.
+        case withReports
+        /// In every bundle made (one is made when there are reports or archives). The same lines
+        /// may arrive again later inside their archive.
+        case always
+    }
+    /// Upload each finished log archive once. Default true.
+    public var includeArchives = true
+    public var activeLog: ActiveLog = .withReports
+    /// How much of the active log's end to take. Default 1 MiB.
+    public var activeLogMaxBytes: Int64 = 1 << 20
+    /// Content per bundle (see `BundleWriter.maxBundleBytes`). Default 16 MiB.
+    public var maxBundleBytes: Int64 = 16 << 20
+    public init() {}
+}
+
+func fileSize(_ path: String) -> Int64? {
+    var info = stat()
+    guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+    return Int64(info.st_size)
+}

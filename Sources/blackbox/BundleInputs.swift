@@ -1,0 +1,87 @@
+import Blackbox
+import BlackboxFormat
+import BlackboxUpload
+import Foundation
+
+/// Turns the paths given to `bundle` and `upload` into bundle items: crash and non-fatal reports
+/// (JSON that parses as a report) go to `reports/`, everything else to `logs/`. A diagnostics
+/// directory contributes its outbox reports and its log files; any other directory, every regular
+/// file below it (hidden ones skipped).
+struct BundleInputs {
+    var items: [BundleItem] = []
+    /// The app named by the first report, if any.
+    var app: CrashReport.App?
+    var host: String?
+    private var usedNames = Set<String>()
+
+    static func isDiagnosticsDirectory(_ path: String) -> Bool {
+        ["journal", "outbox", "logs", "crashes"].contains { FileManager.default.fileExists(atPath: "\(path)/\($0)") }
+    }
+
+    init(paths: [String]) throws {
+        for path in paths {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                throw InputProblem(description: "\(path): no such file or directory")
+            }
+            if !isDirectory.boolValue {
+                try add(file: path)
+            } else if Self.isDiagnosticsDirectory(path) {
+                for name in Self.names(in: "\(path)/outbox") where name.hasSuffix(".json") {
+                    try add(file: "\(path)/outbox/\(name)")
+                }
+                for name in Self.names(in: "\(path)/logs") where name.hasSuffix(".log") || name.hasSuffix(".log.gz") {
+                    try add(file: "\(path)/logs/\(name)")
+                }
+            } else {
+                guard let walker = FileManager.default.enumerator(atPath: path) else {
+                    throw InputProblem(description: "\(path): cannot read the directory")
+                }
+                var files: [String] = []
+                while let relative = walker.nextObject() as? String {
+                    if relative.split(separator: "/").contains(where: { $0.hasPrefix(".") }) { continue }
+                    var isDirectory: ObjCBool = false
+                    let full = "\(path)/\(relative)"
+                    if FileManager.default.fileExists(atPath: full, isDirectory: &isDirectory), !isDirectory.boolValue {
+                        files.append(full)
+                    }
+                }
+                for file in files.sorted() { try add(file: file) }
+            }
+        }
+    }
+
+    private mutating func add(file path: String) throws {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw InputProblem(description: "\(path): cannot read")
+        }
+        let size = (try? handle.seekToEnd()).map(Int64.init) ?? 0
+        try? handle.close()
+        let name = String(path.split(separator: "/").last ?? "file")
+        if name.hasSuffix(".zip") {
+            throw InputProblem(description: "\(path): already a zip (upload it as it is)")
+        }
+        var kind = BundleManifest.Entry.Kind.log
+        if name.hasSuffix(".json"), size < 64 << 20, let data = FileManager.default.contents(atPath: path),
+            let report = try? CrashReport.decode(data)
+        {
+            kind = .report
+            if app == nil {
+                app = report.app
+                host = report.host.name
+            }
+        }
+        let folder = kind == .report ? "reports" : "logs"
+        var entry = "\(folder)/\(name)"
+        var counter = 1
+        while !usedNames.insert(entry).inserted {
+            counter += 1
+            entry = "\(folder)/\(counter)-\(name)"
+        }
+        items.append(BundleItem(sourcePath: path, entryPath: entry, kind: kind, range: 0..<size))
+    }
+
+    private static func names(in directory: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
+    }
+}

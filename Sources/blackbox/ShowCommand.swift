@@ -1,0 +1,48 @@
+import ArgumentParser
+import Blackbox
+import BlackboxFormat
+import Foundation
+
+struct Show: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print a crash report as a crash log.",
+        discussion: """
+            REPORT is a processed report (outbox/*.json) or a raw one (crashes/pending/*.raw). A raw report \
+            is symbolicated here with llvm-symbolizer against the binaries at the paths it names, after \
+            checking their build-ids.
+            """)
+
+    @Argument(help: "The report file.") var report: String
+    @Flag(help: "Print the report as JSON instead of text.") var json = false
+    @Option(help: "llvm-symbolizer to use for raw reports.") var symbolizer: String?
+
+    func run() throws {
+        let parsed: CrashReport
+        do {
+            parsed = try load()
+        } catch {
+            throw Self.failing("\(report): \(error)")
+        }
+        if json {
+            let data = try CrashReport.makeEncoder().encode(parsed)
+            FileHandle.standardOutput.write(data + Data("\n".utf8))
+        } else {
+            FileHandle.standardOutput.write(Data(parsed.textRendering.utf8))
+        }
+    }
+
+    private func load() throws -> CrashReport {
+        guard FileManager.default.fileExists(atPath: report) else { throw InputProblem(description: "no such file") }
+        if report.hasSuffix(".raw") || report.hasSuffix(".raw.processing") {
+            return try CrashReportProcessor.report(fromRawFile: report, symbolizerPath: symbolizer)
+        }
+        let data = try Data(contentsOf: URL(fileURLWithPath: report))
+        do {
+            return try CrashReport.decode(data)
+        } catch let problem as CrashReport.DecodingProblem {
+            throw problem
+        } catch {
+            throw InputProblem(description: "not a Blackbox crash report (\(error.localizedDescription))")
+        }
+    }
+}

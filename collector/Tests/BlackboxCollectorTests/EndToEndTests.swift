@@ -1,0 +1,215 @@
+import BlackboxFormat
+import Foundation
+import Testing
+
+@testable import BlackboxCollector
+
+/// The whole path, as users run it: the example app and the `blackbox` CLI (built by the root
+/// package) against a collector process.
+@Suite("End to end: apps and the CLI against a collector process")
+struct EndToEndTests {
+    @Test("an app that crashed uploads on its next start: the crash group, the non-fatal and the logs appear")
+    func crashGroupAndLogsAppear() async throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        let collector = try CollectorProcess(dataDirectory: scratch.path + "/collector")
+        defer { collector.kill(SIGTERM) }
+        let app = scratch.path + "/app"
+        let upload = ["--collector", collector.baseURL, "--key", collector.ingestKey]
+
+        let crashed = try Tool.run("blackbox-example", [app, "--crash"] + upload)
+        #expect(crashed.signal == SIGILL || crashed.signal == SIGTRAP, "\(crashed.stderr.suffix(2000))")
+        let relaunched = try Tool.run("blackbox-example", [app] + upload)
+        #expect(relaunched.status == 0, "\(relaunched.stderr.suffix(2000))")
+        #expect(relaunched.stdout.contains("uploaded what earlier runs left"))
+
+        let admin = [("Authorization", "Bearer \(collector.adminToken)")]
+        let groups = try #require(
+            try await HTTP.request("\(collector.baseURL)/api/v1/groups", headers: admin).json["items"]
+                as? [[String: Any]])
+        let crash = try #require(groups.first { $0["kind"] as? String == "crash" }, "\(groups)")
+        #expect((crash["title"] as? String)?.contains("price(") == true, "\(crash)")
+        #expect((crash["versions"] as? [String: Int]) == ["1.0": 1])
+        #expect(groups.contains { $0["kind"] as? String == "nonfatal" })
+        #expect(groups.count == 2)
+
+        var hits: [Any] = []
+        for _ in 0..<100 where hits.isEmpty {
+            hits =
+                try await HTTP.request("\(collector.baseURL)/api/v1/logs/search?q=refused", headers: admin).json[
+                    "items"]
+                as? [Any] ?? []
+            if hits.isEmpty { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(!hits.isEmpty, "the log line before the crash is searchable")
+        #expect(scratch.files(in: "app/outbox").filter { $0.hasSuffix(".json") }.isEmpty)
+        #expect(scratch.files(in: "app/outbox/bundles").filter { $0.hasSuffix(".zip") }.isEmpty)
+    }
+
+    @Test("the uploader killed with SIGKILL mid-transfer uploads the bundle exactly once on its next run")
+    func killedUploaderResumes() async throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        let collector = try CollectorProcess(dataDirectory: scratch.path + "/collector")
+        defer { collector.kill(SIGTERM) }
+        // 3 MB of hex lines (about 1.5 MB zipped), sent at 100 KB/s: 15 s, killed after 2.
+        scratch.write("app/logs/shop.20261121T100000.000Z--20261121T110000.000Z.log", Tool.randomLines(bytes: 3 << 20))
+        let arguments = ["upload", scratch.path + "/app", "--server", collector.baseURL, "--key", collector.ingestKey]
+        let slow = try Tool.start("blackbox", arguments + ["--limit-rate", "100000"])
+        try await Task.sleep(for: .seconds(2))
+        slow.kill(SIGKILL)
+        let spooled = scratch.files(in: "app/outbox/bundles").filter { $0.hasSuffix(".zip") }
+        #expect(spooled.count == 1)
+        #expect(try await bundles(collector).isEmpty, "nothing was acknowledged before the kill")
+
+        let resumed = try Tool.run("blackbox", arguments)
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(resumed.stdout.contains("uploaded 1 bundle"))
+        let stored = try await bundles(collector)
+        #expect(stored.count == 1)
+        #expect(stored.first?["uploadID"] as? String == spooled.first.map { String($0.dropLast(4)) })
+
+        let again = try Tool.run("blackbox", arguments)
+        #expect(again.status == 0 && again.stdout.contains("uploaded 0 bundles"), "\(again.stdout)")
+        #expect(try await bundles(collector).count == 1)
+    }
+
+    @Test("with the collector down the uploader backs off, then delivers everything once it is up")
+    func serverDownBacksOff() async throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        // Learn a free port and the keys of a data directory, then take the collector down.
+        let first = try CollectorProcess(dataDirectory: scratch.path + "/collector")
+        let port = try #require(URL(string: first.baseURL)?.port)
+        let (key, admin) = (first.ingestKey, first.adminToken)
+        first.kill(SIGTERM)
+
+        let report = Reports.crash(functions: ["shop.Cart.total() -> Swift.Int"])
+        scratch.write(
+            "app/outbox/crash-\(report.id.uuidString.lowercased()).json", try CrashReport.makeEncoder().encode(report))
+        scratch.write("app/logs/shop.log", "2026-11-22T00:00:00.000Z INFO  shop: waiting-for-collector\n")
+        let uploader = try Tool.start(
+            "blackbox",
+            [
+                "upload", scratch.path + "/app", "--server", "http://127.0.0.1:\(port)", "--key", key, "--attempts",
+                "40",
+                "--max-delay", "0.5",
+            ])
+        try await Task.sleep(for: .seconds(2))
+        let second = try CollectorProcess(dataDirectory: scratch.path + "/collector", port: port)
+        defer { second.kill(SIGTERM) }
+        let result = uploader.wait()
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("retrying in"), "it backed off while the collector was down")
+        #expect(result.stdout.contains("uploaded 1 bundle"))
+        let groups =
+            try await HTTP.request(
+                "\(second.baseURL)/api/v1/groups", headers: [("Authorization", "Bearer \(admin)")]
+            ).json["items"] as? [[String: Any]]
+        #expect(groups?.count == 1)
+        #expect(scratch.files(in: "app/outbox/bundles").filter { $0.hasSuffix(".zip") }.isEmpty)
+    }
+
+    @Test("a 413 keeps the bundle with the reason, reports it, and never resends it")
+    func tooLargeIsKept() async throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        let collector = try CollectorProcess(
+            dataDirectory: scratch.path + "/collector", arguments: ["--max-body-bytes", "50000"])
+        defer { collector.kill(SIGTERM) }
+        scratch.write("app/logs/shop.20261121T100000.000Z--20261121T110000.000Z.log", Tool.randomLines(bytes: 400_000))
+        let arguments = ["upload", scratch.path + "/app", "--server", collector.baseURL, "--key", collector.ingestKey]
+        let refused = try Tool.run("blackbox", arguments)
+        #expect(refused.status == 2, "\(refused.stdout) \(refused.stderr)")
+        #expect(refused.stderr.contains("HTTP 413 body_too_large"), "\(refused.stderr)")
+        let rejected = scratch.files(in: "app/outbox/rejected")
+        #expect(rejected.filter { $0.hasSuffix(".zip") }.count == 1)
+        let reason = try String(
+            contentsOfFile: scratch.path + "/app/outbox/rejected/" + #require(rejected.first { $0.hasSuffix(".json") }),
+            encoding: .utf8)
+        #expect(reason.contains("body_too_large"))
+
+        let again = try Tool.run("blackbox", arguments)
+        #expect(again.status == 0 && again.stdout.contains("uploaded 0 bundles"), "\(again.stdout)")
+        #expect(try await bundles(collector).isEmpty)
+    }
+
+    @Test("zips made by the zip tool and by Python's zipfile upload through the CLI and are searchable")
+    func foreignZips() async throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        let collector = try CollectorProcess(dataDirectory: scratch.path + "/collector")
+        defer { collector.kill(SIGTERM) }
+        scratch.write("plain/server.log", "2026-11-22T00:00:00.000Z INFO  web: zip-tool-needle\n")
+        let zipped = try Tool.runSystem(
+            "/usr/bin/zip", ["-q", "-r", scratch.path + "/tool.zip", "server.log"], in: scratch.path + "/plain")
+        #expect(zipped == 0, "zip is installed by make test-deps")
+        let python = """
+            import zipfile, sys
+            with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
+                z.writestr("worker.log", "2026-11-22T00:00:00.000Z INFO  worker: python-zipfile-needle\\n")
+            """
+        #expect(
+            try Tool.runSystem("/usr/bin/python3", ["-c", python, scratch.path + "/python.zip"], in: scratch.path) == 0)
+
+        let upload = try Tool.run(
+            "blackbox",
+            [
+                "upload", scratch.path + "/tool.zip", scratch.path + "/python.zip", "--server", collector.baseURL,
+                "--key",
+                collector.ingestKey,
+            ])
+        #expect(upload.status == 0, "\(upload.stderr)")
+        #expect(upload.stdout.contains("uploaded 2 bundles"))
+        #expect(try await bundles(collector).count == 2)
+        let admin = [("Authorization", "Bearer \(collector.adminToken)")]
+        for needle in ["zip-tool-needle", "python-zipfile-needle"] {
+            var found = false
+            for _ in 0..<100 where !found {
+                let hits = try await HTTP.request("\(collector.baseURL)/api/v1/logs/search?q=\(needle)", headers: admin)
+                found = (hits.json["items"] as? [Any])?.isEmpty == false
+                if !found { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            #expect(found, "\(needle) is searchable")
+        }
+    }
+
+    @Test("doctor and upload: a bad key or an unreachable collector is one clear line and a documented exit status")
+    func clearFailures() async throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        let collector = try CollectorProcess(dataDirectory: scratch.path + "/collector")
+        defer { collector.kill(SIGTERM) }
+        scratch.write("a.log", "line\n")
+        let healthy = try Tool.run("blackbox", ["doctor", "--server", collector.baseURL, "--key", collector.ingestKey])
+        #expect(healthy.status == 0 && healthy.stdout.contains("the collector accepts the key"), "\(healthy.stdout)")
+
+        let badKey = try Tool.run(
+            "blackbox", ["upload", scratch.path + "/a.log", "--server", collector.baseURL, "--key", "nope"])
+        #expect(badKey.status == 4)
+        #expect(badKey.stderr.contains("invalid_key") && !badKey.stderr.contains("Fatal"), "\(badKey.stderr)")
+        let doctorBadKey = try Tool.run("blackbox", ["doctor", "--server", collector.baseURL, "--key", "nope"])
+        #expect(doctorBadKey.status == 1 && doctorBadKey.stdout.contains("FAIL  the collector refuses the key"))
+
+        let down = try Tool.run(
+            "blackbox",
+            [
+                "upload", scratch.path + "/a.log", "--server", "http://127.0.0.1:9", "--key", "k", "--attempts", "2",
+                "--max-delay", "0.1",
+            ])
+        #expect(down.status == 3)
+        #expect(down.stderr.contains("connection refused"), "\(down.stderr)")
+        let missing = try Tool.run(
+            "blackbox", ["upload", scratch.path + "/nothing-here", "--server", collector.baseURL, "--key", "k"])
+        #expect(missing.status == 1 && missing.stderr.contains("no such file or directory"))
+        let noServer = try Tool.run(
+            "blackbox", ["upload", scratch.path + "/a.log"], environment: ["HOME": scratch.path])
+        #expect(noServer.status == 1 && noServer.stderr.contains("no collector"), "\(noServer.stderr)")
+    }
+
+    private func bundles(_ collector: CollectorProcess) async throws -> [[String: Any]] {
+        try await HTTP.request(
+            "\(collector.baseURL)/api/v1/bundles", headers: [("Authorization", "Bearer \(collector.adminToken)")]
+        ).json["items"] as? [[String: Any]] ?? []
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+
+/// A temporary directory for one test, removed by `remove()`.
+struct Scratch {
+    let path = NSTemporaryDirectory() + "blackbox-e2e-\(UUID().uuidString)"
+
+    @discardableResult
+    func write(_ relative: String, _ text: String) -> String { write(relative, Data(text.utf8)) }
+
+    @discardableResult
+    func write(_ relative: String, _ data: Data) -> String {
+        let full = "\(path)/\(relative)"
+        try? FileManager.default.createDirectory(
+            atPath: URL(fileURLWithPath: full).deletingLastPathComponent().path, withIntermediateDirectories: true)
+        _ = FileManager.default.createFile(atPath: full, contents: data)
+        return full
+    }
+
+    func files(in relative: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "\(path)/\(relative)")) ?? []).sorted()
+    }
+
+    func remove() { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// The root package's programs (`blackbox`, `blackbox-example`), run as processes. `make
+/// test-collector` builds them first and names their directory in `BLACKBOX_BIN_DIR`.
+enum Tool {
+    static var binDirectory: String {
+        if let directory = ProcessInfo.processInfo.environment["BLACKBOX_BIN_DIR"] { return directory }
+        // collector/Tests/BlackboxCollectorTests/RootTools.swift → <root>/.build/debug
+        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(".build/debug").path
+    }
+
+    struct Result {
+        var status: Int32
+        /// The signal that ended the process, if one did.
+        var signal: Int32?
+        var stdout: String
+        var stderr: String
+    }
+
+    /// A started program whose output goes to files (pipes could fill and stall it).
+    final class Running {
+        let process = Process()
+        let stdoutPath = NSTemporaryDirectory() + "tool-out-\(UUID().uuidString)"
+        let stderrPath = NSTemporaryDirectory() + "tool-err-\(UUID().uuidString)"
+
+        init(_ executable: String, _ arguments: [String], environment: [String: String]) throws {
+            var merged = ProcessInfo.processInfo.environment
+            for name in ["BLACKBOX_SERVER", "BLACKBOX_KEY", "BLACKBOX_CONFIG", "XDG_CONFIG_HOME"] { merged[name] = nil }
+            merged.merge(environment) { $1 }
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
+            process.environment = merged
+            _ = FileManager.default.createFile(atPath: stdoutPath, contents: nil)
+            _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
+            process.standardOutput = FileHandle(forWritingAtPath: stdoutPath)
+            process.standardError = FileHandle(forWritingAtPath: stderrPath)
+            try process.run()
+        }
+
+        func kill(_ signal: Int32) {
+            Foundation.kill(process.processIdentifier, signal)
+            process.waitUntilExit()
+        }
+
+        func wait() -> Result {
+            process.waitUntilExit()
+            defer {
+                unlink(stdoutPath)
+                unlink(stderrPath)
+            }
+            let signaled = process.terminationReason == .uncaughtSignal
+            return Result(
+                status: signaled ? -1 : process.terminationStatus, signal: signaled ? process.terminationStatus : nil,
+                stdout: (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? "",
+                stderr: (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "")
+        }
+    }
+
+    static func start(_ name: String, _ arguments: [String], environment: [String: String] = [:]) throws -> Running {
+        try Running("\(binDirectory)/\(name)", arguments, environment: environment)
+    }
+
+    static func run(_ name: String, _ arguments: [String], environment: [String: String] = [:]) throws -> Result {
+        try start(name, arguments, environment: environment).wait()
+    }
+
+    /// A system program (zip, python3), its exit status.
+    static func runSystem(_ path: String, _ arguments: [String], in directory: String) throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        try process.run()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    /// Log lines of random hex (compresses to about half), `bytes` long in all.
+    static func randomLines(bytes: Int) -> String {
+        var generator = SystemRandomNumberGenerator()
+        var text = ""
+        text.reserveCapacity(bytes + 100)
+        while text.utf8.count < bytes {
+            text += "2026-11-21T10:00:00.000Z INFO  shop: "
+            for _ in 0..<4 { text += String(generator.next() as UInt64, radix: 16) }
+            text += "\n"
+        }
+        return text
+    }
+}
