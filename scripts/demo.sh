@@ -29,7 +29,7 @@ echo "== 1. the example app logs, fails an ensure, and crashes"
     echo "the example did not crash"; exit 1; } || echo "   crashed as planned (exit status $?)"
 echo "== 2. started again: it processes the crash report and uploads it"
 "$bin/blackbox-example" "$data/app" --collector "$url" --key "$key" > "$data/run2.out" 2>&1
-grep "uploaded" "$data/run2.out" | sed 's/^/   /'
+grep -m2 "uploaded" "$data/run2.out" | sed 's/^/   /'
 
 group=$(curl -sS -H "Authorization: Bearer $admin" "$url/api/v1/groups" | python3 -c '
 import json, sys

@@ -22,10 +22,19 @@ struct StorageOptions: ParsableArguments {
         return URL(fileURLWithPath: chosen).standardizedFileURL.path
     }
 
-    func openStore() throws -> SQLiteStore {
-        try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
-        return try SQLiteStore(path: "\(dataDirectory)/collector.sqlite")
+    @Option(
+        help:
+            "PostgreSQL URL, postgres://user:password@host:5432/database (env BLACKBOX_COLLECTOR_DATABASE_URL; default: SQLite in the data directory)."
+    )
+    var databaseURL: String?
+
+    var configuration: CollectorConfiguration {
+        var configuration = CollectorConfiguration(dataDirectory: dataDirectory)
+        configuration.databaseURL = databaseURL ?? ProcessInfo.processInfo.environment["BLACKBOX_COLLECTOR_DATABASE_URL"]
+        return configuration
     }
+
+    func openStore() throws -> any CollectorStore { try configuration.openStore() }
 }
 
 func environment(_ name: String) -> String? { ProcessInfo.processInfo.environment[name] }
@@ -45,7 +54,7 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: "Do not log to stderr (the log files are still written).") var quiet = false
 
     func run() async throws {
-        var configuration = CollectorConfiguration(dataDirectory: storage.dataDirectory)
+        var configuration = storage.configuration
         configuration.host = host ?? environment("BLACKBOX_COLLECTOR_HOST") ?? "127.0.0.1"
         configuration.port = port ?? environment("BLACKBOX_COLLECTOR_PORT").flatMap(Int.init) ?? 8080
         if let limit = maxBodyBytes ?? environment("BLACKBOX_COLLECTOR_MAX_BODY").flatMap(Int.init) {
@@ -69,9 +78,13 @@ struct Serve: AsyncParsableCommand {
         if !FileManager.default.fileExists(atPath: example) { try? ExampleBundle.write(to: example) }
         let host = configuration.host
         let dataDirectory = configuration.dataDirectory
+        let storeDescription = configuration.storeDescription
         let app = try await server.makeApplication { port in
             let base = "http://\(host):\(port)"
-            var lines = ["Blackbox collector listening on \(base)", "  data:         \(dataDirectory)"]
+            var lines = [
+                "Blackbox collector listening on \(base)", "  data:         \(dataDirectory)",
+                "  database:     \(storeDescription)",
+            ]
             if let credentials {
                 lines += [
                     "  web UI:       \(base)/login?token=\(credentials.adminToken)",
@@ -96,7 +109,7 @@ struct Migrate: AsyncParsableCommand {
     @OptionGroup var storage: StorageOptions
     func run() async throws {
         try await storage.openStore().migrate()
-        print("database at \(storage.dataDirectory)/collector.sqlite is up to date")
+        print("database at \(storage.configuration.storeDescription) is up to date")
     }
 }
 

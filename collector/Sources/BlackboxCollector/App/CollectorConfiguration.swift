@@ -7,6 +7,9 @@ public struct CollectorConfiguration: Sendable {
     public var port = 8080
     /// SQLite database, blobs, temporary uploads and the collector's own logs live here.
     public var dataDirectory: String
+    /// A PostgreSQL URL (`postgres://user:password@host:5432/database`) for the scale-out store;
+    /// nil: the embedded SQLite database in the data directory. Default nil.
+    public var databaseURL: String?
     public var limits = IngestLimits()
     /// Bundles older than this are deleted (blobs, files, occurrences, log lines); groups keep their
     /// counts. nil: keep forever. Default 30 days.
@@ -24,6 +27,20 @@ public struct CollectorConfiguration: Sendable {
     }
 
     public var databasePath: String { "\(dataDirectory)/collector.sqlite" }
+
+    /// The store the configuration names: PostgreSQL when `databaseURL` is set, else SQLite.
+    public func openStore() throws -> any CollectorStore {
+        if let databaseURL { return try PostgresStore(url: databaseURL) }
+        try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
+        return try SQLiteStore(path: databasePath)
+    }
+
+    /// Where the data lives, for people: the database URL without its password, or the SQLite path.
+    public var storeDescription: String {
+        guard let databaseURL, var components = URLComponents(string: databaseURL) else { return databasePath }
+        if components.password != nil { components.password = "***" }
+        return components.string ?? "PostgreSQL"
+    }
     public var blobDirectory: String { "\(dataDirectory)/blobs" }
     public var temporaryDirectory: String { "\(dataDirectory)/tmp" }
     public var diagnosticsDirectory: String { "\(dataDirectory)/diagnostics" }

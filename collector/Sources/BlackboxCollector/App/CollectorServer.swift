@@ -16,7 +16,7 @@ public struct CollectorServer: Sendable {
     public init(configuration: CollectorConfiguration, store: (any CollectorStore)? = nil) throws {
         self.configuration = configuration
         try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
-        self.store = try store ?? SQLiteStore(path: configuration.databasePath)
+        self.store = try store ?? configuration.openStore()
         self.blobs = try BlobStore(
             root: configuration.blobDirectory, temporaryDirectory: configuration.temporaryDirectory)
         self.committer = GroupCommitter(store: self.store, blobs: blobs, window: configuration.groupCommitWindow)

@@ -111,10 +111,12 @@ public final class BlobStore: Sendable {
 public enum StorageError: Error, CustomStringConvertible {
     case io(path: String, reason: String)
     case notFound(String)
+    case invalidConfiguration(String)
     public var description: String {
         switch self {
         case .io(let path, let reason): "\(path): \(reason)"
         case .notFound(let what): "not found: \(what)"
+        case .invalidConfiguration(let problem): problem
         }
     }
 }

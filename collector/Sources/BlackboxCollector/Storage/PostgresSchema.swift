@@ -1,0 +1,78 @@
+/// The PostgreSQL schema, as versioned migrations (never edit a shipped one; add the next). Each
+/// entry is a list of statements, applied in one transaction under an advisory lock, so several
+/// collectors starting at once migrate once.
+///
+/// `log_lines` is partitioned by the day its bundle was received: retention drops whole days
+/// (`DROP TABLE` gives the space back at once) instead of deleting row by row.
+enum PostgresSchema {
+    static let migrations: [[String]] = [
+        [
+            """
+            CREATE TABLE projects (
+                id BIGSERIAL PRIMARY KEY, name TEXT NOT NULL UNIQUE, created_at DOUBLE PRECISION NOT NULL)
+            """,
+            """
+            CREATE TABLE api_keys (
+                id BIGSERIAL PRIMARY KEY, project_id BIGINT NOT NULL REFERENCES projects(id),
+                kind TEXT NOT NULL CHECK (kind IN ('ingest', 'admin')),
+                secret_hash TEXT NOT NULL UNIQUE, prefix TEXT NOT NULL,
+                created_at DOUBLE PRECISION NOT NULL, revoked_at DOUBLE PRECISION)
+            """,
+            """
+            CREATE TABLE bundles (
+                id BIGSERIAL PRIMARY KEY, project_id BIGINT NOT NULL REFERENCES projects(id),
+                upload_id TEXT, sha256 TEXT NOT NULL, size BIGINT NOT NULL, blob TEXT NOT NULL,
+                app_name TEXT, app_version TEXT, host TEXT, has_manifest BOOLEAN NOT NULL,
+                received_at DOUBLE PRECISION NOT NULL, file_count BIGINT NOT NULL, report_count BIGINT NOT NULL,
+                UNIQUE (project_id, upload_id), UNIQUE (project_id, sha256))
+            """,
+            "CREATE INDEX bundles_received ON bundles (project_id, received_at)",
+            """
+            CREATE TABLE bundle_files (
+                id BIGSERIAL PRIMARY KEY, bundle_id BIGINT NOT NULL REFERENCES bundles(id) ON DELETE CASCADE,
+                path TEXT NOT NULL, kind TEXT NOT NULL, size BIGINT NOT NULL, sha256 TEXT NOT NULL,
+                indexed BOOLEAN NOT NULL DEFAULT false, received_day DATE NOT NULL,
+                claimed_until DOUBLE PRECISION)
+            """,
+            "CREATE INDEX bundle_files_bundle ON bundle_files (bundle_id)",
+            "CREATE INDEX bundle_files_unindexed ON bundle_files (id) WHERE NOT indexed AND kind = 'log'",
+            """
+            CREATE TABLE crash_groups (
+                id BIGSERIAL PRIMARY KEY, project_id BIGINT NOT NULL REFERENCES projects(id),
+                signature TEXT NOT NULL, signature_version BIGINT NOT NULL, signature_text TEXT NOT NULL,
+                kind TEXT NOT NULL, title TEXT NOT NULL, count BIGINT NOT NULL,
+                first_seen DOUBLE PRECISION NOT NULL, last_seen DOUBLE PRECISION NOT NULL, latest_report_id BIGINT,
+                UNIQUE (project_id, signature))
+            """,
+            "CREATE INDEX crash_groups_last_seen ON crash_groups (project_id, last_seen)",
+            """
+            CREATE TABLE group_versions (
+                group_id BIGINT NOT NULL REFERENCES crash_groups(id), app_version TEXT NOT NULL,
+                count BIGINT NOT NULL, PRIMARY KEY (group_id, app_version))
+            """,
+            """
+            CREATE TABLE group_hosts (
+                group_id BIGINT NOT NULL REFERENCES crash_groups(id), host TEXT NOT NULL,
+                count BIGINT NOT NULL, PRIMARY KEY (group_id, host))
+            """,
+            """
+            CREATE TABLE reports (
+                id BIGSERIAL PRIMARY KEY, project_id BIGINT NOT NULL REFERENCES projects(id),
+                bundle_id BIGINT NOT NULL REFERENCES bundles(id) ON DELETE CASCADE,
+                group_id BIGINT NOT NULL REFERENCES crash_groups(id),
+                report_uuid TEXT NOT NULL, kind TEXT NOT NULL, occurred_at DOUBLE PRECISION NOT NULL,
+                app_version TEXT, host TEXT, reason TEXT, json BYTEA NOT NULL,
+                UNIQUE (project_id, report_uuid))
+            """,
+            "CREATE INDEX reports_group ON reports (group_id, occurred_at)",
+            """
+            CREATE TABLE log_lines (
+                received_day DATE NOT NULL, file_id BIGINT NOT NULL, line_number INTEGER NOT NULL,
+                text TEXT NOT NULL, tsv TSVECTOR GENERATED ALWAYS AS (to_tsvector('simple', text)) STORED,
+                PRIMARY KEY (received_day, file_id, line_number)
+            ) PARTITION BY RANGE (received_day)
+            """,
+            "CREATE INDEX log_lines_search ON log_lines USING GIN (tsv)",
+        ]
+    ]
+}

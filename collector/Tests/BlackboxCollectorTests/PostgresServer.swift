@@ -1,0 +1,136 @@
+import Foundation
+import Synchronization
+
+/// A real PostgreSQL server (Debian's package, installed by `make test-deps`) in a temporary
+/// directory, started on first use and stopped when the test process exits. Each test gets a
+/// database of its own. As root (CI), the server runs as the `postgres` user: PostgreSQL refuses root.
+final class PostgresServer: @unchecked Sendable {
+    let port: Int
+    let directory: String
+    let binaries: String
+    private let server: Process
+
+    static let shared = Mutex<Result<PostgresServer, PostgresUnavailable>?>(nil)
+
+    struct PostgresUnavailable: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// The running server, started on first call.
+    static func running() throws -> PostgresServer {
+        try shared.withLock { state in
+            if let state { return try state.get() }
+            let result = Result { () throws(PostgresUnavailable) -> PostgresServer in try PostgresServer() }
+            state = result
+            return try result.get()
+        }
+    }
+
+    /// A fresh, empty database: its URL.
+    func makeDatabase() throws -> String {
+        let name = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20)
+        let status = try Self.run(
+            "\(binaries)/createdb", ["-h", "127.0.0.1", "-p", "\(port)", "-U", "blackbox", String(name)])
+        guard status == 0 else { throw PostgresUnavailable(description: "createdb failed (\(status))") }
+        return "postgres://blackbox@127.0.0.1:\(port)/\(name)"
+    }
+
+    private init() throws(PostgresUnavailable) {
+        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []).sorted()
+        guard let version = versions.last else {
+            throw PostgresUnavailable(description: "PostgreSQL is not installed (make test-deps installs it)")
+        }
+        binaries = "/usr/lib/postgresql/\(version)/bin"
+        directory = NSTemporaryDirectory() + "blackbox-pg-\(UUID().uuidString)"
+        port = Self.freePort()
+        let asRoot = getuid() == 0
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            if asRoot, let user = getpwnam("postgres") {
+                chown(directory, user.pointee.pw_uid, user.pointee.pw_gid)
+            }
+            let initdb = try Self.run(
+                "\(binaries)/initdb",
+                ["-D", "\(directory)/data", "-U", "blackbox", "--auth=trust", "-E", "UTF8", "--no-sync"],
+                asPostgres: asRoot)
+            guard initdb == 0 else { throw PostgresUnavailable(description: "initdb failed (\(initdb))") }
+            // The server runs as a child of this process, not through `pg_ctl start`: a daemon would
+            // inherit the descriptor Foundation's Process watches, and waiting on pg_ctl would hang.
+            server = Process()
+            let command = [
+                "\(binaries)/postgres", "-D", "\(directory)/data", "-p", "\(port)", "-k", directory, "-c",
+                "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "max_connections=200",
+            ]
+            server.executableURL = URL(fileURLWithPath: asRoot ? "/usr/sbin/runuser" : command[0])
+            server.arguments = asRoot ? ["-u", "postgres", "--"] + command : Array(command.dropFirst())
+            server.standardOutput = FileHandle.nullDevice
+            server.standardError = FileHandle(forWritingAtPath: "/dev/null")
+            try server.run()
+            var ready = false
+            for _ in 0..<300 where !ready {
+                ready = try Self.run("\(binaries)/pg_isready", ["-h", "127.0.0.1", "-p", "\(port)", "-q"]) == 0
+                if !ready { usleep(100_000) }
+            }
+            guard ready else { throw PostgresUnavailable(description: "PostgreSQL did not start within 30 s") }
+        } catch let error as PostgresUnavailable {
+            throw error
+        } catch {
+            throw PostgresUnavailable(description: "\(error)")
+        }
+        Self.stopAtExit(binaries: binaries, directory: directory, asRoot: asRoot)
+    }
+
+    private static let stopCommand = Mutex<[String]?>(nil)
+
+    private static func stopAtExit(binaries: String, directory: String, asRoot: Bool) {
+        let command = ["\(binaries)/pg_ctl", "-D", "\(directory)/data", "-m", "immediate", "stop"]
+        stopCommand.withLock { $0 = asRoot ? ["/usr/sbin/runuser", "-u", "postgres", "--"] + command : command }
+        atexit {
+            guard let command = PostgresServer.stopCommand.withLock({ $0 }) else { return }
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: command[0])
+            process.arguments = Array(command.dropFirst())
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try? process.run()
+            process.waitUntilExit()
+            if let data = command.last(where: { $0.hasSuffix("/data") }) {
+                try? FileManager.default.removeItem(atPath: String(data.dropLast(5)))
+            }
+        }
+    }
+
+    static func run(_ path: String, _ arguments: [String], asPostgres: Bool = false) throws -> Int32 {
+        let process = Process()
+        if asPostgres {
+            process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
+            process.arguments = ["-u", "postgres", "--", path] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: path)
+            process.arguments = arguments
+        }
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    /// A port nothing listens on right now (bind to 0, read it, close).
+    static func freePort() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}

@@ -1,0 +1,255 @@
+import BlackboxFormat
+import Foundation
+import Testing
+
+@testable import BlackboxCollector
+
+/// The storage contract, run against both stores: the embedded SQLite one and PostgreSQL (a real
+/// server, see `PostgresServer`). Whatever the collector relies on is checked here once for both.
+@Suite("Storage contract (SQLite and PostgreSQL)")
+struct StoreContractTests {
+    enum Kind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        case sqlite, postgres
+        var testDescription: String { rawValue }
+    }
+
+    /// A migrated, empty store with one project; `cleanup` removes what it made.
+    static func makeStore(_ kind: Kind) throws -> (store: any CollectorStore, cleanup: @Sendable () -> Void) {
+        switch kind {
+        case .sqlite:
+            let directory = NSTemporaryDirectory() + "store-contract-\(UUID().uuidString)"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            return (try SQLiteStore(path: "\(directory)/collector.sqlite"), { try? FileManager.default.removeItem(atPath: directory) })
+        case .postgres:
+            return (try PostgresStore(url: try PostgresServer.running().makeDatabase()), {})
+        }
+    }
+
+    static func newBundle(
+        project: Int64, uploadID: String? = UUID().uuidString.lowercased(), sha256: String = UUID().uuidString,
+        reports: [CrashReport] = [], logs: Int = 0, receivedAt: Date = Date()
+    ) -> NewBundle {
+        let files =
+            reports.map { InspectedFile(path: "reports/\($0.id).json", kind: .report, size: 10, sha256: "r") }
+            + (0..<logs).map { InspectedFile(path: "logs/app\($0).log", kind: .log, size: 10, sha256: "l\($0)") }
+        return NewBundle(
+            projectID: project, uploadID: uploadID, sha256: sha256, size: 100, blob: "blob-\(sha256)", manifest: nil,
+            files: files, reports: reports, receivedAt: receivedAt)
+    }
+
+    @Test("migrations are idempotent; projects and keys: create, authenticate, revoke", arguments: Kind.allCases)
+    func projectsAndKeys(_ kind: Kind) async throws {
+        let (store, cleanup) = try Self.makeStore(kind)
+        defer { cleanup() }
+        try await store.migrate()
+        try await store.migrate()
+        try await store.ping()
+        let project = try await store.createProject(name: "shop")
+        #expect(try await store.projects().map(\.name) == ["shop"])
+        let key = try await store.createKey(projectID: project.id, kind: .ingest, secret: "bbx_ingest_secret1")
+        #expect(try await store.authenticate(secret: "bbx_ingest_secret1")?.id == key.id)
+        #expect(try await store.authenticate(secret: "wrong") == nil)
+        #expect(try await store.revokeKey(id: key.id))
+        #expect(try await !store.revokeKey(id: key.id))
+        #expect(try await store.authenticate(secret: "bbx_ingest_secret1") == nil)
+        #expect(try await store.keys().first?.revokedAt != nil)
+    }
+
+    @Test("ingest: stored once by upload id and by hash; a report id counts once; groups keep counts, versions, hosts",
+          arguments: Kind.allCases)
+    func ingestAndGrouping(_ kind: Kind) async throws {
+        let (store, cleanup) = try Self.makeStore(kind)
+        defer { cleanup() }
+        try await store.migrate()
+        let project = try await store.createProject(name: "p").id
+        let first = Reports.crash(functions: ["shop.Cart.total() -> Swift.Int"], version: "1.0", host: "a")
+        var second = Reports.crash(functions: ["shop.Cart.total() -> Swift.Int"], version: "1.1", host: "b")
+        second.process.crashTime = first.process.crashTime.addingTimeInterval(60)
+        let other = Reports.crash(functions: ["shop.Payment.charge() -> ()"])
+
+        let one = Self.newBundle(project: project, uploadID: "u1", sha256: "s1", reports: [first, other])
+        let outcomes = try await store.index([
+            one, Self.newBundle(project: project, uploadID: "u1", sha256: "s2"),  // same upload id
+            Self.newBundle(project: project, uploadID: "u3", sha256: "s1"),  // same bytes
+            Self.newBundle(project: project, uploadID: "u4", sha256: "s4", reports: [second, first]),  // first again
+        ])
+        #expect(outcomes.map { if case .stored = $0 { "stored" } else { "duplicate" } } == ["stored", "duplicate", "duplicate", "stored"])
+        #expect(outcomes[1].record.id == outcomes[0].record.id && outcomes[2].record.id == outcomes[0].record.id)
+        #expect(try await store.existingBundle(projectID: project, uploadID: "u4", sha256: "")?.id == outcomes[3].record.id)
+        #expect(try await store.existingBundle(projectID: project, uploadID: nil, sha256: "s1")?.id == outcomes[0].record.id)
+        #expect(try await store.bundles(projectID: project, page: Page()).count == 2)
+
+        let groups = try await store.groups(projectID: project, page: Page())
+        #expect(groups.count == 2)
+        let cart = try #require(groups.first { $0.title.contains("Cart") })
+        #expect(cart.count == 2)
+        #expect(cart.versions == ["1.0": 1, "1.1": 1])
+        #expect(cart.hosts == ["a": 1, "b": 1])
+        #expect(groups.first?.id == cart.id, "the most recently seen group comes first")
+        let occurrences = try await store.occurrences(groupID: cart.id, page: Page())
+        #expect(occurrences.map(\.reportUUID) == [second.id, first.id].map { $0.uuidString.lowercased() })
+        #expect(cart.latestReportID == occurrences.first?.reportID)
+        let stored = try #require(try await store.report(id: occurrences[1].reportID))
+        #expect(stored.report.id == first.id && stored.groupID == cart.id)
+        #expect(try await store.occurrences(groupID: cart.id, page: Page(limit: 1, offset: 1)).map(\.reportID) == [occurrences[1].reportID])
+        #expect(try await store.group(id: cart.id) == cart)
+        let files = try await store.files(bundleID: outcomes[0].record.id)
+        #expect(files.count == 2 && files.allSatisfy { $0.kind == .report })
+    }
+
+    @Test("log search: every word must match; indexing is idempotent; an indexed file is not handed out again",
+          arguments: Kind.allCases)
+    func logSearch(_ kind: Kind) async throws {
+        let (store, cleanup) = try Self.makeStore(kind)
+        defer { cleanup() }
+        try await store.migrate()
+        let project = try await store.createProject(name: "p").id
+        let other = try await store.createProject(name: "q").id
+        _ = try await store.index([
+            Self.newBundle(project: project, logs: 2), Self.newBundle(project: other, logs: 1),
+        ])
+        let files = try await store.unindexedLogFiles(limit: 10)
+        #expect(files.count == 3)
+        let lines = ["INFO checkout started", "ERROR payment declined card=visa", "INFO checkout done", "quote\"s & 'odd' (chars)"]
+        for file in files {
+            try await store.storeLogLines(fileID: file.id, lines: lines)
+            try await store.storeLogLines(fileID: file.id, lines: lines)  // again: no duplicates
+        }
+        #expect(try await store.unindexedLogFiles(limit: 10).isEmpty)
+        let mine = Set(files.filter { $0.bundleID != files.last?.bundleID }.map(\.id))
+        let checkout = try await store.searchLogs(projectID: project, query: "checkout", page: Page())
+        #expect(checkout.count == 4)  // two lines in each of the project's two files
+        #expect(Set(checkout.map(\.fileID)) == mine)
+        let both = try await store.searchLogs(projectID: project, query: "payment visa", page: Page())
+        #expect(both.count == 2 && both.allSatisfy { $0.lineNumber == 2 && $0.text.contains("declined") })
+        #expect(try await store.searchLogs(projectID: project, query: "payment mastercard", page: Page()).isEmpty)
+        #expect(try await store.searchLogs(projectID: project, query: "\"odd\"", page: Page()).count == 2)
+        #expect(try await store.searchLogs(projectID: project, query: "   ", page: Page()).isEmpty)
+        #expect(try await store.searchLogs(projectID: project, query: "checkout", page: Page(limit: 1, offset: 1)).count == 1)
+    }
+
+    @Test("retention deletes old bundles with their files, occurrences and lines; groups keep their counts",
+          arguments: Kind.allCases)
+    func retention(_ kind: Kind) async throws {
+        let (store, cleanup) = try Self.makeStore(kind)
+        defer { cleanup() }
+        try await store.migrate()
+        let project = try await store.createProject(name: "p").id
+        let old = Date().addingTimeInterval(-10 * 86_400)
+        let report = Reports.crash(functions: ["shop.f() -> ()"])
+        let outcomes = try await store.index([
+            Self.newBundle(project: project, sha256: "old", reports: [report], logs: 1, receivedAt: old),
+            Self.newBundle(project: project, sha256: "new", logs: 1),
+        ])
+        for file in try await store.unindexedLogFiles(limit: 10) {
+            try await store.storeLogLines(fileID: file.id, lines: ["needle in file \(file.id)"])
+        }
+        #expect(try await store.searchLogs(projectID: project, query: "needle", page: Page()).count == 2)
+
+        let blobs = try await store.deleteBundles(receivedBefore: Date().addingTimeInterval(-86_400))
+        #expect(blobs == ["blob-old"])
+        #expect(try await store.bundle(id: outcomes[0].record.id) == nil)
+        #expect(try await store.bundle(id: outcomes[1].record.id) != nil)
+        let hits = try await store.searchLogs(projectID: project, query: "needle", page: Page())
+        #expect(hits.map(\.bundleID) == [outcomes[1].record.id])
+        let group = try #require(try await store.groups(projectID: project, page: Page()).first)
+        #expect(group.count == 1 && group.latestReportID == nil)
+        #expect(try await store.occurrences(groupID: group.id, page: Page()).isEmpty)
+        #expect(try await store.deleteBundles(receivedBefore: Date().addingTimeInterval(-86_400)).isEmpty)
+    }
+
+    @Test("many concurrent ingests of the same upload store it once and all answer with its record",
+          arguments: Kind.allCases)
+    func concurrentDuplicates(_ kind: Kind) async throws {
+        let (store, cleanup) = try Self.makeStore(kind)
+        defer { cleanup() }
+        try await store.migrate()
+        let project = try await store.createProject(name: "p").id
+        let report = Reports.crash(functions: ["shop.f() -> ()"])
+        let ids = try await withThrowingTaskGroup(of: [Int64].self) { group in
+            for _ in 0..<16 {
+                group.addTask {
+                    try await store.index([Self.newBundle(project: project, uploadID: "same", sha256: "same", reports: [report])])
+                        .map(\.record.id)
+                }
+            }
+            var all: [Int64] = []
+            for try await ids in group { all += ids }
+            return all
+        }
+        #expect(Set(ids).count == 1 && ids.count == 16)
+        #expect(try await store.groups(projectID: project, page: Page()).first?.count == 1)
+    }
+}
+
+/// PostgreSQL only: what several instances share.
+@Suite("PostgreSQL store: coordination between instances")
+struct PostgresCoordinationTests {
+    @Test("indexers on two connections claim disjoint files; a claim expires for nobody else while it lasts")
+    func claimsAreDisjoint() async throws {
+        let url = try PostgresServer.running().makeDatabase()
+        let first = try PostgresStore(url: url)
+        let second = try PostgresStore(url: url)
+        try await first.migrate()
+        try await second.migrate()
+        let project = try await first.createProject(name: "p").id
+        _ = try await first.index([StoreContractTests.newBundle(project: project, logs: 10)])
+        async let a = first.unindexedLogFiles(limit: 6)
+        async let b = second.unindexedLogFiles(limit: 6)
+        let (claimedA, claimedB) = try await (a, b)
+        #expect(Set(claimedA.map(\.id)).isDisjoint(with: claimedB.map(\.id)))
+        #expect(claimedA.count + claimedB.count == 10)
+        #expect(try await first.unindexedLogFiles(limit: 10).isEmpty, "claimed files are not handed out again")
+    }
+
+    @Test("retention drops whole day partitions of log lines")
+    func retentionDropsPartitions() async throws {
+        let url = try PostgresServer.running().makeDatabase()
+        let store = try PostgresStore(url: url)
+        try await store.migrate()
+        let project = try await store.createProject(name: "p").id
+        _ = try await store.index([
+            StoreContractTests.newBundle(project: project, logs: 1, receivedAt: Date().addingTimeInterval(-5 * 86_400)),
+            StoreContractTests.newBundle(project: project, logs: 1),
+        ])
+        for file in try await store.unindexedLogFiles(limit: 10) {
+            try await store.storeLogLines(fileID: file.id, lines: ["line"])
+        }
+        func partitions() async throws -> [String] {
+            var names: [String] = []
+            for try await (name) in try await store.client.query(
+                "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'log_lines'::regclass ORDER BY 1"
+            ).decode(String.self) {
+                names.append(name)
+            }
+            return names
+        }
+        #expect(try await partitions().count == 2)
+        _ = try await store.deleteBundles(receivedBefore: Date().addingTimeInterval(-86_400))
+        #expect(try await partitions() == [PostgresStore.partitionName(PostgresStore.day(Date()))])
+    }
+
+    @Test("the server on PostgreSQL: upload over HTTP, the group and the log line appear, a retry is a duplicate")
+    func serverOnPostgres() async throws {
+        let url = try PostgresServer.running().makeDatabase()
+        let collector = try await TestCollector.start { $0.databaseURL = url }
+        let report = Reports.crash(functions: ["shop.Cart.total() -> Swift.Int"])
+        let bundle = try BundleArchive.make(
+            app: report.app, host: "h", reports: [report],
+            logs: [("shop.log", Data("2026-11-22T00:00:00.000Z INFO  shop: postgres-needle\n".utf8))])
+        let uploadID = UUID().uuidString
+        let first = try await HTTP.upload(collector, bundle, uploadID: uploadID)
+        let again = try await HTTP.upload(collector, bundle, uploadID: uploadID)
+        let groups = try await HTTP.get(collector, "/api/v1/groups").json["items"] as? [[String: Any]]
+        var hits: [Any] = []
+        for _ in 0..<100 where hits.isEmpty {
+            hits = try await HTTP.get(collector, "/api/v1/logs/search?q=postgres-needle").json["items"] as? [Any] ?? []
+            if hits.isEmpty { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        await collector.stop()
+        #expect(first.status == 201, "\(first.text)")
+        #expect(again.status == 200 && again.json["duplicate"] as? Bool == true)
+        #expect(groups?.count == 1 && groups?.first?["count"] as? Int == 1)
+        #expect(hits.count == 1)
+    }
+}
