@@ -27,10 +27,19 @@ struct StorageOptions: ParsableArguments {
             "PostgreSQL URL, postgres://user:password@host:5432/database (env BLACKBOX_COLLECTOR_DATABASE_URL; default: SQLite in the data directory)."
     )
     var databaseURL: String?
+    @Option(
+        help:
+            "Blob directory shared by all instances (env BLACKBOX_COLLECTOR_BLOB_DIR; default <data-dir>/blobs). See docs/scale-out.md."
+    )
+    var blobDir: String?
 
     var configuration: CollectorConfiguration {
         var configuration = CollectorConfiguration(dataDirectory: dataDirectory)
-        configuration.databaseURL = databaseURL ?? ProcessInfo.processInfo.environment["BLACKBOX_COLLECTOR_DATABASE_URL"]
+        configuration.databaseURL =
+            databaseURL ?? ProcessInfo.processInfo.environment["BLACKBOX_COLLECTOR_DATABASE_URL"]
+        configuration.sharedBlobDirectory =
+            (blobDir ?? ProcessInfo.processInfo.environment["BLACKBOX_COLLECTOR_BLOB_DIR"])
+            .map { URL(fileURLWithPath: $0).standardizedFileURL.path }
         return configuration
     }
 

@@ -29,7 +29,9 @@ final class CollectorProcess: @unchecked Sendable {
         process.standardError = FileHandle.nullDevice
         try process.run()
         var seen = ""
-        while !(seen.contains("admin token:") && seen.contains("read the API")) {
+        // The banner is one write; its "database:" line comes after the address and before the keys
+        // (which only the instance that created the first project prints).
+        while !seen.contains("  database:") {
             let chunk = out.fileHandleForReading.availableData
             if chunk.isEmpty { break }
             seen += String(decoding: chunk, as: UTF8.self)

@@ -19,7 +19,10 @@ struct StoreContractTests {
         case .sqlite:
             let directory = NSTemporaryDirectory() + "store-contract-\(UUID().uuidString)"
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            return (try SQLiteStore(path: "\(directory)/collector.sqlite"), { try? FileManager.default.removeItem(atPath: directory) })
+            return (
+                try SQLiteStore(path: "\(directory)/collector.sqlite"),
+                { try? FileManager.default.removeItem(atPath: directory) }
+            )
         case .postgres:
             return (try PostgresStore(url: try PostgresServer.running().makeDatabase()), {})
         }
@@ -55,8 +58,9 @@ struct StoreContractTests {
         #expect(try await store.keys().first?.revokedAt != nil)
     }
 
-    @Test("ingest: stored once by upload id and by hash; a report id counts once; groups keep counts, versions, hosts",
-          arguments: Kind.allCases)
+    @Test(
+        "ingest: stored once by upload id and by hash; a report id counts once; groups keep counts, versions, hosts",
+        arguments: Kind.allCases)
     func ingestAndGrouping(_ kind: Kind) async throws {
         let (store, cleanup) = try Self.makeStore(kind)
         defer { cleanup() }
@@ -73,10 +77,16 @@ struct StoreContractTests {
             Self.newBundle(project: project, uploadID: "u3", sha256: "s1"),  // same bytes
             Self.newBundle(project: project, uploadID: "u4", sha256: "s4", reports: [second, first]),  // first again
         ])
-        #expect(outcomes.map { if case .stored = $0 { "stored" } else { "duplicate" } } == ["stored", "duplicate", "duplicate", "stored"])
+        #expect(
+            outcomes.map { if case .stored = $0 { "stored" } else { "duplicate" } } == [
+                "stored", "duplicate", "duplicate", "stored",
+            ])
         #expect(outcomes[1].record.id == outcomes[0].record.id && outcomes[2].record.id == outcomes[0].record.id)
-        #expect(try await store.existingBundle(projectID: project, uploadID: "u4", sha256: "")?.id == outcomes[3].record.id)
-        #expect(try await store.existingBundle(projectID: project, uploadID: nil, sha256: "s1")?.id == outcomes[0].record.id)
+        #expect(
+            try await store.existingBundle(projectID: project, uploadID: "u4", sha256: "")?.id == outcomes[3].record.id)
+        #expect(
+            try await store.existingBundle(projectID: project, uploadID: nil, sha256: "s1")?.id == outcomes[0].record.id
+        )
         #expect(try await store.bundles(projectID: project, page: Page()).count == 2)
 
         let groups = try await store.groups(projectID: project, page: Page())
@@ -91,14 +101,18 @@ struct StoreContractTests {
         #expect(cart.latestReportID == occurrences.first?.reportID)
         let stored = try #require(try await store.report(id: occurrences[1].reportID))
         #expect(stored.report.id == first.id && stored.groupID == cart.id)
-        #expect(try await store.occurrences(groupID: cart.id, page: Page(limit: 1, offset: 1)).map(\.reportID) == [occurrences[1].reportID])
+        #expect(
+            try await store.occurrences(groupID: cart.id, page: Page(limit: 1, offset: 1)).map(\.reportID) == [
+                occurrences[1].reportID
+            ])
         #expect(try await store.group(id: cart.id) == cart)
         let files = try await store.files(bundleID: outcomes[0].record.id)
         #expect(files.count == 2 && files.allSatisfy { $0.kind == .report })
     }
 
-    @Test("log search: every word must match; indexing is idempotent; an indexed file is not handed out again",
-          arguments: Kind.allCases)
+    @Test(
+        "log search: every word must match; indexing is idempotent; an indexed file is not handed out again",
+        arguments: Kind.allCases)
     func logSearch(_ kind: Kind) async throws {
         let (store, cleanup) = try Self.makeStore(kind)
         defer { cleanup() }
@@ -110,7 +124,10 @@ struct StoreContractTests {
         ])
         let files = try await store.unindexedLogFiles(limit: 10)
         #expect(files.count == 3)
-        let lines = ["INFO checkout started", "ERROR payment declined card=visa", "INFO checkout done", "quote\"s & 'odd' (chars)"]
+        let lines = [
+            "INFO checkout started", "ERROR payment declined card=visa", "INFO checkout done",
+            "quote\"s & 'odd' (chars)",
+        ]
         for file in files {
             try await store.storeLogLines(fileID: file.id, lines: lines)
             try await store.storeLogLines(fileID: file.id, lines: lines)  // again: no duplicates
@@ -125,11 +142,14 @@ struct StoreContractTests {
         #expect(try await store.searchLogs(projectID: project, query: "payment mastercard", page: Page()).isEmpty)
         #expect(try await store.searchLogs(projectID: project, query: "\"odd\"", page: Page()).count == 2)
         #expect(try await store.searchLogs(projectID: project, query: "   ", page: Page()).isEmpty)
-        #expect(try await store.searchLogs(projectID: project, query: "checkout", page: Page(limit: 1, offset: 1)).count == 1)
+        #expect(
+            try await store.searchLogs(projectID: project, query: "checkout", page: Page(limit: 1, offset: 1)).count
+                == 1)
     }
 
-    @Test("retention deletes old bundles with their files, occurrences and lines; groups keep their counts",
-          arguments: Kind.allCases)
+    @Test(
+        "retention deletes old bundles with their files, occurrences and lines; groups keep their counts",
+        arguments: Kind.allCases)
     func retention(_ kind: Kind) async throws {
         let (store, cleanup) = try Self.makeStore(kind)
         defer { cleanup() }
@@ -158,8 +178,9 @@ struct StoreContractTests {
         #expect(try await store.deleteBundles(receivedBefore: Date().addingTimeInterval(-86_400)).isEmpty)
     }
 
-    @Test("many concurrent ingests of the same upload store it once and all answer with its record",
-          arguments: Kind.allCases)
+    @Test(
+        "many concurrent ingests of the same upload store it once and all answer with its record",
+        arguments: Kind.allCases)
     func concurrentDuplicates(_ kind: Kind) async throws {
         let (store, cleanup) = try Self.makeStore(kind)
         defer { cleanup() }
@@ -169,8 +190,10 @@ struct StoreContractTests {
         let ids = try await withThrowingTaskGroup(of: [Int64].self) { group in
             for _ in 0..<16 {
                 group.addTask {
-                    try await store.index([Self.newBundle(project: project, uploadID: "same", sha256: "same", reports: [report])])
-                        .map(\.record.id)
+                    try await store.index([
+                        Self.newBundle(project: project, uploadID: "same", sha256: "same", reports: [report])
+                    ])
+                    .map(\.record.id)
                 }
             }
             var all: [Int64] = []

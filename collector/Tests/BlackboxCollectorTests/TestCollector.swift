@@ -69,7 +69,7 @@ struct HTTPResult {
 enum HTTP {
     static func request(
         _ url: String, method: HTTPMethod = .GET, headers: [(String, String)] = [], body: Data? = nil,
-        chunked: Bool = false
+        chunked: Bool = false, client: HTTPClient = .shared
     ) async throws -> HTTPResult {
         var request = HTTPClientRequest(url: url)
         request.method = method
@@ -84,12 +84,20 @@ enum HTTP {
                 request.body = .bytes(ByteBuffer(bytes: body))
             }
         }
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
+        let response = try await client.execute(request, timeout: .seconds(60))
         let bytes = try await response.body.collect(upTo: 64 << 20)
         var headerValues: [String: String] = [:]
         for header in response.headers { headerValues[header.name.lowercased()] = header.value }
         return HTTPResult(status: Int(response.status.code), body: Data(buffer: bytes), headers: headerValues)
     }
+
+    /// Fails at once when nothing listens (the shared client keeps reconnecting until the deadline):
+    /// for tests that kill a server mid-stream.
+    static let failFast: HTTPClient = {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
 
     enum Credential {
         case ingestKey, none

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 /// Everything the collector needs to run. Every limit has a default and can be set by a flag or an
@@ -10,6 +11,10 @@ public struct CollectorConfiguration: Sendable {
     /// A PostgreSQL URL (`postgres://user:password@host:5432/database`) for the scale-out store;
     /// nil: the embedded SQLite database in the data directory. Default nil.
     public var databaseURL: String?
+    /// A blob directory shared by several instances (docs/scale-out.md); nil: `<data>/blobs`.
+    /// Uploads then stream into `<shared>/.incoming/<instance>/`, on the same file system as the
+    /// blobs, so the rename that makes one durable stays atomic. Default nil.
+    public var sharedBlobDirectory: String?
     public var limits = IngestLimits()
     /// Bundles older than this are deleted (blobs, files, occurrences, log lines); groups keep their
     /// counts. nil: keep forever. Default 30 days.
@@ -41,8 +46,17 @@ public struct CollectorConfiguration: Sendable {
         if components.password != nil { components.password = "***" }
         return components.string ?? "PostgreSQL"
     }
-    public var blobDirectory: String { "\(dataDirectory)/blobs" }
-    public var temporaryDirectory: String { "\(dataDirectory)/tmp" }
+    public var blobDirectory: String { sharedBlobDirectory ?? "\(dataDirectory)/blobs" }
+    /// Per instance even in a shared blob directory: each instance clears its own at start.
+    public var temporaryDirectory: String {
+        guard let sharedBlobDirectory else { return "\(dataDirectory)/tmp" }
+        return "\(sharedBlobDirectory)/.incoming/\(instanceName)"
+    }
+    /// The host name and a digest of the data directory: distinct for instances on one machine.
+    public var instanceName: String {
+        let digest = SHA256.hash(data: Data(dataDirectory.utf8)).lowercaseHex.prefix(12)
+        return "\(ProcessInfo.processInfo.hostName)-\(digest)"
+    }
     public var diagnosticsDirectory: String { "\(dataDirectory)/diagnostics" }
 }
 

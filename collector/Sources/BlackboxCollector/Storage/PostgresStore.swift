@@ -89,7 +89,8 @@ public final class PostgresStore: CollectorStore {
                 try await Self.rows(connection, "SELECT version FROM schema_migrations", logger: logger) {
                     try $0["version"].decode(Int64.self)
                 })
-            for (index, statements) in PostgresSchema.migrations.enumerated() where !applied.contains(Int64(index + 1)) {
+            for (index, statements) in PostgresSchema.migrations.enumerated() where !applied.contains(Int64(index + 1))
+            {
                 for statement in statements {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }
@@ -183,7 +184,8 @@ public final class PostgresStore: CollectorStore {
     public func existingBundle(projectID: Int64, uploadID: String?, sha256: String) async throws -> BundleRecord? {
         let logger = self.logger
         return try await client.withConnection { connection in
-            try await Self.existing(connection, projectID: projectID, uploadID: uploadID, sha256: sha256, logger: logger)
+            try await Self.existing(
+                connection, projectID: projectID, uploadID: uploadID, sha256: sha256, logger: logger)
         }
     }
 
@@ -335,9 +337,17 @@ public final class PostgresStore: CollectorStore {
         let ids = groups.map(\.id)
         let versions = try await read(
             "SELECT group_id, app_version, count FROM group_versions WHERE group_id = ANY(\(ids))"
-        ) { (try $0["group_id"].decode(Int64.self), try $0["app_version"].decode(String.self), try $0["count"].decode(Int64.self)) }
+        ) {
+            (
+                try $0["group_id"].decode(Int64.self), try $0["app_version"].decode(String.self),
+                try $0["count"].decode(Int64.self)
+            )
+        }
         let hosts = try await read("SELECT group_id, host, count FROM group_hosts WHERE group_id = ANY(\(ids))") {
-            (try $0["group_id"].decode(Int64.self), try $0["host"].decode(String.self), try $0["count"].decode(Int64.self))
+            (
+                try $0["group_id"].decode(Int64.self), try $0["host"].decode(String.self),
+                try $0["count"].decode(Int64.self)
+            )
         }
         return groups.map { group in
             var group = group
@@ -494,7 +504,8 @@ public final class PostgresStore: CollectorStore {
         try await connection.query(
             PostgresQuery(
                 unsafeSQL:
-                    "CREATE TABLE IF NOT EXISTS \(name) PARTITION OF log_lines FOR VALUES FROM ('\(day)') TO ('\(next)')"),
+                    "CREATE TABLE IF NOT EXISTS \(name) PARTITION OF log_lines FOR VALUES FROM ('\(day)') TO ('\(next)')"
+            ),
             logger: logger)
     }
 

@@ -1,0 +1,174 @@
+import BlackboxFormat
+import Foundation
+import Synchronization
+import Testing
+
+@testable import BlackboxCollector
+
+/// Two collector processes on one PostgreSQL database and one shared blob directory, behind nginx
+/// (Debian's package) as the load balancer.
+@Suite("Scale-out: two collectors behind nginx")
+struct ScaleOutTests {
+    /// nginx as a child process (never a daemon) proxying to the given ports.
+    final class Nginx: @unchecked Sendable {
+        let process = Process()
+        let port: Int
+
+        init(directory: String, upstreams: [Int]) throws {
+            port = PostgresServer.freePort()
+            for folder in ["body", "proxy"] {
+                try FileManager.default.createDirectory(
+                    atPath: "\(directory)/\(folder)", withIntermediateDirectories: true,
+                    attributes: [.posixPermissions: 0o777])
+            }
+            let servers = upstreams.map { "server 127.0.0.1:\($0) max_fails=1 fail_timeout=5s;" }.joined(separator: " ")
+            // A resent POST is safe here: the collector is idempotent by Upload-Id.
+            let configuration = """
+                \(getuid() == 0 ? "user root;" : "")
+                worker_processes 1;
+                error_log \(directory)/error.log;
+                pid \(directory)/nginx.pid;
+                events { worker_connections 512; }
+                http {
+                    access_log off;
+                    client_body_temp_path \(directory)/body;
+                    proxy_temp_path \(directory)/proxy;
+                    client_max_body_size 100m;
+                    upstream collectors { \(servers) }
+                    server {
+                        listen 127.0.0.1:\(port);
+                        location / {
+                            proxy_pass http://collectors;
+                            proxy_next_upstream error timeout http_502 http_503 non_idempotent;
+                        }
+                    }
+                }
+                """
+            try configuration.write(toFile: "\(directory)/nginx.conf", atomically: true, encoding: .utf8)
+            process.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
+            process.arguments = ["-p", directory, "-c", "\(directory)/nginx.conf", "-g", "daemon off;"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            for _ in 0..<100 {
+                if acceptsConnections(port) { return }
+                usleep(100_000)
+            }
+        }
+
+        func stop() {
+            process.terminate()
+            process.waitUntilExit()
+        }
+    }
+
+    /// Upload ids the collectors acknowledged, and how often.
+    final class Acknowledgements: Sendable {
+        let ids = Mutex<[String: Int]>([:])
+
+        func send(_ upload: Upload, to base: String, key: String) async -> Bool {
+            let result = try? await HTTP.request(
+                "\(base)/api/v1/bundles", method: .POST,
+                headers: [("Authorization", "Bearer \(key)"), ("Upload-Id", upload.id)], body: upload.body,
+                client: HTTP.failFast)
+            guard let result, (200..<300).contains(result.status) else { return false }
+            ids.withLock { $0[upload.id, default: 0] += 1 }
+            return true
+        }
+    }
+
+    struct Upload: Sendable {
+        var id: String
+        var body: Data
+        var signature: Int
+    }
+
+    @Test(
+        "concurrent uploads and duplicates through nginx and straight to both; one instance SIGKILLed: every acknowledged upload is stored once, group counts are right"
+    )
+    func twoInstances() async throws {
+        guard FileManager.default.fileExists(atPath: "/usr/sbin/nginx") else {
+            Issue.record("nginx is not installed (make test-deps installs it)")
+            return
+        }
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        let database = try PostgresServer.running().makeDatabase()
+        let shared = ["--database-url", database, "--blob-dir", scratch.path + "/blobs"]
+        let first = try CollectorProcess(dataDirectory: scratch.path + "/a", arguments: shared)
+        defer { first.kill(SIGTERM) }
+        let second = try CollectorProcess(dataDirectory: scratch.path + "/b", arguments: shared)
+        let ports = [first.baseURL, second.baseURL].compactMap { URL(string: $0)?.port }
+        let nginx = try Nginx(directory: scratch.path + "/nginx", upstreams: ports)
+        defer { nginx.stop() }
+        let balancer = "http://127.0.0.1:\(nginx.port)"
+        let key = first.ingestKey
+
+        let functions = ["shop.Cart.total() -> Swift.Int", "shop.Payment.charge() -> ()", "shop.Search.run() -> ()"]
+        let uploads = try (0..<60).map { index in
+            let report = Reports.crash(functions: [functions[index % 3]], host: "host-\(index % 4)")
+            let log = Data("2026-11-22T00:00:00.000Z INFO  shop: upload \(index) \(UUID())\n".utf8)
+            let body = try BundleArchive.make(app: report.app, host: "h", reports: [report], logs: [("shop.log", log)])
+            return Upload(id: UUID().uuidString.lowercased(), body: body, signature: index % 3)
+        }
+        let acknowledged = Acknowledgements()
+        let (firstURL, secondURL) = (first.baseURL, second.baseURL)
+
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (index, upload) in uploads.enumerated() {
+                if index == 25 {
+                    try await group.next()  // let some finish, then kill one instance mid-stream
+                    second.kill(SIGKILL)
+                }
+                group.addTask {
+                    // Like the uploader: resend until acknowledged.
+                    var sent = false
+                    for _ in 0..<20 where !sent {
+                        sent = await acknowledged.send(upload, to: balancer, key: key)
+                        if !sent { try await Task.sleep(for: .milliseconds(200)) }
+                    }
+                    // Duplicates: the same Upload-Id straight to both instances at once while both run.
+                    if index % 3 == 0 {
+                        async let viaFirst = acknowledged.send(upload, to: firstURL, key: key)
+                        async let viaSecond = index < 25 ? acknowledged.send(upload, to: secondURL, key: key) : false
+                        _ = await (viaFirst, viaSecond)
+                    }
+                }
+                if index % 8 == 7 { try await group.next() }
+            }
+            try await group.waitForAll()
+        }
+
+        let acked = acknowledged.ids.withLock { $0 }
+        #expect(acked.count == uploads.count, "every upload was acknowledged at least once")
+        let admin = [("Authorization", "Bearer \(first.adminToken)")]
+        let bundles = try #require(
+            try await HTTP.request("\(first.baseURL)/api/v1/bundles?limit=500", headers: admin).json["items"]
+                as? [[String: Any]])
+        let stored = bundles.compactMap { $0["uploadID"] as? String }
+        #expect(stored.count == uploads.count, "stored exactly once each")
+        #expect(Set(stored) == Set(uploads.map(\.id)))
+        let groups = try #require(
+            try await HTTP.request("\(first.baseURL)/api/v1/groups", headers: admin).json["items"] as? [[String: Any]])
+        #expect(groups.count == 3)
+        #expect(groups.compactMap { $0["count"] as? Int }.sorted() == [20, 20, 20])
+        let blobs = (try? FileManager.default.subpathsOfDirectory(atPath: scratch.path + "/blobs")) ?? []
+        #expect(
+            blobs.filter { $0.hasSuffix(".zip") }.count == uploads.count, "one blob per bundle in the shared directory")
+    }
+}
+
+/// True when something accepts connections on the loopback port.
+private func acceptsConnections(_ port: Int) -> Bool {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = UInt16(port).bigEndian
+    return withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+        }
+    }
+}
