@@ -15,6 +15,10 @@ struct Show: ParsableCommand {
     @Argument(help: "The report file.") var report: String
     @Flag(help: "Print the report as JSON instead of text.") var json = false
     @Option(help: "llvm-symbolizer to use for raw reports.") var symbolizer: String?
+    @Option(
+        name: .customLong("debug-dir"),
+        help: "A directory of separated debug info (e.g. /usr/lib/debug, with .build-id/); repeatable.")
+    var debugDirectories: [String] = []
 
     func run() throws {
         let parsed: CrashReport
@@ -34,7 +38,11 @@ struct Show: ParsableCommand {
     private func load() throws -> CrashReport {
         guard FileManager.default.fileExists(atPath: report) else { throw InputProblem(description: "no such file") }
         if report.hasSuffix(".raw") || report.hasSuffix(".raw.processing") {
-            return try CrashReportProcessor.report(fromRawFile: report, symbolizerPath: symbolizer)
+            for directory in debugDirectories where !FileManager.default.fileExists(atPath: directory) {
+                throw InputProblem(description: "--debug-dir \(directory): no such directory")
+            }
+            return try CrashReportProcessor.report(
+                fromRawFile: report, symbolizerPath: symbolizer, debugFileDirectories: debugDirectories)
         }
         let data = try Data(contentsOf: URL(fileURLWithPath: report))
         do {

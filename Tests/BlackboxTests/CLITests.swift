@@ -28,6 +28,32 @@ struct CLITests {
         #expect(try CrashReport.decode(Data(json.stdout.utf8)) == processed.report)
     }
 
+    @Test("show --debug-dir: a binary stripped of its debug info gets file:line from a build-id debug directory")
+    func showWithSeparatedDebugInfo() throws {
+        let directory = TemporaryDirectory()
+        let child = "\(directory.path)/child"
+        try FileManager.default.copyItem(
+            atPath: "\(Build.debug.binDirectory ?? "")/blackbox-crash-child", toPath: child)
+        #expect(try runProgram("/usr/bin/objcopy", ["--only-keep-debug", child, child + ".debug"]).status == 0)
+        #expect(try runProgram("/usr/bin/strip", ["-g", child]).status == 0)
+        let buildID = try #require(ELFBuildID.read(path: child))
+        let debugDirectory = "\(directory.path)/debug"
+        let folder = "\(debugDirectory)/.build-id/\(buildID.prefix(2))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try FileManager.default.moveItem(atPath: child + ".debug", toPath: "\(folder)/\(buildID.dropFirst(2)).debug")
+        _ = try runProgram(
+            child, [directory.path, "null-write", "main"], environment: ["SWIFT_BACKTRACE": "enable=no"])
+        let pending = "\(directory.path)/crashes/pending"
+        let raw = "\(pending)/\(try #require(directoryEntries(pending).first))"
+
+        let without = try runProgram(cli, ["show", raw])
+        #expect(without.stdout.contains("bbx_test_null_write") && !without.stdout.contains("crashes.c:"))
+        let with = try runProgram(cli, ["show", raw, "--debug-dir", debugDirectory])
+        #expect(with.stdout.contains("bbx_test_null_write (") && with.stdout.contains("crashes.c:"), "\(with.stdout)")
+        let missing = try runProgram(cli, ["show", raw, "--debug-dir", "\(directory.path)/nowhere"])
+        #expect(missing.status == 1 && missing.stderr.contains("no such directory"))
+    }
+
     @Test("show: a file that is not a report, or is missing, is one clear line and status 1")
     func showBadInput() throws {
         let directory = TemporaryDirectory()

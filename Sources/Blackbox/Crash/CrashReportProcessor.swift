@@ -98,12 +98,16 @@ public struct CrashReportProcessor: Sendable {
     }
 
     /// Turns one raw report file into a report without touching any directory (the CLI's `show`).
-    public static func report(fromRawFile path: String, symbolizerPath: String? = nil) throws -> CrashReport {
+    public static func report(
+        fromRawFile path: String, symbolizerPath: String? = nil, debugFileDirectories: [String] = []
+    ) throws -> CrashReport {
         guard let bytes = DurableFile.read(path) else {
             throw DurableFile.Failure(path: path, reason: errnoDescription())
         }
         let raw = try RawCrashReport(bytes: bytes)
-        return CrashReportBuilder(symbolicator: Symbolicator.locate(configured: symbolizerPath)).build(from: raw)
+        var builder = CrashReportBuilder(symbolicator: Symbolicator.locate(configured: symbolizerPath))
+        builder.symbolicator?.debugFileDirectories = debugFileDirectories
+        return builder.build(from: raw)
     }
 
     /// Writes `<id>.txt` then `<id>.json`, both durably: the JSON's presence means the report is whole.
