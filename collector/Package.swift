@@ -53,11 +53,13 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Real PostgreSQL and nginx processes for the tests and the benchmark (never shipped).
+        .target(name: "CollectorTestSupport"),
         // `make bench-collector`: concurrent clients on loopback against a collector process.
         .executableTarget(
             name: "blackbox-collector-bench",
             dependencies: [
-                "BlackboxCollector",
+                "BlackboxCollector", "CollectorTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ]
@@ -65,7 +67,7 @@ let package = Package(
         .testTarget(
             name: "BlackboxCollectorTests",
             dependencies: [
-                "BlackboxCollector",
+                "BlackboxCollector", "CollectorTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import BlackboxCollector
 import BlackboxFormat
+import CollectorTestSupport
 import Foundation
 import NIOCore
 
@@ -73,16 +74,18 @@ struct RunningCollector {
     let baseURL: String
     let ingestKey: String
 
-    static func start(dataDirectory: String) throws -> RunningCollector {
+    static func start(dataDirectory: String, arguments: [String] = []) throws -> RunningCollector {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: collectorBinary)
-        process.arguments = ["serve", "--data-dir", dataDirectory, "--port", "0", "--quiet", "--retention-days", "0"]
+        process.arguments =
+            ["serve", "--data-dir", dataDirectory, "--port", "0", "--quiet", "--retention-days", "0"] + arguments
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
         try process.run()
         var seen = ""
-        while !seen.contains("ingest key:") || !seen.contains("\n  admin") {
+        // One write holds the whole banner; only the first instance on a database prints keys.
+        while !seen.contains("  database:") {
             let chunk = out.fileHandleForReading.availableData
             if chunk.isEmpty { break }
             seen += String(decoding: chunk, as: UTF8.self)
@@ -236,6 +239,34 @@ do {
     let collector = try RunningCollector.start(dataDirectory: "\(workDirectory)/large")
     measurements.append(try await measure(name: "5 MB bundles", bundles: large, clients: 8, collector: collector))
     collector.stop()
+}
+
+// PostgreSQL (durable defaults), one instance and then two behind nginx sharing a blob directory.
+do {
+    let database = try PostgresServer.running(durable: true).makeDatabase()
+    let shared = ["--database-url", database, "--blob-dir", "\(workDirectory)/pg-blobs"]
+    let first = try RunningCollector.start(dataDirectory: "\(workDirectory)/pg-a", arguments: shared)
+    _ = try await measure(
+        name: "warm-up", bundles: try makeBundles(count: 200, targetBytes: 10_000), clients: 16, collector: first)
+    measurements.append(
+        try await measure(
+            name: "10 KB bundles, PostgreSQL", bundles: try makeBundles(count: 3_000, targetBytes: 10_000), clients: 64,
+            collector: first))
+    let second = try RunningCollector.start(dataDirectory: "\(workDirectory)/pg-b", arguments: shared)
+    let ports = [first.baseURL, second.baseURL].compactMap { URL(string: $0)?.port }
+    let nginx = try LocalNginx(directory: "\(workDirectory)/nginx", upstreams: ports)
+    let balanced = RunningCollector(
+        process: first.process, baseURL: "http://127.0.0.1:\(nginx.port)", ingestKey: first.ingestKey)
+    var twoInstances = try await measure(
+        name: "10 KB bundles, PostgreSQL, 2 instances + nginx",
+        bundles: try makeBundles(count: 3_000, targetBytes: 10_000), clients: 64, collector: balanced)
+    twoInstances.collectorPeakRSSMiB = max(first.peakRSS, second.peakRSS)
+    measurements.append(twoInstances)
+    nginx.stop()
+    second.stop()
+    first.stop()
+} catch {
+    print("PostgreSQL rows skipped: \(error)")
 }
 
 print("| workload | clients | uploads | errors | bundle | uploads/s | MB/s | p50 ms | p99 ms | peak RSS MiB |")

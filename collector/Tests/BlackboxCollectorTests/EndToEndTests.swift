@@ -207,6 +207,32 @@ struct EndToEndTests {
         #expect(noServer.status == 1 && noServer.stderr.contains("no collector"), "\(noServer.stderr)")
     }
 
+    @Test("upload shows a progress bar on a terminal and stays quiet otherwise")
+    func progressBar() async throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        let collector = try CollectorProcess(dataDirectory: scratch.path + "/collector")
+        defer { collector.kill(SIGTERM) }
+        scratch.write("tty/app.log", Tool.randomLines(bytes: 600_000))
+        scratch.write("pipe/app.log", Tool.randomLines(bytes: 600_000))
+        let command = [
+            "\(Tool.binDirectory)/blackbox", "upload", scratch.path + "/tty", "--server", collector.baseURL, "--key",
+            collector.ingestKey, "--limit-rate", "1000000",
+        ].joined(separator: " ")
+        // util-linux `script` runs the command on a pseudo-terminal and records what it printed.
+        let status = try Tool.runSystem(
+            "/usr/bin/script", ["-qec", command, scratch.path + "/typescript"], in: scratch.path)
+        #expect(status == 0)
+        let typescript = try String(contentsOfFile: scratch.path + "/typescript", encoding: .utf8)
+        #expect(typescript.contains("] 100% ") && typescript.contains("[###"), "\(typescript.suffix(500))")
+        #expect(typescript.contains("uploaded 1 bundle"))
+
+        let piped = try Tool.run(
+            "blackbox", ["upload", scratch.path + "/pipe", "--server", collector.baseURL, "--key", collector.ingestKey])
+        #expect(piped.status == 0 && piped.stderr.isEmpty, "\(piped.stderr)")
+        #expect(piped.stdout == "uploaded 1 bundle\n")
+    }
+
     private func bundles(_ collector: CollectorProcess) async throws -> [[String: Any]] {
         try await HTTP.request(
             "\(collector.baseURL)/api/v1/bundles", headers: [("Authorization", "Bearer \(collector.adminToken)")]

@@ -1,4 +1,5 @@
 import BlackboxFormat
+import CollectorTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -9,59 +10,6 @@ import Testing
 /// (Debian's package) as the load balancer.
 @Suite("Scale-out: two collectors behind nginx")
 struct ScaleOutTests {
-    /// nginx as a child process (never a daemon) proxying to the given ports.
-    final class Nginx: @unchecked Sendable {
-        let process = Process()
-        let port: Int
-
-        init(directory: String, upstreams: [Int]) throws {
-            port = PostgresServer.freePort()
-            for folder in ["body", "proxy"] {
-                try FileManager.default.createDirectory(
-                    atPath: "\(directory)/\(folder)", withIntermediateDirectories: true,
-                    attributes: [.posixPermissions: 0o777])
-            }
-            let servers = upstreams.map { "server 127.0.0.1:\($0) max_fails=1 fail_timeout=5s;" }.joined(separator: " ")
-            // A resent POST is safe here: the collector is idempotent by Upload-Id.
-            let configuration = """
-                \(getuid() == 0 ? "user root;" : "")
-                worker_processes 1;
-                error_log \(directory)/error.log;
-                pid \(directory)/nginx.pid;
-                events { worker_connections 512; }
-                http {
-                    access_log off;
-                    client_body_temp_path \(directory)/body;
-                    proxy_temp_path \(directory)/proxy;
-                    client_max_body_size 100m;
-                    upstream collectors { \(servers) }
-                    server {
-                        listen 127.0.0.1:\(port);
-                        location / {
-                            proxy_pass http://collectors;
-                            proxy_next_upstream error timeout http_502 http_503 non_idempotent;
-                        }
-                    }
-                }
-                """
-            try configuration.write(toFile: "\(directory)/nginx.conf", atomically: true, encoding: .utf8)
-            process.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
-            process.arguments = ["-p", directory, "-c", "\(directory)/nginx.conf", "-g", "daemon off;"]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            for _ in 0..<100 {
-                if acceptsConnections(port) { return }
-                usleep(100_000)
-            }
-        }
-
-        func stop() {
-            process.terminate()
-            process.waitUntilExit()
-        }
-    }
-
     /// Upload ids the collectors acknowledged, and how often.
     final class Acknowledgements: Sendable {
         let ids = Mutex<[String: Int]>([:])
@@ -99,7 +47,7 @@ struct ScaleOutTests {
         defer { first.kill(SIGTERM) }
         let second = try CollectorProcess(dataDirectory: scratch.path + "/b", arguments: shared)
         let ports = [first.baseURL, second.baseURL].compactMap { URL(string: $0)?.port }
-        let nginx = try Nginx(directory: scratch.path + "/nginx", upstreams: ports)
+        let nginx = try LocalNginx(directory: scratch.path + "/nginx", upstreams: ports)
         defer { nginx.stop() }
         let balancer = "http://127.0.0.1:\(nginx.port)"
         let key = first.ingestKey
@@ -155,20 +103,5 @@ struct ScaleOutTests {
         let blobs = (try? FileManager.default.subpathsOfDirectory(atPath: scratch.path + "/blobs")) ?? []
         #expect(
             blobs.filter { $0.hasSuffix(".zip") }.count == uploads.count, "one blob per bundle in the shared directory")
-    }
-}
-
-/// True when something accepts connections on the loopback port.
-private func acceptsConnections(_ port: Int) -> Bool {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = UInt16(port).bigEndian
-    return withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-        }
     }
 }

@@ -2,32 +2,36 @@ import Foundation
 import Synchronization
 
 /// A real PostgreSQL server (Debian's package, installed by `make test-deps`) in a temporary
-/// directory, started on first use and stopped when the test process exits. Each test gets a
-/// database of its own. As root (CI), the server runs as the `postgres` user: PostgreSQL refuses root.
-final class PostgresServer: @unchecked Sendable {
-    let port: Int
+/// directory, started on first use and stopped when the process exits; for the tests (each gets a
+/// database of its own) and the benchmark. As root (CI), the server runs as the `postgres` user:
+/// PostgreSQL refuses root.
+public final class PostgresServer: @unchecked Sendable {
+    public let port: Int
     let directory: String
     let binaries: String
     private let server: Process
 
     static let shared = Mutex<Result<PostgresServer, PostgresUnavailable>?>(nil)
 
-    struct PostgresUnavailable: Error, CustomStringConvertible {
-        var description: String
+    public struct PostgresUnavailable: Error, CustomStringConvertible {
+        public var description: String
     }
 
-    /// The running server, started on first call.
-    static func running() throws -> PostgresServer {
+    /// The running server, started on first call. `durable: false` (the tests) turns fsync off;
+    /// the benchmark keeps PostgreSQL's durable defaults. The first call decides.
+    public static func running(durable: Bool = false) throws -> PostgresServer {
         try shared.withLock { state in
             if let state { return try state.get() }
-            let result = Result { () throws(PostgresUnavailable) -> PostgresServer in try PostgresServer() }
+            let result = Result { () throws(PostgresUnavailable) -> PostgresServer in
+                try PostgresServer(durable: durable)
+            }
             state = result
             return try result.get()
         }
     }
 
     /// A fresh, empty database: its URL.
-    func makeDatabase() throws -> String {
+    public func makeDatabase() throws -> String {
         let name = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20)
         let status = try Self.run(
             "\(binaries)/createdb", ["-h", "127.0.0.1", "-p", "\(port)", "-U", "blackbox", String(name)])
@@ -35,7 +39,7 @@ final class PostgresServer: @unchecked Sendable {
         return "postgres://blackbox@127.0.0.1:\(port)/\(name)"
     }
 
-    private init() throws(PostgresUnavailable) {
+    private init(durable: Bool) throws(PostgresUnavailable) {
         let versions = ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []).sorted()
         guard let version = versions.last else {
             throw PostgresUnavailable(description: "PostgreSQL is not installed (make test-deps installs it)")
@@ -57,10 +61,11 @@ final class PostgresServer: @unchecked Sendable {
             // The server runs as a child of this process, not through `pg_ctl start`: a daemon would
             // inherit the descriptor Foundation's Process watches, and waiting on pg_ctl would hang.
             server = Process()
-            let command = [
-                "\(binaries)/postgres", "-D", "\(directory)/data", "-p", "\(port)", "-k", directory, "-c",
-                "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "max_connections=200",
-            ]
+            let command =
+                [
+                    "\(binaries)/postgres", "-D", "\(directory)/data", "-p", "\(port)", "-k", directory, "-c",
+                    "listen_addresses=127.0.0.1", "-c", "max_connections=200",
+                ] + (durable ? [] : ["-c", "fsync=off"])
             server.executableURL = URL(fileURLWithPath: asRoot ? "/usr/sbin/runuser" : command[0])
             server.arguments = asRoot ? ["-u", "postgres", "--"] + command : Array(command.dropFirst())
             server.standardOutput = FileHandle.nullDevice
@@ -117,7 +122,7 @@ final class PostgresServer: @unchecked Sendable {
     }
 
     /// A port nothing listens on right now (bind to 0, read it, close).
-    static func freePort() -> Int {
+    public static func freePort() -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()
