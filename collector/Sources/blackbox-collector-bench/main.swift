@@ -69,46 +69,10 @@ func bareDurableWrites() -> Double {
 
 // MARK: The collector process
 
-struct RunningCollector {
-    let process: Process
-    let baseURL: String
-    let ingestKey: String
-
-    static func start(dataDirectory: String, arguments: [String] = []) throws -> RunningCollector {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: collectorBinary)
-        process.arguments =
-            ["serve", "--data-dir", dataDirectory, "--port", "0", "--quiet", "--retention-days", "0"] + arguments
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        var seen = ""
-        // One write holds the whole banner; only the first instance on a database prints keys.
-        while !seen.contains("  database:") {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            seen += String(decoding: chunk, as: UTF8.self)
-        }
-        func value(after label: String) -> String {
-            seen.split(separator: "\n").first { $0.contains(label) }.map { String($0.split(separator: " ").last ?? "") }
-                ?? ""
-        }
-        return RunningCollector(
-            process: process, baseURL: value(after: "listening on"), ingestKey: value(after: "ingest key:"))
-    }
-
-    /// Peak resident set (VmHWM) in MiB.
-    var peakRSS: Double {
-        let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
-        let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? ""
-        return (Double(line.split(separator: " ").dropFirst().first ?? "") ?? 0) / 1024
-    }
-
-    func stop() {
-        process.terminate()
-        process.waitUntilExit()
-    }
+/// A release collector for one workload: retention off, so nothing is deleted while measuring.
+func startCollector(_ dataDirectory: String, arguments: [String] = []) throws -> CollectorProcess {
+    try CollectorProcess(
+        dataDirectory: dataDirectory, arguments: ["--retention-days", "0"] + arguments, executable: collectorBinary)
 }
 
 // MARK: Workload
@@ -156,9 +120,12 @@ struct Measurement: Codable {
     var collectorPeakRSSMiB: Double
 }
 
-func measure(name: String, bundles: [Data], clients: Int, collector: RunningCollector) async throws -> Measurement {
+/// Uploads every bundle once through `baseURL` (a collector, or a load balancer in front of some).
+func measure(
+    name: String, bundles: [Data], clients: Int, baseURL: String, key: String, collectors: [CollectorProcess]
+) async throws -> Measurement {
     let next = ManagedCounter()
-    let url = "\(collector.baseURL)/api/v1/bundles"
+    let url = "\(baseURL)/api/v1/bundles"
     let started = ContinuousClock.now
     let results = try await withThrowingTaskGroup(of: [(Double, Bool)].self) { group in
         for _ in 0..<clients {
@@ -169,7 +136,7 @@ func measure(name: String, bundles: [Data], clients: Int, collector: RunningColl
                     guard index < bundles.count else { break }
                     var request = HTTPClientRequest(url: url)
                     request.method = .POST
-                    request.headers.add(name: "Authorization", value: "Bearer \(collector.ingestKey)")
+                    request.headers.add(name: "Authorization", value: "Bearer \(key)")
                     request.headers.add(name: "Upload-Id", value: UUID().uuidString)
                     request.headers.add(name: "Content-Type", value: "application/zip")
                     request.body = .bytes(ByteBuffer(bytes: bundles[index]))
@@ -204,7 +171,8 @@ func measure(name: String, bundles: [Data], clients: Int, collector: RunningColl
         name: name, clients: clients, uploads: results.count, errors: results.filter { !$0.1 }.count,
         meanBundleBytes: totalBytes / max(1, bundles.count), seconds: seconds,
         uploadsPerSecond: Double(results.count) / seconds, megabytesPerSecond: Double(totalBytes) / seconds / 1_000_000,
-        p50Milliseconds: percentile(0.50), p99Milliseconds: percentile(0.99), collectorPeakRSSMiB: collector.peakRSS)
+        p50Milliseconds: percentile(0.50), p99Milliseconds: percentile(0.99),
+        collectorPeakRSSMiB: collectors.map(\.peakRSS).max() ?? 0)
 }
 
 final class ManagedCounter: @unchecked Sendable {
@@ -227,44 +195,51 @@ print(String(format: "disk: dd conv=fdatasync %.0f MB/s; bare write+fsync+rename
 let small = try makeBundles(count: 6_000, targetBytes: 10_000)
 var measurements: [Measurement] = []
 do {
-    let collector = try RunningCollector.start(dataDirectory: "\(workDirectory)/small")
+    let collector = try startCollector("\(workDirectory)/small")
     // Warm-up: connections, SQLite pages.
     _ = try await measure(
-        name: "warm-up", bundles: try makeBundles(count: 200, targetBytes: 10_000), clients: 16, collector: collector)
-    measurements.append(try await measure(name: "10 KB bundles", bundles: small, clients: 64, collector: collector))
-    collector.stop()
+        name: "warm-up", bundles: try makeBundles(count: 200, targetBytes: 10_000), clients: 16,
+        baseURL: collector.baseURL, key: collector.ingestKey, collectors: [collector])
+    measurements.append(
+        try await measure(
+            name: "10 KB bundles", bundles: small, clients: 64, baseURL: collector.baseURL, key: collector.ingestKey,
+            collectors: [collector]))
+    collector.kill(SIGTERM)
 }
 do {
     let large = try makeBundles(count: 96, targetBytes: 5_000_000)
-    let collector = try RunningCollector.start(dataDirectory: "\(workDirectory)/large")
-    measurements.append(try await measure(name: "5 MB bundles", bundles: large, clients: 8, collector: collector))
-    collector.stop()
+    let collector = try startCollector("\(workDirectory)/large")
+    measurements.append(
+        try await measure(
+            name: "5 MB bundles", bundles: large, clients: 8, baseURL: collector.baseURL, key: collector.ingestKey,
+            collectors: [collector]))
+    collector.kill(SIGTERM)
 }
 
 // PostgreSQL (durable defaults), one instance and then two behind nginx sharing a blob directory.
 do {
     let database = try PostgresServer.running(durable: true).makeDatabase()
     let shared = ["--database-url", database, "--blob-dir", "\(workDirectory)/pg-blobs"]
-    let first = try RunningCollector.start(dataDirectory: "\(workDirectory)/pg-a", arguments: shared)
+    let first = try startCollector("\(workDirectory)/pg-a", arguments: shared)
     _ = try await measure(
-        name: "warm-up", bundles: try makeBundles(count: 200, targetBytes: 10_000), clients: 16, collector: first)
+        name: "warm-up", bundles: try makeBundles(count: 200, targetBytes: 10_000), clients: 16,
+        baseURL: first.baseURL, key: first.ingestKey, collectors: [first])
     measurements.append(
         try await measure(
             name: "10 KB bundles, PostgreSQL", bundles: try makeBundles(count: 3_000, targetBytes: 10_000), clients: 64,
-            collector: first))
-    let second = try RunningCollector.start(dataDirectory: "\(workDirectory)/pg-b", arguments: shared)
+            baseURL: first.baseURL, key: first.ingestKey, collectors: [first]))
+    let second = try startCollector("\(workDirectory)/pg-b", arguments: shared)
     let ports = [first.baseURL, second.baseURL].compactMap { URL(string: $0)?.port }
     let nginx = try LocalNginx(directory: "\(workDirectory)/nginx", upstreams: ports)
-    let balanced = RunningCollector(
-        process: first.process, baseURL: "http://127.0.0.1:\(nginx.port)", ingestKey: first.ingestKey)
-    var twoInstances = try await measure(
-        name: "10 KB bundles, PostgreSQL, 2 instances + nginx",
-        bundles: try makeBundles(count: 3_000, targetBytes: 10_000), clients: 64, collector: balanced)
-    twoInstances.collectorPeakRSSMiB = max(first.peakRSS, second.peakRSS)
-    measurements.append(twoInstances)
+    // Peak RSS in this row is the larger of the two instances.
+    measurements.append(
+        try await measure(
+            name: "10 KB bundles, PostgreSQL, 2 instances + nginx",
+            bundles: try makeBundles(count: 3_000, targetBytes: 10_000), clients: 64,
+            baseURL: "http://127.0.0.1:\(nginx.port)", key: first.ingestKey, collectors: [first, second]))
     nginx.stop()
-    second.stop()
-    first.stop()
+    second.kill(SIGTERM)
+    first.kill(SIGTERM)
 } catch {
     print("PostgreSQL rows skipped: \(error)")
 }

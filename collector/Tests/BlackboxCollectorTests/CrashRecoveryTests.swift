@@ -1,4 +1,5 @@
 import BlackboxFormat
+import CollectorTestSupport
 import Crypto
 import Foundation
 import Testing

@@ -1,3 +1,4 @@
+import CollectorTestSupport
 import Foundation
 import Testing
 

@@ -1,4 +1,5 @@
 import BlackboxFormat
+import CollectorTestSupport
 import Foundation
 import Testing
 

@@ -1,14 +1,15 @@
 import Foundation
-import Testing
 
-/// The collector as a separate process (for SIGKILL and the browser test).
-final class CollectorProcess: @unchecked Sendable {
-    let process: Process
-    let baseURL: String
-    let ingestKey: String
-    let adminToken: String
+/// The collector as a separate process, for the tests that kill it or drive it from other
+/// programs, and for the benchmark. Keys are empty unless this instance created the first project.
+public final class CollectorProcess: @unchecked Sendable {
+    public let process: Process
+    public let baseURL: String
+    public let ingestKey: String
+    public let adminToken: String
 
-    static var executable: String {
+    /// `BLACKBOX_COLLECTOR_BIN`, else the binary next to the running test bundle.
+    public static var executable: String {
         if let path = ProcessInfo.processInfo.environment["BLACKBOX_COLLECTOR_BIN"] { return path }
         // Next to the test bundle: .build/<triple>/debug/
         var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
@@ -20,9 +21,11 @@ final class CollectorProcess: @unchecked Sendable {
         return directory.appendingPathComponent("blackbox-collector").path
     }
 
-    init(dataDirectory: String, port: Int = 0, arguments: [String] = []) throws {
+    public init(
+        dataDirectory: String, port: Int = 0, arguments: [String] = [], executable: String = CollectorProcess.executable
+    ) throws {
         process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.executable)
+        process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = ["serve", "--data-dir", dataDirectory, "--port", "\(port)", "--quiet"] + arguments
         let out = Pipe()
         process.standardOutput = out
@@ -45,8 +48,15 @@ final class CollectorProcess: @unchecked Sendable {
         adminToken = value("admin token:")
     }
 
-    func kill(_ signal: Int32) {
+    public func kill(_ signal: Int32) {
         Foundation.kill(process.processIdentifier, signal)
         process.waitUntilExit()
+    }
+
+    /// Peak resident set (VmHWM) in MiB.
+    public var peakRSS: Double {
+        let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? ""
+        return (Double(line.split(separator: " ").dropFirst().first ?? "") ?? 0) / 1024
     }
 }
