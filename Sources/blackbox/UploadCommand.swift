@@ -35,17 +35,14 @@ struct Upload: AsyncParsableCommand {
 
     func run() async throws {
         let endpoint: CollectorEndpoint
-        var spools: [(spool: Spool, lock: SpoolLock?, temporary: Bool)] = []
+        let staging = NSTemporaryDirectory() + "blackbox-upload-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: staging) }
+        var spools: [PreparedSpool] = []
         do {
             endpoint = try collector.endpoint()
-            spools = try prepareSpools()
+            spools = try prepareSpools(staging: staging)
         } catch let problem as InputProblem {
             throw Self.failing(problem.description)
-        }
-        defer {
-            for entry in spools where entry.temporary {
-                try? FileManager.default.removeItem(atPath: entry.spool.directory)
-            }
         }
         var client = CollectorClient(endpoint: endpoint)
         client.rateLimit = limitRate
@@ -82,11 +79,16 @@ struct Upload: AsyncParsableCommand {
         if status != 0 { throw ExitCode(status) }
     }
 
+    /// A spool to send, and the lock that keeps others off it while we do.
+    struct PreparedSpool {
+        var spool: Spool
+        var lock: SpoolLock?
+    }
+
     /// One spool per diagnostics directory (its own, so that an interrupted upload resumes from it),
-    /// and one temporary spool for everything else.
-    private func prepareSpools() throws -> [(spool: Spool, lock: SpoolLock?, temporary: Bool)] {
-        var result: [(spool: Spool, lock: SpoolLock?, temporary: Bool)] = []
-        let staging = NSTemporaryDirectory() + "blackbox-upload-\(UUID().uuidString)"
+    /// and one temporary spool under `staging` for everything else.
+    private func prepareSpools(staging: String) throws -> [PreparedSpool] {
+        var result: [PreparedSpool] = []
         let temporary = Spool(directory: staging + "/bundles", rejectedDirectory: staging + "/rejected")
         var loose: [String] = []
         for path in paths {
@@ -114,11 +116,11 @@ struct Upload: AsyncParsableCommand {
                 throw InputProblem(description: error.description)
             }
         }
-        if FileManager.default.fileExists(atPath: staging) { result.append((temporary, nil, true)) }
+        if FileManager.default.fileExists(atPath: staging) { result.append(PreparedSpool(spool: temporary, lock: nil)) }
         return result
     }
 
-    private func spoolDiagnostics(_ directory: String) throws -> (spool: Spool, lock: SpoolLock?, temporary: Bool) {
+    private func spoolDiagnostics(_ directory: String) throws -> PreparedSpool {
         let spool = Spool(diagnosticsDirectory: directory)
         guard let lock = SpoolLock(spool: spool) else {
             throw InputProblem(description: "\(directory): another process is uploading from it; try again later")
@@ -144,7 +146,7 @@ struct Upload: AsyncParsableCommand {
                 throw InputProblem(description: "\(error)")
             }
         }
-        return (spool, lock, false)
+        return PreparedSpool(spool: spool, lock: lock)
     }
 
     /// A copy of the zip under its Upload-Id, so the user's file is never moved or deleted.
