@@ -44,4 +44,19 @@ struct ManagementCommandTests {
         #expect(badKind.status != 0 && badKind.output.contains("--kind must be ingest or admin"))
         #expect(!again.output.contains("Fatal error") && !badKind.output.contains("Fatal error"))
     }
+
+    @Test("an unreachable or malformed database URL is one clear error and exit status 1, not a hang")
+    func badDatabase() throws {
+        let directory = NSTemporaryDirectory() + "collector-db-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let unreachable = try collector([
+            "migrate", "--data-dir", directory, "--database-url", "postgres://blackbox@127.0.0.1:1/blackbox",
+        ])
+        #expect(unreachable.status == 1)
+        #expect(
+            unreachable.output.contains("cannot reach PostgreSQL at 127.0.0.1:1/blackbox"),
+            "\(unreachable.output.suffix(300))")
+        let malformed = try collector(["migrate", "--data-dir", directory, "--database-url", "mysql://somewhere"])
+        #expect(malformed.status == 1 && malformed.output.contains("must look like postgres://"))
+    }
 }

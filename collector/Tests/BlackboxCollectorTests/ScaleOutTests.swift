@@ -104,4 +104,26 @@ struct ScaleOutTests {
         #expect(
             blobs.filter { $0.hasSuffix(".zip") }.count == uploads.count, "one blob per bundle in the shared directory")
     }
+
+    @Test("instances started at the same moment on an empty database all come up; exactly one prints the keys")
+    func simultaneousFirstStart() async throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        let arguments = ["--database-url", try PostgresServer.running().makeDatabase()]
+        let instances = try await withThrowingTaskGroup(of: CollectorProcess.self) { group in
+            for name in ["a", "b", "c"] {
+                group.addTask { try CollectorProcess(dataDirectory: scratch.path + "/" + name, arguments: arguments) }
+            }
+            var started: [CollectorProcess] = []
+            for try await instance in group { started.append(instance) }
+            return started
+        }
+        defer { for instance in instances { instance.kill(SIGTERM) } }
+        #expect(instances.allSatisfy { $0.process.isRunning && !$0.baseURL.isEmpty })
+        #expect(instances.filter { !$0.ingestKey.isEmpty }.count == 1)
+        let keyed = try #require(instances.first { !$0.ingestKey.isEmpty })
+        let projects = try await HTTP.request(
+            "\(instances[0].baseURL)/api/v1/key", headers: [("Authorization", "Bearer \(keyed.ingestKey)")])
+        #expect(projects.status == 200, "every instance accepts the key the winner printed")
+    }
 }

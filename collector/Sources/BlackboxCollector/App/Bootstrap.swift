@@ -26,7 +26,15 @@ public struct Bootstrap: Sendable {
         let path = "\(dataDirectory)/bootstrap-credentials"
         try await store.migrate()
         if try await store.projects().isEmpty {
-            let project = try await store.createProject(name: "default")
+            let project: Project
+            do {
+                project = try await store.createProject(name: "default")
+            } catch {
+                // Another instance on the same database created it first (names are unique): that
+                // one prints the keys; this one starts without them.
+                guard try await !store.projects().isEmpty else { throw error }
+                return nil
+            }
             let credentials = Credentials(
                 project: project.name, ingestKey: newSecret("bbx_ingest_"), adminToken: newSecret("bbx_admin_"))
             _ = try await store.createKey(projectID: project.id, kind: .ingest, secret: credentials.ingestKey)

@@ -16,6 +16,8 @@ public final class PostgresStore: CollectorStore {
     let client: PostgresClient
     let logger = Logger(label: "collector.postgres")
     private let runner: Task<Void, Never>
+    /// `host:port/database`, for error messages.
+    private let target: String
 
     /// How long an indexer's claim on a log file lasts before another instance may take it over.
     static let claimSeconds = 300.0
@@ -24,7 +26,9 @@ public final class PostgresStore: CollectorStore {
 
     /// `postgres://user:password@host:port/database` (`?sslmode=require` for TLS).
     public init(url: String) throws {
-        client = PostgresClient(configuration: try Self.configuration(url), backgroundLogger: logger)
+        let configuration = try Self.configuration(url)
+        target = URLComponents(string: url).map { "\($0.host ?? "")\($0.port.map { ":\($0)" } ?? "")\($0.path)" } ?? "?"
+        client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         let client = self.client
         runner = Task { await client.run() }
     }
@@ -77,7 +81,30 @@ public final class PostgresStore: CollectorStore {
         return try await client.withTransaction(logger: logger) { connection in try await body(connection, logger) }
     }
 
+    /// Fails with a clear error when the server cannot be reached within `timeout`: postgres-nio
+    /// itself would keep reconnecting while the query waits, forever.
+    public func checkReachable(timeout: Duration = .seconds(10)) async throws {
+        let reached = try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                try await self.ping()
+                return true
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return false
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? false
+        }
+        guard reached else {
+            throw StorageError.invalidConfiguration(
+                "cannot reach PostgreSQL at \(target) within \(timeout) (is it running, and are the URL and credentials right?)"
+            )
+        }
+    }
+
     public func migrate() async throws {
+        try await checkReachable()
         try await transaction { connection, logger in
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: logger)
             try await connection.query(
