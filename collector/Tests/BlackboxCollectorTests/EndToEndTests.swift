@@ -34,14 +34,7 @@ struct EndToEndTests {
         #expect(groups.contains { $0["kind"] as? String == "nonfatal" })
         #expect(groups.count == 2)
 
-        var hits: [Any] = []
-        for _ in 0..<100 where hits.isEmpty {
-            hits =
-                try await HTTP.request("\(collector.baseURL)/api/v1/logs/search?q=refused", headers: admin).json[
-                    "items"]
-                as? [Any] ?? []
-            if hits.isEmpty { try await Task.sleep(for: .milliseconds(100)) }
-        }
+        let hits = try await HTTP.searchLogs(collector.baseURL, token: collector.adminToken, query: "refused")
         #expect(!hits.isEmpty, "the log line before the crash is searchable")
         #expect(scratch.files(in: "app/outbox").filter { $0.hasSuffix(".json") }.isEmpty)
         #expect(scratch.files(in: "app/outbox/bundles").filter { $0.hasSuffix(".zip") }.isEmpty)
@@ -142,7 +135,7 @@ struct EndToEndTests {
         let collector = try CollectorProcess(dataDirectory: scratch.path + "/collector")
         defer { collector.kill(SIGTERM) }
         scratch.write("plain/server.log", "2026-11-22T00:00:00.000Z INFO  web: zip-tool-needle\n")
-        let zipped = try Tool.runSystem(
+        let zipped = try run(
             "/usr/bin/zip", ["-q", "-r", scratch.path + "/tool.zip", "server.log"], in: scratch.path + "/plain")
         #expect(zipped == 0, "zip is installed by make test-deps")
         let python = """
@@ -151,7 +144,7 @@ struct EndToEndTests {
                 z.writestr("worker.log", "2026-11-22T00:00:00.000Z INFO  worker: python-zipfile-needle\\n")
             """
         #expect(
-            try Tool.runSystem("/usr/bin/python3", ["-c", python, scratch.path + "/python.zip"], in: scratch.path) == 0)
+            try run("/usr/bin/python3", ["-c", python, scratch.path + "/python.zip"], in: scratch.path) == 0)
 
         let upload = try Tool.run(
             "blackbox",
@@ -163,15 +156,9 @@ struct EndToEndTests {
         #expect(upload.status == 0, "\(upload.stderr)")
         #expect(upload.stdout.contains("uploaded 2 bundles"))
         #expect(try await bundles(collector).count == 2)
-        let admin = [("Authorization", "Bearer \(collector.adminToken)")]
         for needle in ["zip-tool-needle", "python-zipfile-needle"] {
-            var found = false
-            for _ in 0..<100 where !found {
-                let hits = try await HTTP.request("\(collector.baseURL)/api/v1/logs/search?q=\(needle)", headers: admin)
-                found = (hits.json["items"] as? [Any])?.isEmpty == false
-                if !found { try await Task.sleep(for: .milliseconds(100)) }
-            }
-            #expect(found, "\(needle) is searchable")
+            let hits = try await HTTP.searchLogs(collector.baseURL, token: collector.adminToken, query: needle)
+            #expect(!hits.isEmpty, "\(needle) is searchable")
         }
     }
 
@@ -221,7 +208,7 @@ struct EndToEndTests {
             collector.ingestKey, "--limit-rate", "1000000",
         ].joined(separator: " ")
         // util-linux `script` runs the command on a pseudo-terminal and records what it printed.
-        let status = try Tool.runSystem(
+        let status = try run(
             "/usr/bin/script", ["-qec", command, scratch.path + "/typescript"], in: scratch.path)
         #expect(status == 0)
         let typescript = try String(contentsOfFile: scratch.path + "/typescript", encoding: .utf8)

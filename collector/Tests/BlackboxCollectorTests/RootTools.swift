@@ -88,17 +88,6 @@ enum Tool {
         try start(name, arguments, environment: environment).wait()
     }
 
-    /// A system program (zip, python3), its exit status.
-    static func runSystem(_ path: String, _ arguments: [String], in directory: String) throws -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        try process.run()
-        process.waitUntilExit()
-        return process.terminationStatus
-    }
-
     /// Log lines of random hex (compresses to about half), `bytes` long in all.
     static func randomLines(bytes: Int) -> String {
         var generator = SystemRandomNumberGenerator()

@@ -265,11 +265,7 @@ struct PostgresCoordinationTests {
         let first = try await HTTP.upload(collector, bundle, uploadID: uploadID)
         let again = try await HTTP.upload(collector, bundle, uploadID: uploadID)
         let groups = try await HTTP.get(collector, "/api/v1/groups").json["items"] as? [[String: Any]]
-        var hits: [Any] = []
-        for _ in 0..<100 where hits.isEmpty {
-            hits = try await HTTP.get(collector, "/api/v1/logs/search?q=postgres-needle").json["items"] as? [Any] ?? []
-            if hits.isEmpty { try await Task.sleep(for: .milliseconds(100)) }
-        }
+        let hits = try await HTTP.searchLogs(collector.baseURL, token: collector.adminToken, query: "postgres-needle")
         await collector.stop()
         #expect(first.status == 201, "\(first.text)")
         #expect(again.status == 200 && again.json["duplicate"] as? Bool == true)

@@ -119,6 +119,19 @@ enum HTTP {
             "\(collector.baseURL)/api/v1/bundles", method: .POST, headers: headers, body: body, chunked: chunked)
     }
 
+    /// Log search hits for `query`; waits up to 10 s for the background indexer to reach them.
+    static func searchLogs(_ baseURL: String, token: String, query: String) async throws -> [Any] {
+        for _ in 0..<100 {
+            let hits =
+                try await request(
+                    "\(baseURL)/api/v1/logs/search?q=\(query)", headers: [("Authorization", "Bearer \(token)")]
+                ).json["items"] as? [Any] ?? []
+            if !hits.isEmpty { return hits }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return []
+    }
+
     static func get(_ collector: TestCollector, _ path: String, token: String? = nil) async throws -> HTTPResult {
         try await request(
             collector.baseURL + path, headers: [("Authorization", "Bearer \(token ?? collector.adminToken)")])

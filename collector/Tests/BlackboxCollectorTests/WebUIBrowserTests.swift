@@ -48,12 +48,7 @@ struct WebUIBrowserTests {
             with: try await HTTP.request("\(collector.baseURL)/api/v1/bundles/\(bundleID)/files", headers: admin).body)
         let logID = try #require((files as? [[String: Any]])?.first { $0["kind"] as? String == "log" }?["id"] as? Int)
         // The indexer runs in the background; wait until the line is searchable.
-        for _ in 0..<50 {
-            let hits = try await HTTP.request(
-                "\(collector.baseURL)/api/v1/logs/search?q=browser-needle", headers: admin)
-            if (hits.json["items"] as? [Any])?.isEmpty == false { break }
-            try await Task.sleep(for: .milliseconds(100))
-        }
+        _ = try await HTTP.searchLogs(collector.baseURL, token: collector.adminToken, query: "browser-needle")
 
         let pages: [(String, [String])] = [
             ("/", ["SIGSEGV in shop.Cart.total(…)", "<td class=\"number\">1</td>"]),
