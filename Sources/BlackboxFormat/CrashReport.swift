@@ -252,7 +252,20 @@ extension CrashReport {
         return decoder
     }
 
-    private struct FormatVersion: Decodable { var formatVersion: Int }
+    /// Checks `formatVersion` and then decodes `Value` from the same decoder: one parse of the JSON
+    /// (decoding a version struct first parsed every upload's manifest and reports twice).
+    private struct Versioned<Value: Decodable>: Decodable {
+        static var newestKey: CodingUserInfoKey { CodingUserInfoKey(rawValue: "blackbox.newestFormatVersion")! }
+        private enum Key: String, CodingKey { case formatVersion }
+        var value: Value
+
+        init(from decoder: any Decoder) throws {
+            let version = try decoder.container(keyedBy: Key.self).decode(Int.self, forKey: .formatVersion)
+            let newest = decoder.userInfo[Self.newestKey] as? Int ?? Int.max
+            guard version <= newest else { throw DecodingProblem.unsupportedVersion(version) }
+            value = try Value(from: decoder)
+        }
+    }
 
     public enum DecodingProblem: Error, CustomStringConvertible {
         case unsupportedVersion(Int)
@@ -272,9 +285,9 @@ extension CrashReport {
     /// Reads `formatVersion` first, so that a newer format is refused by name rather than by whatever
     /// field happens not to decode.
     static func decodeVersioned<T: Decodable>(_ type: T.Type, from data: Data, newest: Int) throws -> T {
-        let version = try makeDecoder().decode(FormatVersion.self, from: data).formatVersion
-        guard version <= newest else { throw DecodingProblem.unsupportedVersion(version) }
-        return try makeDecoder().decode(type, from: data)
+        let decoder = makeDecoder()
+        decoder.userInfo[Versioned<T>.newestKey] = newest
+        return try decoder.decode(Versioned<T>.self, from: data).value
     }
 
     /// The innermost named function of a frame, if symbolicated.

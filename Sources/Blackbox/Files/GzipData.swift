@@ -57,3 +57,20 @@ public enum GzipData {
         return output
     }
 }
+
+/// zlib's CRC-32 (the zip and gzip checksum). For the collector, which checks every uploaded entry:
+/// ZIPFoundation on Linux falls back to a byte-at-a-time Swift CRC that cost more than inflating.
+public enum ZlibCRC32 {
+    /// The checksum of `bytes` continued from `checksum` (0 to start).
+    public static func update(_ checksum: UInt32, with bytes: UnsafeRawBufferPointer) -> UInt32 {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return checksum }
+        var result = UInt(checksum)
+        var offset = 0
+        while offset < bytes.count {
+            let length = min(bytes.count - offset, Int(UInt32.max))
+            result = crc32(result, base.assumingMemoryBound(to: UInt8.self) + offset, UInt32(length))
+            offset += length
+        }
+        return UInt32(result)
+    }
+}

@@ -4,6 +4,7 @@ import BlackboxFormat
 import CollectorTestSupport
 import Foundation
 import NIOCore
+import ZIPFoundation
 
 // `make bench-collector`: a collector process (release build) on loopback, concurrent clients
 // uploading distinct bundles, and the disk's raw numbers measured in the same run.
@@ -21,7 +22,12 @@ let workDirectory =
     (ProcessInfo.processInfo.environment["BENCH_DIR"] ?? FileManager.default.currentDirectoryPath)
     + "/.bench-collector-\(getpid())"
 try FileManager.default.createDirectory(atPath: workDirectory, withIntermediateDirectories: true)
-defer { try? FileManager.default.removeItem(atPath: workDirectory) }
+// BENCH_KEEP=1 keeps the work directory. Deleting thousands of files makes the next run's file
+// creations slow for minutes on an ext4 without a journal (the inode allocator skips recently
+// deleted inodes one by one), which matters when runs follow each other.
+if ProcessInfo.processInfo.environment["BENCH_KEEP"] == nil {
+    atexit { try? FileManager.default.removeItem(atPath: workDirectory) }
+}
 
 // MARK: Disk baselines
 
@@ -77,23 +83,83 @@ func startCollector(_ dataDirectory: String, arguments: [String] = []) throws ->
 
 // MARK: Workload
 
-/// Distinct bundles (distinct content, so none is a duplicate): a report and a log of incompressible
-/// text, sized to land near `targetBytes` as a zip.
-func makeBundles(count: Int, targetBytes: Int) throws -> [Data] {
+/// How the log travels inside the bundle zip.
+enum LogPacking {
+    /// A plain text log, deflated by the zip (what `zip` or a bundle with the active log makes).
+    case deflated
+    /// A `.log.gz` archive stored as it is (what the uploader makes of rotated, compressed logs):
+    /// the collector checks its CRC-32 and sha256 but has nothing to inflate at ingest.
+    case storedGzip
+}
+
+/// Distinct bundles (distinct content, so none is a duplicate): a report in every tenth, and a log of
+/// random text in lines of about 100 bytes, sized to land near `targetBytes` as a zip.
+func makeBundles(count: Int, targetBytes: Int, packing: LogPacking = .deflated) throws -> [Data] {
     var generator = SystemRandomNumberGenerator()
     let hex = Array("0123456789abcdef".utf8)
     // Random hex compresses about 2:1 under deflate.
     let logBytes = targetBytes * 2
-    let shared = (0..<logBytes).map { _ in hex[Int(UInt8.random(in: 0...15, using: &generator))] }
-    return try (0..<count).map { index in
-        var log = Data("bundle \(index) \(UUID().uuidString)\n".utf8)
-        let rotation = (index * 7919) % max(1, shared.count)
-        log.append(contentsOf: shared[rotation...])
-        log.append(contentsOf: shared[..<rotation])
-        let report = index % 10 == 0 ? [benchReport(index)] : []
-        return try BundleArchive.make(
-            app: .init(name: "bench", version: "1.0"), host: "bench", reports: report, logs: [("bench.log", log)])
+    let shared = (0..<logBytes).map { index in
+        index % 100 == 99 ? UInt8(ascii: "\n") : hex[Int(UInt8.random(in: 0...15, using: &generator))]
     }
+    let sharedGzip = packing == .storedGzip ? try gzip(Data(shared)) : Data()
+    return try (0..<count).map { index in
+        let header = Data("bundle \(index) \(UUID().uuidString)\n".utf8)
+        let report = index % 10 == 0 ? [benchReport(index)] : []
+        let log: (name: String, contents: Data)
+        switch packing {
+        case .deflated:
+            var text = header
+            let rotation = (index * 7919) % max(1, shared.count)
+            text.append(contentsOf: shared[rotation...])
+            text.append(contentsOf: shared[..<rotation])
+            log = ("bench.log", text)
+        case .storedGzip:
+            // Concatenated gzip members are one valid gzip file: a small distinct one, then the shared one.
+            log = ("bench-\(index).log.gz", storedGzipMember(header) + sharedGzip)
+        }
+        return try BundleArchive.make(
+            app: .init(name: "bench", version: "1.0"), host: "bench", reports: report, logs: [log])
+    }
+}
+
+/// `gzip -6` of the data, through the system's gzip.
+func gzip(_ data: Data) throws -> Data {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/bin/gzip")
+    process.arguments = ["-6", "-c"]
+    let input = Pipe()
+    let output = Pipe()
+    process.standardInput = input
+    process.standardOutput = output
+    try process.run()
+    let writer = Thread {
+        input.fileHandleForWriting.write(data)
+        try? input.fileHandleForWriting.close()
+    }
+    writer.start()
+    let compressed = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return compressed
+}
+
+/// A gzip member holding `data` in stored deflate blocks (no compression needed for a short header).
+func storedGzipMember(_ data: Data) -> Data {
+    var member = Data([0x1F, 0x8B, 0x08, 0, 0, 0, 0, 0, 0, 0xFF])
+    func littleEndian<T: FixedWidthInteger>(_ value: T) -> Data { withUnsafeBytes(of: value.littleEndian) { Data($0) } }
+    var offset = 0
+    repeat {
+        let length = min(65_535, data.count - offset)
+        let final = offset + length == data.count
+        member.append(final ? 1 : 0)
+        member.append(littleEndian(UInt16(length)))
+        member.append(littleEndian(~UInt16(length)))
+        member.append(data[offset..<offset + length])
+        offset += length
+    } while offset < data.count
+    member.append(littleEndian(data.crc32(checksum: 0)))
+    member.append(littleEndian(UInt32(truncatingIfNeeded: data.count)))
+    return member
 }
 
 func benchReport(_ index: Int) -> CrashReport {
@@ -118,11 +184,20 @@ struct Measurement: Codable {
     var p50Milliseconds: Double
     var p99Milliseconds: Double
     var collectorPeakRSSMiB: Double
+    /// From the last answer until every uploaded log file was in the search index (SQLite rows).
+    var indexCatchUpSeconds: Double?
 }
 
 /// Uploads every bundle once through `baseURL` (a collector, or a load balancer in front of some).
+///
+/// Closed loop by default: each client sends its next upload as soon as the previous one is answered,
+/// which finds the most uploads per second, and latency there is mostly queueing (64 clients at
+/// `n` uploads/s wait 64/`n` s on average, by Little's law). With `offeredRate`, open loop: upload `i`
+/// is due at `i / offeredRate` s whatever happened before, and its latency counts from when it was
+/// due, so a stall is not hidden by clients that wait for it (no coordinated omission).
 func measure(
-    name: String, bundles: [Data], clients: Int, baseURL: String, key: String, collectors: [CollectorProcess]
+    name: String, bundles: [Data], clients: Int, baseURL: String, key: String, collectors: [CollectorProcess],
+    offeredRate: Double? = nil, indexDatabase: String? = nil
 ) async throws -> Measurement {
     let next = ManagedCounter()
     let url = "\(baseURL)/api/v1/bundles"
@@ -140,7 +215,12 @@ func measure(
                     request.headers.add(name: "Upload-Id", value: UUID().uuidString)
                     request.headers.add(name: "Content-Type", value: "application/zip")
                     request.body = .bytes(ByteBuffer(bytes: bundles[index]))
-                    let begin = ContinuousClock.now
+                    var begin = ContinuousClock.now
+                    if let offeredRate {
+                        let due = started + .nanoseconds(Int64(Double(index) / offeredRate * 1e9))
+                        if due > begin { try await Task.sleep(until: due) }
+                        begin = due
+                    }
                     let ok: Bool
                     do {
                         let response = try await HTTPClient.shared.execute(request, timeout: .seconds(120))
@@ -162,6 +242,14 @@ func measure(
     }
     let elapsed = ContinuousClock.now - started
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    var indexCatchUp: Double?
+    if let indexDatabase {
+        let store = try SQLiteStore(path: indexDatabase)
+        let ended = ContinuousClock.now
+        while try await !store.unindexedLogFiles(limit: 1).isEmpty { try await Task.sleep(for: .milliseconds(100)) }
+        let waited = ContinuousClock.now - ended
+        indexCatchUp = Double(waited.components.seconds) + Double(waited.components.attoseconds) / 1e18
+    }
     let sorted = results.map(\.0).sorted()
     func percentile(_ p: Double) -> Double {
         sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
@@ -172,7 +260,7 @@ func measure(
         meanBundleBytes: totalBytes / max(1, bundles.count), seconds: seconds,
         uploadsPerSecond: Double(results.count) / seconds, megabytesPerSecond: Double(totalBytes) / seconds / 1_000_000,
         p50Milliseconds: percentile(0.50), p99Milliseconds: percentile(0.99),
-        collectorPeakRSSMiB: collectors.map(\.peakRSS).max() ?? 0)
+        collectorPeakRSSMiB: collectors.map(\.peakRSS).max() ?? 0, indexCatchUpSeconds: indexCatchUp)
 }
 
 final class ManagedCounter: @unchecked Sendable {
@@ -192,9 +280,13 @@ let dd = try ddBandwidth()
 let bare = bareDurableWrites()
 print(String(format: "disk: dd conv=fdatasync %.0f MB/s; bare write+fsync+rename of 10 KB: %.0f files/s", dd, bare))
 
+// BENCH_ROWS=small,large,postgres (default: all) runs a subset while investigating.
+let rows = Set(
+    (ProcessInfo.processInfo.environment["BENCH_ROWS"] ?? "small,large,postgres").split(separator: ",").map(String.init)
+)
 let small = try makeBundles(count: 6_000, targetBytes: 10_000)
 var measurements: [Measurement] = []
-do {
+if rows.contains("small") {
     let collector = try startCollector("\(workDirectory)/small")
     // Warm-up: connections, SQLite pages.
     _ = try await measure(
@@ -203,67 +295,87 @@ do {
     measurements.append(
         try await measure(
             name: "10 KB bundles", bundles: small, clients: 64, baseURL: collector.baseURL, key: collector.ingestKey,
-            collectors: [collector]))
-    collector.kill(SIGTERM)
-}
-do {
-    let large = try makeBundles(count: 96, targetBytes: 5_000_000)
-    let collector = try startCollector("\(workDirectory)/large")
+            collectors: [collector], indexDatabase: "\(workDirectory)/small/collector.sqlite"))
+    // Latency at a fixed load below saturation: what an app sees when the collector is not overrun.
+    let offered = 500.0
     measurements.append(
         try await measure(
-            name: "5 MB bundles", bundles: large, clients: 8, baseURL: collector.baseURL, key: collector.ingestKey,
-            collectors: [collector]))
+            name: "10 KB bundles, open loop at \(Int(offered))/s",
+            bundles: try makeBundles(count: 5_000, targetBytes: 10_000), clients: 64, baseURL: collector.baseURL,
+            key: collector.ingestKey, collectors: [collector], offeredRate: offered,
+            indexDatabase: "\(workDirectory)/small/collector.sqlite"))
     collector.kill(SIGTERM)
+}
+if rows.contains("large") {
+    // Each packing on a collector of its own, so that one row's indexing does not run in the next.
+    for (packing, name) in [(LogPacking.storedGzip, "stored .log.gz"), (.deflated, "deflated log")] {
+        let bundles = try makeBundles(count: 96, targetBytes: 5_000_000, packing: packing)
+        let directory = "\(workDirectory)/large-\(measurements.count)"
+        let collector = try startCollector(directory)
+        measurements.append(
+            try await measure(
+                name: "5 MB bundles, \(name)", bundles: bundles, clients: 8, baseURL: collector.baseURL,
+                key: collector.ingestKey, collectors: [collector], indexDatabase: "\(directory)/collector.sqlite"))
+        collector.kill(SIGTERM)
+    }
 }
 
 // PostgreSQL (durable defaults), one instance and then two behind nginx sharing a blob directory.
-do {
-    let database = try PostgresServer.running(durable: true).makeDatabase()
-    let shared = ["--database-url", database, "--blob-dir", "\(workDirectory)/pg-blobs"]
-    let first = try startCollector("\(workDirectory)/pg-a", arguments: shared)
-    _ = try await measure(
-        name: "warm-up", bundles: try makeBundles(count: 200, targetBytes: 10_000), clients: 16,
-        baseURL: first.baseURL, key: first.ingestKey, collectors: [first])
-    measurements.append(
-        try await measure(
-            name: "10 KB bundles, PostgreSQL", bundles: try makeBundles(count: 3_000, targetBytes: 10_000), clients: 64,
-            baseURL: first.baseURL, key: first.ingestKey, collectors: [first]))
-    let second = try startCollector("\(workDirectory)/pg-b", arguments: shared)
-    let ports = [first.baseURL, second.baseURL].compactMap { URL(string: $0)?.port }
-    let nginx = try LocalNginx(directory: "\(workDirectory)/nginx", upstreams: ports)
-    // Peak RSS in this row is the larger of the two instances.
-    measurements.append(
-        try await measure(
-            name: "10 KB bundles, PostgreSQL, 2 instances + nginx",
-            bundles: try makeBundles(count: 3_000, targetBytes: 10_000), clients: 64,
-            baseURL: "http://127.0.0.1:\(nginx.port)", key: first.ingestKey, collectors: [first, second]))
-    nginx.stop()
-    second.kill(SIGTERM)
-    first.kill(SIGTERM)
-} catch {
-    print("PostgreSQL rows skipped: \(error)")
+if rows.contains("postgres") {
+    do {
+        let database = try PostgresServer.running(durable: true).makeDatabase()
+        let shared = ["--database-url", database, "--blob-dir", "\(workDirectory)/pg-blobs"]
+        let first = try startCollector("\(workDirectory)/pg-a", arguments: shared)
+        _ = try await measure(
+            name: "warm-up", bundles: try makeBundles(count: 200, targetBytes: 10_000), clients: 16,
+            baseURL: first.baseURL, key: first.ingestKey, collectors: [first])
+        measurements.append(
+            try await measure(
+                name: "10 KB bundles, PostgreSQL", bundles: try makeBundles(count: 3_000, targetBytes: 10_000),
+                clients: 64,
+                baseURL: first.baseURL, key: first.ingestKey, collectors: [first]))
+        let second = try startCollector("\(workDirectory)/pg-b", arguments: shared)
+        let ports = [first.baseURL, second.baseURL].compactMap { URL(string: $0)?.port }
+        let nginx = try LocalNginx(directory: "\(workDirectory)/nginx", upstreams: ports)
+        // Peak RSS in this row is the larger of the two instances.
+        measurements.append(
+            try await measure(
+                name: "10 KB bundles, PostgreSQL, 2 instances + nginx",
+                bundles: try makeBundles(count: 3_000, targetBytes: 10_000), clients: 64,
+                baseURL: "http://127.0.0.1:\(nginx.port)", key: first.ingestKey, collectors: [first, second]))
+        nginx.stop()
+        second.kill(SIGTERM)
+        first.kill(SIGTERM)
+    } catch {
+        print("PostgreSQL rows skipped: \(error)")
+    }
 }
 
-print("| workload | clients | uploads | errors | bundle | uploads/s | MB/s | p50 ms | p99 ms | peak RSS MiB |")
-print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+print(
+    "| workload | clients | uploads | errors | bundle | uploads/s | MB/s | p50 ms | p99 ms | peak RSS MiB | index catch-up s |"
+)
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 for m in measurements {
     print(
         String(
-            format: "| %@ | %d | %d | %d | %d B | %.0f | %.1f | %.1f | %.1f | %.0f |", m.name, m.clients, m.uploads,
+            format: "| %@ | %d | %d | %d | %d B | %.0f | %.1f | %.1f | %.1f | %.0f | %@ |", m.name, m.clients,
+            m.uploads,
             m.errors,
             m.meanBundleBytes, m.uploadsPerSecond, m.megabytesPerSecond, m.p50Milliseconds, m.p99Milliseconds,
-            m.collectorPeakRSSMiB))
+            m.collectorPeakRSSMiB, m.indexCatchUpSeconds.map { String(format: "%.1f", $0) } ?? "-"))
 }
-let smallRun = measurements[0]
-let largeRun = measurements[1]
-print(
-    String(
-        format: "10 KB: %.0f uploads/s (bar ≥ 1000), %.2f× the bare durable-write rate", smallRun.uploadsPerSecond,
-        smallRun.uploadsPerSecond / bare))
-print(
-    String(
-        format: "5 MB: %.0f MB/s = %.0f%% of dd (bar ≥ 50%%)", largeRun.megabytesPerSecond,
-        100 * largeRun.megabytesPerSecond / dd))
+if let smallRun = measurements.first(where: { $0.name == "10 KB bundles" }) {
+    print(
+        String(
+            format: "10 KB: %.0f uploads/s (bar ≥ 1000), %.2f× the bare durable-write rate", smallRun.uploadsPerSecond,
+            smallRun.uploadsPerSecond / bare))
+}
+for largeRun in measurements where largeRun.name.hasPrefix("5 MB") {
+    print(
+        String(
+            format: "%@: %.0f MB/s = %.0f%% of dd (bar ≥ 50%%)", largeRun.name, largeRun.megabytesPerSecond,
+            100 * largeRun.megabytesPerSecond / dd))
+}
 if let output {
     struct Report: Codable {
         var ddMegabytesPerSecond: Double

@@ -33,6 +33,11 @@ let hostileCorpusScript = #"""
         z.writestr("zeros.log", b"\0" * (8 << 20))
     write("nested-bomb.zip", [("logs/inner.zip", inner.getvalue())])
     write("big-entry.zip", [("logs/big.log", os.urandom(3 << 20))])
+    damaged = os.path.join(out, "damaged-entry.zip")
+    with zipfile.ZipFile(damaged, "w", zipfile.ZIP_STORED) as z:
+        z.writestr("logs/a.log", b"hello checksum\n")
+    data = open(damaged, "rb").read().replace(b"hello checksum", b"hellO checksum")
+    open(damaged, "wb").write(data)
     """#
 
 @Suite("Hostile uploads")
@@ -62,6 +67,7 @@ struct HostileUploadTests {
             ("bomb by ratio", try file("ratio-bomb.zip"), 422, "entry_too_large"),
             ("bomb by entry count", try file("entry-count-bomb.zip"), 422, "too_many_entries"),
             ("nested bomb", try file("nested-bomb.zip"), 422, "nested_archive"),
+            ("entry whose bytes do not match its CRC-32", try file("damaged-entry.zip"), 422, "corrupt_zip"),
             ("truncated archive", valid.prefix(valid.count * 6 / 10), 422, "corrupt_zip"),
             ("a few bytes of zip", valid.prefix(10), 422, "corrupt_zip"),
             ("not a zip", Data((0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 31) }), 422, "not_a_zip"),

@@ -162,7 +162,8 @@ struct StoreContractTests {
             Self.newBundle(project: project, sha256: "old", reports: [report], logs: 1, receivedAt: old),
             Self.newBundle(project: project, sha256: "new", logs: 1),
         ])
-        for file in try await store.unindexedLogFiles(limit: 10) {
+        let files = try await store.unindexedLogFiles(limit: 10)
+        for file in files {
             try await store.storeLogLines(fileID: file.id, lines: ["needle in file \(file.id)"])
         }
         #expect(try await store.searchLogs(projectID: project, query: "needle", page: Page()).count == 2)
@@ -173,6 +174,12 @@ struct StoreContractTests {
         #expect(try await store.bundle(id: outcomes[1].record.id) != nil)
         let hits = try await store.searchLogs(projectID: project, query: "needle", page: Page())
         #expect(hits.map(\.bundleID) == [outcomes[1].record.id])
+        // An indexer that read both files before the deletion stores them in one batch: the deleted
+        // file's lines are skipped, the other's replace what it had.
+        try await store.storeLogLines(files.map { LogFileLines(fileID: $0.id, lines: ["late \($0.id)"]) })
+        let late = try await store.searchLogs(projectID: project, query: "late", page: Page())
+        #expect(late.map(\.bundleID) == [outcomes[1].record.id])
+        #expect(try await store.searchLogs(projectID: project, query: "needle", page: Page()).isEmpty)
         let group = try #require(try await store.groups(projectID: project, page: Page()).first)
         #expect(group.count == 1 && group.latestReportID == nil)
         #expect(try await store.occurrences(groupID: group.id, page: Page()).isEmpty)

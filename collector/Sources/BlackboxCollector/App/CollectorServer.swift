@@ -72,7 +72,8 @@ public struct CollectorServer: Sendable {
 
         let ingest = IngestService(
             store: store, blobs: blobs, limits: configuration.limits, committer: committer, metrics: metrics,
-            indexerWakeup: { [indexer] in indexer.wake() }, keys: KeyCache(store: store))
+            indexerWakeup: { [indexer] in indexer.wake() },
+            uploadActivity: { [indexer] started in indexer.noteUpload(started: started) }, keys: KeyCache(store: store))
         router.post("api/v1/bundles") { request, context in try await ingest.receive(request, context: context) }
         router.get("api/v1/key") { request, _ in await ingest.describeKey(request) }
 

@@ -23,12 +23,14 @@ public enum BundleArchive {
         return try zip([("manifest.json", try manifest.encoded())] + files.map { ($0.0, $0.2) })
     }
 
-    /// A zip of the given entries, deflated.
+    /// A zip of the given entries, deflated, except `.gz` files, which are stored as the uploader
+    /// stores them.
     public static func zip(_ entries: [(name: String, contents: Data)]) throws -> Data {
         let archive = try Archive(data: Data(), accessMode: .create)
         for (name, data) in entries {
             try archive.addEntry(
-                with: name, type: .file, uncompressedSize: Int64(data.count), compressionMethod: .deflate
+                with: name, type: .file, uncompressedSize: Int64(data.count),
+                compressionMethod: name.hasSuffix(".gz") ? .none : .deflate
             ) { position, size in data.subdata(in: Int(position)..<Int(position) + size) }
         }
         guard let data = archive.data else { throw StorageError.notFound("archive data") }

@@ -2,10 +2,17 @@ import Foundation
 import Logging
 import NIOPosix
 import ServiceLifecycle
+import Synchronization
 
 /// Puts stored log files into the full-text index in the background, so that acknowledging an upload
 /// never waits for indexing text. The queue is the database (`bundle_files.indexed = 0`), so it
 /// survives restarts; indexing a file is idempotent.
+///
+/// Ingest comes first: while uploads are arriving, the indexer waits (acknowledging an upload is
+/// what clients wait for; search can be a little behind), but never longer than `maxDeferral`, after
+/// which it indexes everything that is pending regardless. So a burst is absorbed at ingest speed and
+/// indexed after it, and under sustained load the search index lags by at most about `maxDeferral`
+/// plus the time to index the backlog.
 final class LogIndexer: Service, Sendable {
     private let store: any CollectorStore
     private let reader: BundleReader
@@ -23,13 +30,37 @@ final class LogIndexer: Service, Sendable {
     /// Longer lines are cut: a log line is for reading, not a blob store.
     static let maxLineLength = 8 << 10
 
-    init(store: any CollectorStore, reader: BundleReader) {
+    /// Uploads being received now, and when the last one started or ended (uptime in nanoseconds).
+    private let uploadsInFlight = Atomic<Int>(0)
+    private let lastIngest = Atomic<UInt64>(0)
+    private let maxDeferral: Duration
+    /// An upload this recent (or one in flight) means ingest is busy.
+    static let busyWindow: Duration = .milliseconds(50)
+
+    init(store: any CollectorStore, reader: BundleReader, maxDeferral: Duration = .seconds(30)) {
         self.store = store
         self.reader = reader
+        self.maxDeferral = maxDeferral
         (wakeups, wakeContinuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     func wake() { wakeContinuation.yield() }
+
+    /// Called as each upload starts and as it ends.
+    func noteUpload(started: Bool) {
+        uploadsInFlight.add(started ? 1 : -1, ordering: .relaxed)
+        lastIngest.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
+    }
+
+    private var ingestIsBusy: Bool {
+        if uploadsInFlight.load(ordering: .relaxed) > 0 { return true }
+        let last = lastIngest.load(ordering: .relaxed)
+        return last != 0 && DispatchTime.now().uptimeNanoseconds - last < Self.nanoseconds(Self.busyWindow)
+    }
+
+    private static func nanoseconds(_ duration: Duration) -> UInt64 {
+        UInt64(duration.components.seconds) * 1_000_000_000 + UInt64(duration.components.attoseconds / 1_000_000_000)
+    }
 
     func run() async throws {
         wake()  // whatever a previous run left
@@ -43,30 +74,85 @@ final class LogIndexer: Service, Sendable {
     }
 
     /// Indexes until nothing is left (also used by tests and the benchmark to wait for the index).
+    /// Files are stored in batches, one transaction each: a commit per file cost a WAL sync per file
+    /// and held the database's single writer away from the ingest group commit that often.
     func indexPending() async {
+        var deferringSince: ContinuousClock.Instant?
         while true {
             let files: [BundleFile]
             do {
-                files = try await store.unindexedLogFiles(limit: 16)
+                files = try await store.unindexedLogFiles(limit: Self.filesPerBatch)
             } catch {
                 logger.error("cannot list log files to index: \(error)")
                 return
             }
             if files.isEmpty { return }
+            // Wait with the files in hand: on PostgreSQL, listing them claimed them for this instance.
+            await stepBackWhileIngestIsBusy(deferringSince: &deferringSince)
+            var batch: [LogFileLines] = []
+            var batchBytes = 0
             for file in files {
+                // Stopping: what is left stays unindexed for the next run (never marked done empty).
+                guard !Task.isCancelled, let lines = await read(file) else { return }
+                batch.append(LogFileLines(fileID: file.id, lines: lines))
+                batchBytes += lines.reduce(0) { $0 + $1.utf8.count }
+                if batchBytes >= Self.bytesPerBatch {
+                    await store(batch)
+                    batch = []
+                    batchBytes = 0
+                }
+            }
+            await store(batch)
+        }
+    }
+
+    /// Sleeps while uploads are in flight, until `maxDeferral` after the first time it had to.
+    private func stepBackWhileIngestIsBusy(deferringSince: inout ContinuousClock.Instant?) async {
+        while ingestIsBusy && !Task.isCancelled {
+            let since = deferringSince ?? .now
+            deferringSince = since
+            if since.duration(to: .now) >= maxDeferral { return }
+            try? await Task.sleep(for: Self.busyWindow)
+        }
+    }
+
+    static let filesPerBatch = 32
+    /// Bounds the memory a batch holds: the lines of large files are stored as soon as they add up.
+    static let bytesPerBatch = 8 << 20
+
+    /// A file that cannot be read gets no lines (and is marked indexed), so one bad file cannot stall
+    /// the queue. Nil when the indexer is being stopped.
+    private func read(_ file: BundleFile) async -> [String]? {
+        do {
+            guard let bundle = try await store.bundle(id: file.bundleID) else { return [] }
+            // Inflating and splitting block a thread: never on the async executor, where they would
+            // stall request handling.
+            let reader = self.reader
+            return try await Self.pool.runIfActive {
+                try reader.lines(of: file.path, inBlob: bundle.blob, maxLineBytes: Self.maxLineLength)
+            }
+        } catch is CancellationError {
+            return nil
+        } catch {
+            logger.warning("cannot index \(file.path) of bundle \(file.bundleID): \(error)")
+            return []
+        }
+    }
+
+    /// If the batch's transaction fails, its files are stored one by one, so only a file that itself
+    /// fails loses its lines.
+    private func store(_ batch: [LogFileLines]) async {
+        guard !batch.isEmpty else { return }
+        do {
+            try await store.storeLogLines(batch)
+        } catch {
+            logger.warning("storing the lines of \(batch.count) log files failed (\(error)); retrying one by one")
+            for file in batch {
                 do {
-                    guard let bundle = try await store.bundle(id: file.bundleID) else { continue }
-                    // Inflating and splitting block a thread: never on the async executor, where they
-                    // would stall request handling.
-                    let reader = self.reader
-                    let lines = try await Self.pool.runIfActive {
-                        try reader.lines(of: file.path, inBlob: bundle.blob, maxLineBytes: Self.maxLineLength)
-                    }
-                    try await store.storeLogLines(fileID: file.id, lines: lines)
+                    try await store.storeLogLines([file])
                 } catch {
-                    // Marked indexed (with no lines) so one bad file cannot stall the queue.
-                    logger.warning("cannot index \(file.path) of bundle \(file.bundleID): \(error)")
-                    try? await store.storeLogLines(fileID: file.id, lines: [])
+                    logger.warning("cannot store the lines of log file \(file.fileID): \(error)")
+                    try? await store.storeLogLines(fileID: file.fileID, lines: [])
                 }
             }
         }

@@ -38,10 +38,28 @@ public protocol CollectorStore: Sendable {
     // Background work
     /// Log files not yet in the search index, oldest first.
     func unindexedLogFiles(limit: Int) async throws -> [BundleFile]
-    func storeLogLines(fileID: Int64, lines: [String]) async throws
+    /// Stores the lines of several files in one transaction (one commit for all of them). Per file
+    /// idempotent: storing a file again replaces its lines. A file deleted meanwhile is skipped.
+    func storeLogLines(_ files: [LogFileLines]) async throws
     /// Deletes bundles received before `cutoff` with their files, occurrences and log lines, and
     /// returns their blob names (the caller deletes the blobs afterwards). Gives the space back.
     func deleteBundles(receivedBefore cutoff: Date) async throws -> [String]
+}
+
+extension CollectorStore {
+    public func storeLogLines(fileID: Int64, lines: [String]) async throws {
+        try await storeLogLines([LogFileLines(fileID: fileID, lines: lines)])
+    }
+}
+
+/// One log file's lines, as the indexer read them from its bundle.
+public struct LogFileLines: Sendable {
+    public var fileID: Int64
+    public var lines: [String]
+    public init(fileID: Int64, lines: [String]) {
+        self.fileID = fileID
+        self.lines = lines
+    }
 }
 
 public struct Page: Sendable, Equatable {

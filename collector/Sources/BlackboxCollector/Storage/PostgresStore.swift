@@ -489,34 +489,44 @@ public final class PostgresStore: CollectorStore {
         ).sorted { $0.id < $1.id }
     }
 
-    public func storeLogLines(fileID: Int64, lines: [String]) async throws {
+    public func storeLogLines(_ files: [LogFileLines]) async throws {
         try await transaction { connection, logger in
-            // Locking the file's row orders this against retention deleting it: lines of a deleted
-            // file are never stored.
-            guard
-                let day = try await Self.rows(
-                    connection, "SELECT received_day::text AS day FROM bundle_files WHERE id = \(fileID) FOR UPDATE",
-                    logger: logger, { try $0["day"].decode(String.self) }
-                ).first
-            else { return }
-            try await Self.ensurePartition(day: day, connection, logger)
-            // Idempotent: a second indexer or a restart redoes the whole file.
-            try await connection.query(
-                "DELETE FROM log_lines WHERE received_day = \(day)::date AND file_id = \(fileID)", logger: logger)
-            // PostgreSQL text cannot hold NUL.
-            let texts = lines.map { $0.contains("\u{0}") ? $0.replacingOccurrences(of: "\u{0}", with: "") : $0 }
-            for start in stride(from: 0, to: texts.count, by: 5_000) {
-                let chunk = Array(texts[start..<min(start + 5_000, texts.count)])
-                let numbers = (start..<start + chunk.count).map { Int32($0 + 1) }
-                try await connection.query(
-                    """
-                    INSERT INTO log_lines (received_day, file_id, line_number, text)
-                    SELECT \(day)::date, \(fileID), n, t FROM unnest(\(numbers)::int[], \(chunk)::text[]) AS u(n, t)
-                    """, logger: logger)
+            for file in files {
+                try await Self.storeLogLines(fileID: file.fileID, lines: file.lines, connection, logger)
             }
-            try await connection.query(
-                "UPDATE bundle_files SET indexed = true, claimed_until = NULL WHERE id = \(fileID)", logger: logger)
         }
+    }
+
+    private static func storeLogLines(
+        fileID: Int64, lines: [String], _ connection: PostgresConnection, _ logger: Logger
+    )
+        async throws
+    {
+        // Locking the file's row orders this against retention deleting it: lines of a deleted
+        // file are never stored.
+        guard
+            let day = try await Self.rows(
+                connection, "SELECT received_day::text AS day FROM bundle_files WHERE id = \(fileID) FOR UPDATE",
+                logger: logger, { try $0["day"].decode(String.self) }
+            ).first
+        else { return }
+        try await Self.ensurePartition(day: day, connection, logger)
+        // Idempotent: a second indexer or a restart redoes the whole file.
+        try await connection.query(
+            "DELETE FROM log_lines WHERE received_day = \(day)::date AND file_id = \(fileID)", logger: logger)
+        // PostgreSQL text cannot hold NUL.
+        let texts = lines.map { $0.contains("\u{0}") ? $0.replacingOccurrences(of: "\u{0}", with: "") : $0 }
+        for start in stride(from: 0, to: texts.count, by: 5_000) {
+            let chunk = Array(texts[start..<min(start + 5_000, texts.count)])
+            let numbers = (start..<start + chunk.count).map { Int32($0 + 1) }
+            try await connection.query(
+                """
+                INSERT INTO log_lines (received_day, file_id, line_number, text)
+                SELECT \(day)::date, \(fileID), n, t FROM unnest(\(numbers)::int[], \(chunk)::text[]) AS u(n, t)
+                """, logger: logger)
+        }
+        try await connection.query(
+            "UPDATE bundle_files SET indexed = true, claimed_until = NULL WHERE id = \(fileID)", logger: logger)
     }
 
     /// `log_lines_pYYYYMMDD` for one day, created by whoever needs it first.
