@@ -297,7 +297,7 @@ if rows.contains("small") {
             name: "10 KB bundles", bundles: small, clients: 64, baseURL: collector.baseURL, key: collector.ingestKey,
             collectors: [collector], indexDatabase: "\(workDirectory)/small/collector.sqlite"))
     // Latency at a fixed load below saturation: what an app sees when the collector is not overrun.
-    let offered = 500.0
+    let offered = Double(ProcessInfo.processInfo.environment["BENCH_OFFERED_RATE"] ?? "") ?? 500
     measurements.append(
         try await measure(
             name: "10 KB bundles, open loop at \(Int(offered))/s",
