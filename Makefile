@@ -78,7 +78,7 @@ bench: bench-deps
 ## Collector benchmark: concurrent clients on loopback, beside dd and bare fsync numbers from the
 ## same run. Writes bench-results/collector.json.
 bench-collector:
-	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(APT_PACKAGES) postgresql nginx"
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(APT_PACKAGES) postgresql nginx wrk"
 	cd collector && $(SWIFT) build -c release --product blackbox-collector
 	cd collector && $(SWIFT) build -c release --product blackbox-collector-bench
 	mkdir -p bench-results

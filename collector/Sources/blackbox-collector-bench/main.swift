@@ -242,14 +242,7 @@ func measure(
     }
     let elapsed = ContinuousClock.now - started
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-    var indexCatchUp: Double?
-    if let indexDatabase {
-        let store = try SQLiteStore(path: indexDatabase)
-        let ended = ContinuousClock.now
-        while try await !store.unindexedLogFiles(limit: 1).isEmpty { try await Task.sleep(for: .milliseconds(100)) }
-        let waited = ContinuousClock.now - ended
-        indexCatchUp = Double(waited.components.seconds) + Double(waited.components.attoseconds) / 1e18
-    }
+    let indexCatchUp = try await indexCatchUpSeconds(indexDatabase)
     let sorted = results.map(\.0).sorted()
     func percentile(_ p: Double) -> Double {
         sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
@@ -261,6 +254,76 @@ func measure(
         uploadsPerSecond: Double(results.count) / seconds, megabytesPerSecond: Double(totalBytes) / seconds / 1_000_000,
         p50Milliseconds: percentile(0.50), p99Milliseconds: percentile(0.99),
         collectorPeakRSSMiB: collectors.map(\.peakRSS).max() ?? 0, indexCatchUpSeconds: indexCatchUp)
+}
+
+/// Seconds from now until every uploaded log file is in the search index (SQLite rows).
+func indexCatchUpSeconds(_ indexDatabase: String?) async throws -> Double? {
+    guard let indexDatabase else { return nil }
+    let store = try SQLiteStore(path: indexDatabase)
+    let ended = ContinuousClock.now
+    while try await !store.unindexedLogFiles(limit: 1).isEmpty { try await Task.sleep(for: .milliseconds(100)) }
+    let waited = ContinuousClock.now - ended
+    return Double(waited.components.seconds) + Double(waited.components.attoseconds) / 1e18
+}
+
+/// Uploads driven by wrk (`collector/bench/wrk-upload.lua`) instead of AsyncHTTPClient: a C client
+/// on one thread takes far less of the two cores than the Swift one, so the collector gets about
+/// what a remote client would leave it. Closed loop, or open loop at `offeredRate` (latency from
+/// when each upload was due, as in `measure`). wrk runs for `seconds`; `bundles` must outlast it
+/// (the row says so if they did not).
+func measureWithWrk(
+    name: String, bundles: [Data], connections: Int, seconds: Int, offeredRate: Double? = nil,
+    collector: CollectorProcess, indexDatabase: String?
+) async throws -> Measurement {
+    let directory = "\(workDirectory)/wrk-bodies-\(UUID().uuidString)"
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    for (index, bundle) in bundles.enumerated() {
+        try bundle.write(to: URL(fileURLWithPath: "\(directory)/\(index).zip"))
+    }
+    // collector/bench/wrk-upload.lua, next to this package's Sources.
+    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("bench/wrk-upload.lua").path
+    let wrk = Process()
+    wrk.executableURL = URL(fileURLWithPath: "/usr/bin/wrk")
+    wrk.arguments = [
+        "-t1", "-c\(connections)", "-d\(seconds)s", "--timeout", "60s", "-s", script, collector.baseURL,
+    ]
+    var environment = ProcessInfo.processInfo.environment
+    environment["BENCH_KEY"] = collector.ingestKey
+    environment["BENCH_BODIES"] = directory
+    environment["BENCH_COUNT"] = "\(bundles.count)"
+    environment["BENCH_RATE"] = offeredRate.map { "\($0)" }
+    environment["BENCH_RUN_ID"] = String(format: "%08x", UInt32.random(in: 0...UInt32.max))
+    wrk.environment = environment
+    let output = Pipe()
+    wrk.standardOutput = output
+    try wrk.run()
+    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    wrk.waitUntilExit()
+    struct WrkResult: Decodable {
+        var requests: Int
+        var created: Int
+        var answered: Int
+        var socketErrors: Int
+        var seconds: Double
+        var p50Milliseconds: Double
+        var p99Milliseconds: Double
+    }
+    guard wrk.terminationStatus == 0, let line = text.split(separator: "\n").last(where: { $0.hasPrefix("{") }) else {
+        throw CocoaError(.fileReadCorruptFile, userInfo: [NSLocalizedDescriptionKey: "wrk failed: \(text)"])
+    }
+    let result = try JSONDecoder().decode(WrkResult.self, from: Data(line.utf8))
+    if result.answered >= bundles.count {
+        print("warning: \(name): wrk ran out of bundles before \(seconds) s; uploads/s is understated")
+    }
+    let meanBytes = bundles.reduce(0) { $0 + $1.count } / max(1, bundles.count)
+    return Measurement(
+        name: name, clients: connections, uploads: result.answered,
+        errors: result.answered - result.created + result.socketErrors, meanBundleBytes: meanBytes,
+        seconds: result.seconds, uploadsPerSecond: Double(result.created) / result.seconds,
+        megabytesPerSecond: Double(result.created * meanBytes) / result.seconds / 1_000_000,
+        p50Milliseconds: result.p50Milliseconds, p99Milliseconds: result.p99Milliseconds,
+        collectorPeakRSSMiB: collector.peakRSS, indexCatchUpSeconds: try await indexCatchUpSeconds(indexDatabase))
 }
 
 final class ManagedCounter: @unchecked Sendable {
@@ -284,26 +347,33 @@ print(String(format: "disk: dd conv=fdatasync %.0f MB/s; bare write+fsync+rename
 let rows = Set(
     (ProcessInfo.processInfo.environment["BENCH_ROWS"] ?? "small,large,postgres").split(separator: ",").map(String.init)
 )
-let small = try makeBundles(count: 6_000, targetBytes: 10_000)
 var measurements: [Measurement] = []
+// The 10 KB rows: wrk as the client, closed loop (the most uploads per second; latency there is
+// mostly queueing: 64 clients at n uploads/s wait 64/n s on average, by Little's law) and open loop
+// at BENCH_OFFERED_RATE (default 1,000/s, the throughput bar) for the latency an app sees when the
+// collector is not overrun. Then the closed loop again with the Swift client, as earlier notes measured.
+let offered = Double(ProcessInfo.processInfo.environment["BENCH_OFFERED_RATE"] ?? "") ?? 1_000
 if rows.contains("small") {
     let collector = try startCollector("\(workDirectory)/small")
+    let database = "\(workDirectory)/small/collector.sqlite"
     // Warm-up: connections, SQLite pages.
     _ = try await measure(
         name: "warm-up", bundles: try makeBundles(count: 200, targetBytes: 10_000), clients: 16,
         baseURL: collector.baseURL, key: collector.ingestKey, collectors: [collector])
     measurements.append(
-        try await measure(
-            name: "10 KB bundles", bundles: small, clients: 64, baseURL: collector.baseURL, key: collector.ingestKey,
-            collectors: [collector], indexDatabase: "\(workDirectory)/small/collector.sqlite"))
-    // Latency at a fixed load below saturation: what an app sees when the collector is not overrun.
-    let offered = Double(ProcessInfo.processInfo.environment["BENCH_OFFERED_RATE"] ?? "") ?? 500
+        try await measureWithWrk(
+            name: "10 KB bundles", bundles: try makeBundles(count: 16_000, targetBytes: 10_000), connections: 64,
+            seconds: 6, collector: collector, indexDatabase: database))
+    measurements.append(
+        try await measureWithWrk(
+            name: "10 KB bundles, open loop at \(Int(offered))/s",
+            bundles: try makeBundles(count: Int(offered * 6.5), targetBytes: 10_000), connections: 64, seconds: 6,
+            offeredRate: offered, collector: collector, indexDatabase: database))
     measurements.append(
         try await measure(
-            name: "10 KB bundles, open loop at \(Int(offered))/s",
-            bundles: try makeBundles(count: 5_000, targetBytes: 10_000), clients: 64, baseURL: collector.baseURL,
-            key: collector.ingestKey, collectors: [collector], offeredRate: offered,
-            indexDatabase: "\(workDirectory)/small/collector.sqlite"))
+            name: "10 KB bundles, AsyncHTTPClient client", bundles: try makeBundles(count: 6_000, targetBytes: 10_000),
+            clients: 64, baseURL: collector.baseURL, key: collector.ingestKey, collectors: [collector],
+            indexDatabase: database))
     collector.kill(SIGTERM)
 }
 if rows.contains("large") {

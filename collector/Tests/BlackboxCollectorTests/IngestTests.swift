@@ -48,6 +48,29 @@ struct IngestTests {
         #expect(hits.count == 1 && hits[0]["lineNumber"] as? Int == 2 && hits[0]["path"] as? String == "logs/shop.log")
     }
 
+    @Test(
+        "bundles on both sides of the in-memory threshold are stored byte for byte",
+        arguments: [
+            1_000, IngestService.inlineInspectionBytes - 2_000, IngestService.inlineInspectionBytes + 1, 300_000,
+        ])
+    func sizesAroundTheInlineThreshold(approximateSize: Int) async throws {
+        let collector = try await TestCollector.start()
+        defer { Task { await collector.stop() } }
+        // Random bytes do not deflate: the zip is about as large as the log.
+        var generator = SystemRandomNumberGenerator()
+        let log = Data((0..<approximateSize).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        let bundle = try BundleArchive.make(app: .init(name: "shop"), host: "h", reports: [], logs: [("big.log", log)])
+        let stored = try await HTTP.upload(collector, bundle, uploadID: UUID().uuidString)
+        #expect(stored.status == 201, "\(stored.text)")
+        let blob = "\(collector.directory)/blobs/\(BlobStore.blobName(sha256: BundleArchive.sha256(bundle)))"
+        #expect(FileManager.default.contents(atPath: blob) == bundle)
+        let files = try await HTTP.get(
+            collector, "/api/v1/bundles/\(try #require(stored.json["bundleID"] as? Int))/files")
+        let list = try #require(try JSONSerialization.jsonObject(with: files.body) as? [[String: Any]])
+        let logFile = try #require(list.first { $0["kind"] as? String == "log" }?["id"] as? Int)
+        #expect(try await HTTP.get(collector, "/api/v1/files/\(logFile)/content").body == log)
+    }
+
     @Test("the same Upload-Id or the same bytes twice store once and answer the same")
     func idempotent() async throws {
         let collector = try await TestCollector.start()

@@ -32,6 +32,7 @@ struct BundleInspector {
         var checksum: UInt32 = 0
     }
 
+    /// Inspects an upload streamed to a file.
     func inspect(path: String, bodySize: Int) throws(IngestRejection) -> Inspection {
         let archive: Archive
         do {
@@ -39,6 +40,21 @@ struct BundleInspector {
         } catch {
             throw Self.startsLikeZip(path) ? .corrupt("no readable central directory") : .notAZip()
         }
+        return try inspect(archive, bodySize: bodySize)
+    }
+
+    /// Inspects an upload held in memory (a small one: no file to reopen and read back).
+    func inspect(bytes: Data) throws(IngestRejection) -> Inspection {
+        let archive: Archive
+        do {
+            archive = try Archive(data: bytes, accessMode: .read)
+        } catch {
+            throw bytes.starts(with: [0x50, 0x4B]) ? .corrupt("no readable central directory") : .notAZip()
+        }
+        return try inspect(archive, bodySize: bytes.count)
+    }
+
+    private func inspect(_ archive: Archive, bodySize: Int) throws(IngestRejection) -> Inspection {
         var entries: [Entry] = []
         for entry in archive {
             entries.append(entry)
@@ -59,7 +75,7 @@ struct BundleInspector {
             let keep = name == "manifest.json" || (name.hasPrefix("reports/") && name.hasSuffix(".json"))
             var consumed = Consumed()
             do {
-                _ = try archive.extract(entry, bufferSize: 256 << 10, skipCRC32: true) { chunk in
+                _ = try archive.extract(entry, bufferSize: Self.bufferSize(for: entry), skipCRC32: true) { chunk in
                     consumed.size += chunk.count
                     total += chunk.count
                     if consumed.firstBytes.count < 4 {
@@ -139,6 +155,14 @@ struct BundleInspector {
         }
         if let index = files.firstIndex(where: { $0.path == "manifest.json" }) { files[index].kind = .manifest }
         return Inspection(manifest: manifest, files: files, reports: reports)
+    }
+
+    /// ZIPFoundation allocates (and zeroes) buffers of this size for every entry: 256 KiB for a
+    /// 20 KB log cost more than inflating it. The sizes come from the untrusted header, so they only
+    /// choose a buffer size within bounds; the limits are enforced on the bytes actually inflated.
+    static func bufferSize(for entry: Entry) -> Int {
+        let declared = max(entry.uncompressedSize, entry.compressedSize)
+        return Int(min(max(declared, 4 << 10), 256 << 10))
     }
 
     static func checkPath(_ name: String) throws(IngestRejection) {

@@ -4,6 +4,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import NIOCore
 import NIOPosix
 
 /// `POST /api/v1/bundles`: authenticate, stream the body to a temporary file (hashing as it goes),
@@ -62,20 +63,23 @@ struct IngestService: Sendable {
         let temporary = try blobs.makeTemporaryFile()
         var committed = false
         defer { if !committed { unlink(temporary.path) } }
-        let (sha256, size) = try await receiveBody(request, into: temporary)
+        let body = try await receiveBody(request, into: temporary)
+        let (sha256, size) = (body.sha256, body.size)
         guard size > 0 else { throw IngestRejection.emptyBody() }
         // The same bytes under another Upload-Id are found by the index transaction itself.
 
         // Inflating blocks a thread: a large bundle is inspected off the async executor. A small one
-        // is inspected right here: typically a fraction of a millisecond, at worst (a 64 KiB bomb at
-        // the ratio limit) about 13 MB of inflating; the two thread hops would cost more than the
-        // usual work.
+        // is inspected right here, from memory: typically a fraction of a millisecond, at worst (a
+        // 64 KiB bomb at the ratio limit) about 13 MB of inflating; the two thread hops would cost
+        // more than the usual work.
         let inspector = BundleInspector(limits: limits)
         let path = temporary.path
         let inspection =
-            size <= Self.inlineInspectionBytes
-            ? try inspector.inspect(path: path, bodySize: size)
-            : try await NIOThreadPool.singleton.runIfActive { try inspector.inspect(path: path, bodySize: size) }
+            if let bytes = body.bytes {
+                try inspector.inspect(bytes: bytes)
+            } else {
+                try await NIOThreadPool.singleton.runIfActive { try inspector.inspect(path: path, bodySize: size) }
+            }
         // From here the committer owns the temporary file: it makes it durable with the others of
         // its batch, then indexes them all in one transaction.
         committed = true
@@ -135,28 +139,53 @@ struct IngestService: Sendable {
         return uuid.uuidString.lowercased()
     }
 
-    /// Streams the body to the file, hashing as it goes; stops at the size limit.
-    private func receiveBody(_ request: Request, into file: BlobStore.TemporaryFile) async throws -> (String, Int) {
+    struct ReceivedBody {
+        var sha256: String
+        var size: Int
+        /// The whole body, when it is at most `inlineInspectionBytes`.
+        var bytes: Data?
+    }
+
+    /// Writes the body to the file, hashing as it goes; stops at the size limit. A body of at most
+    /// `inlineInspectionBytes` is gathered in memory and written with one call (a write per network
+    /// chunk, then reading the file back to inspect it, cost more than the rest of a small upload);
+    /// a larger one is streamed.
+    private func receiveBody(_ request: Request, into file: BlobStore.TemporaryFile) async throws -> ReceivedBody {
         defer { close(file.descriptor) }
         var hasher = SHA256()
         var size = 0
+        var gathered: ByteBuffer? = ByteBuffer()
         for try await buffer in request.body {
             size += buffer.readableBytes
             if size > limits.maxBodyBytes { throw IngestRejection.bodyTooLarge(limit: limits.maxBodyBytes) }
-            try buffer.withUnsafeReadableBytes { bytes in
-                hasher.update(bufferPointer: bytes)
-                var offset = 0
-                while offset < bytes.count {
-                    let written = write(file.descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-                    if written < 0 && errno == EINTR { continue }
-                    guard written > 0 else {
-                        throw StorageError.io(path: file.path, reason: String(cString: strerror(errno)))
-                    }
-                    offset += written
+            buffer.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
+            if gathered != nil, size <= Self.inlineInspectionBytes {
+                gathered?.writeImmutableBuffer(buffer)
+                continue
+            }
+            if let early = gathered {
+                try Self.write(early, to: file)
+                gathered = nil
+            }
+            try Self.write(buffer, to: file)
+        }
+        let bytes = gathered.map { Data($0.readableBytesView) }
+        if let gathered { try Self.write(gathered, to: file) }
+        return ReceivedBody(sha256: hasher.finalize().lowercaseHex, size: size, bytes: bytes)
+    }
+
+    private static func write(_ buffer: ByteBuffer, to file: BlobStore.TemporaryFile) throws {
+        try buffer.withUnsafeReadableBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let written = Glibc.write(file.descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                if written < 0 && errno == EINTR { continue }
+                guard written > 0 else {
+                    throw StorageError.io(path: file.path, reason: String(cString: strerror(errno)))
                 }
+                offset += written
             }
         }
-        return (hasher.finalize().lowercaseHex, size)
     }
 
     static func acknowledge(_ record: BundleRecord, duplicate: Bool) -> Acknowledgement {

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 #if canImport(Glibc)
@@ -62,8 +63,14 @@ public final class BlobStore: Sendable {
         return blob
     }
 
-    /// Makes many temporary files durable at once: one file-system flush for their contents, the
-    /// renames, one flush for the renames. Falls back to fsync per file where `syncfs` is missing.
+    /// Makes many temporary files durable at once: each is linked into place under its hash, then one
+    /// file-system flush makes their contents and their names durable together.
+    ///
+    /// Linking before the flush is safe because nothing refers to a blob until the database commit
+    /// that follows this call: a crash before the flush leaves at most unreferenced files. An
+    /// existing blob is never replaced (it may be referenced, and a not-yet-flushed copy must not
+    /// take its place) unless its bytes do not hash to its name: a leftover of such a crash, which
+    /// the new copy repairs. Falls back to fsync per file where `syncfs` is missing.
     public func commit(_ files: [(temporaryPath: String, sha256: String)]) throws {
         guard let flush = Self.syncfs, files.count > 1 else {
             for file in files { _ = try commit(temporaryPath: file.temporaryPath, sha256: file.sha256) }
@@ -72,21 +79,49 @@ public final class BlobStore: Sendable {
         let rootDescriptor = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard rootDescriptor >= 0 else { throw StorageError.io(path: root, reason: String(cString: strerror(errno))) }
         defer { close(rootDescriptor) }
-        guard flush(rootDescriptor) == 0 else {
-            throw StorageError.io(path: root, reason: "syncfs: \(String(cString: strerror(errno)))")
-        }
         for file in files {
-            let directory = "\(root)/\(file.sha256.prefix(2))"
-            if mkdir(directory, 0o700) != 0 && errno != EEXIST {
-                throw StorageError.io(path: directory, reason: String(cString: strerror(errno)))
-            }
-            guard rename(file.temporaryPath, path(of: Self.blobName(sha256: file.sha256))) == 0 else {
-                throw StorageError.io(path: file.temporaryPath, reason: String(cString: strerror(errno)))
-            }
+            try place(temporaryPath: file.temporaryPath, sha256: file.sha256)
         }
         guard flush(rootDescriptor) == 0 else {
             throw StorageError.io(path: root, reason: "syncfs: \(String(cString: strerror(errno)))")
         }
+    }
+
+    /// Gives the temporary file its blob name without replacing a sound existing blob.
+    private func place(temporaryPath: String, sha256: String) throws {
+        let directory = "\(root)/\(sha256.prefix(2))"
+        if mkdir(directory, 0o700) != 0 && errno != EEXIST {
+            throw StorageError.io(path: directory, reason: String(cString: strerror(errno)))
+        }
+        let target = path(of: Self.blobName(sha256: sha256))
+        if link(temporaryPath, target) == 0 {
+            unlink(temporaryPath)
+            return
+        }
+        guard errno == EEXIST else {
+            throw StorageError.io(path: target, reason: String(cString: strerror(errno)))
+        }
+        if (try? Self.sha256(ofFileAt: target)) == sha256 {
+            unlink(temporaryPath)
+        } else if rename(temporaryPath, target) != 0 {
+            throw StorageError.io(path: target, reason: String(cString: strerror(errno)))
+        }
+    }
+
+    static func sha256(ofFileAt path: String) throws -> String {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw StorageError.io(path: path, reason: String(cString: strerror(errno))) }
+        defer { close(fd) }
+        var hasher = SHA256()
+        var buffer = [UInt8](repeating: 0, count: 256 << 10)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { throw StorageError.io(path: path, reason: String(cString: strerror(errno))) }
+            if count == 0 { break }
+            buffer.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+        }
+        return hasher.finalize().lowercaseHex
     }
 
     /// `syncfs(2)`: Glibc's Swift overlay does not export it, so it is looked up once at run time.
