@@ -43,19 +43,23 @@ public struct BlackboxLogHandler: LogHandler {
         let level = LogLevel(event.level)
         // `logLevel` cannot say "off" to swift-log, so the label's own level is checked here again.
         guard level >= (levelOverride ?? label.level) else { return }
-        // Unowned and unretained: cores are immortal, and a closure here would copy `self`.
-        unowned(unsafe) let core = label.core.takeUnretainedValue()
-        let provider = core.metadataProvider
-        let encoded: EncodedMetadata
-        if metadata.isEmpty && provider == nil && event.metadata?.isEmpty != false && event.error == nil {
-            encoded = EncodedMetadata()
-        } else {
-            encoded = encodedMetadata(
-                explicit: event.metadata, error: event.error, provider: provider, redact: core.redactSensitiveValues)
+        // Cores are immortal, so the core is used without retaining it: every thread logs through
+        // the same core, and a retain/release pair on it per call (what `unowned(unsafe)` compiled
+        // to) made all callers bounce its reference count's cache line between cores.
+        label.core._withUnsafeGuaranteedRef { core in
+            let provider = core.metadataProvider
+            let encoded: EncodedMetadata
+            if metadata.isEmpty && provider == nil && event.metadata?.isEmpty != false && event.error == nil {
+                encoded = EncodedMetadata()
+            } else {
+                encoded = encodedMetadata(
+                    explicit: event.metadata, error: event.error, provider: provider,
+                    redact: core.redactSensitiveValues)
+            }
+            core.appendText(
+                level: level, label: label, message: event.message.description, metadata: encoded, file: event.file,
+                line: event.line)
         }
-        core.appendText(
-            level: level, label: label, message: event.message.description, metadata: encoded, file: event.file,
-            line: event.line)
     }
 
     /// Handler metadata, then the provider's, then the call's (later sources win), sorted by key.
