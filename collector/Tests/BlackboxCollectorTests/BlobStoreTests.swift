@@ -15,12 +15,29 @@ struct BlobStoreTests {
             blobs = try BlobStore(root: "\(directory)/blobs", temporaryDirectory: "\(directory)/tmp")
         }
 
-        /// A closed temporary file holding `bytes`, and their sha256.
-        func upload(_ bytes: Data) throws -> (temporaryPath: String, sha256: String) {
+        /// A closed temporary file holding `bytes`, their sha256 and size.
+        func upload(_ bytes: Data) throws -> (temporaryPath: String, sha256: String, size: Int64) {
             let file = try blobs.makeTemporaryFile()
             close(file.descriptor)
             try bytes.write(to: URL(fileURLWithPath: file.path))
-            return (file.path, SHA256.hash(data: bytes).lowercaseHex)
+            return (file.path, SHA256.hash(data: bytes).lowercaseHex, Int64(bytes.count))
+        }
+
+        /// How many of the file's pages are in the page cache (mincore over a mapping of it).
+        func residentPages(_ path: String) throws -> Int {
+            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            try #require(fd >= 0)
+            defer { close(fd) }
+            var info = stat()
+            try #require(fstat(fd, &info) == 0)
+            let size = Int(info.st_size)
+            let mapping = try #require(mmap(nil, size, PROT_READ, MAP_SHARED, fd, 0))
+            try #require(mapping != MAP_FAILED)
+            defer { munmap(mapping, size) }
+            let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+            var vector = [UInt8](repeating: 0, count: (size + pageSize - 1) / pageSize)
+            try #require(mincore(mapping, size, &vector) == 0)
+            return vector.filter { $0 & 1 != 0 }.count
         }
 
         func inode(_ path: String) -> UInt {
@@ -76,5 +93,39 @@ struct BlobStoreTests {
         try fixture.blobs.commit([try fixture.upload(bytes), try fixture.upload(Data("other".utf8))])
         #expect(FileManager.default.contents(atPath: stored) == bytes)
         #expect(try BlobStore.sha256(ofFileAt: stored) == sha256)
+    }
+    /// tmpfs keeps files only in memory: nothing there can leave the page cache. (`statfs` is not in
+    /// Swift's Glibc module; stat(1) reads the same.)
+    static var temporaryDirectoryIsTmpfs: Bool {
+        let stat = Process()
+        stat.executableURL = URL(fileURLWithPath: "/usr/bin/stat")
+        stat.arguments = ["-f", "-c", "%T", NSTemporaryDirectory()]
+        let output = Pipe()
+        stat.standardOutput = output
+        guard (try? stat.run()) != nil else { return false }
+        stat.waitUntilExit()
+        return String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).hasPrefix("tmpfs")
+    }
+
+    @Test(
+        "large blobs leave the page cache once durable, in a batch and alone",
+        .disabled(if: temporaryDirectoryIsTmpfs, "the temporary directory is on tmpfs"))
+    func largeBlobsAreNotCached() throws {
+        let fixture = try Fixture()
+        defer { fixture.remove() }
+        func large(_ tag: String) -> Data {
+            Data(
+                (0..<(Int(BlobStore.uncachedBlobBytes) + 100_000)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+                    + tag.utf8)
+        }
+        let batch = [try fixture.upload(large("a")), try fixture.upload(large("b"))]
+        try fixture.blobs.commit(batch)
+        let alone = try fixture.upload(large("c"))
+        try fixture.blobs.commit([alone])
+        for upload in batch + [alone] {
+            let path = fixture.blobs.path(of: BlobStore.blobName(sha256: upload.sha256))
+            #expect(try fixture.residentPages(path) == 0, "\(path)")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path)).count == Int(upload.size))
+        }
     }
 }

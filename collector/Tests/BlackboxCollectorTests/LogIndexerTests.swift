@@ -1,4 +1,6 @@
 import Foundation
+import Logging
+import ServiceLifecycle
 import Testing
 
 @testable import BlackboxCollector
@@ -42,5 +44,34 @@ struct LogIndexerTests {
         _ = try await store.index([StoreContractTests.newBundle(project: project, logs: 1)])
         await indexer.indexPending()
         #expect(try await store.unindexedLogFiles(limit: 10).isEmpty)
+    }
+    @Test("graceful shutdown stops the indexer without working through its backlog")
+    func stopsOnShutdown() async throws {
+        let directory = NSTemporaryDirectory() + "indexer-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try SQLiteStore(path: "\(directory)/collector.sqlite")
+        try await store.migrate()
+        let project = try await store.createProject(name: "p").id
+        _ = try await store.index([StoreContractTests.newBundle(project: project, logs: 2)])
+        let blobs = try BlobStore(root: "\(directory)/blobs", temporaryDirectory: "\(directory)/tmp")
+        // An upload stays in flight, so the indexer waits (up to 20 s) before indexing its backlog.
+        let indexer = LogIndexer(
+            store: store, reader: BundleReader(blobs: blobs, maxBytes: 1 << 20), maxDeferral: .seconds(20))
+        indexer.noteUpload(started: true)
+        let group = ServiceGroup(
+            configuration: .init(services: [indexer], logger: Logger(label: "test"))
+        )
+        let stopped = try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            try await Task.sleep(for: .milliseconds(300))
+            let asked = ContinuousClock.now
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+            return ContinuousClock.now - asked
+        }
+        // It stopped while waiting, not after it: the backlog is still queued for the next run.
+        #expect(stopped < .seconds(20))
+        #expect(try await store.unindexedLogFiles(limit: 10).count == 2)
     }
 }

@@ -84,7 +84,7 @@ final class GroupCommitter: Service, Sendable {
 
     private func commit(_ batch: [Waiter]) async {
         let blobs = self.blobs
-        let paths = batch.map { ($0.temporaryPath, $0.bundle.sha256) }
+        let paths = batch.map { ($0.temporaryPath, $0.bundle.sha256, $0.bundle.size) }
         do {
             try await NIOThreadPool.singleton.runIfActive { try blobs.commit(paths) }
         } catch {

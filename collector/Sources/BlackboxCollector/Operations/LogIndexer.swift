@@ -34,6 +34,10 @@ final class LogIndexer: Service, Sendable {
     private let uploadsInFlight = Atomic<Int>(0)
     private let lastIngest = Atomic<UInt64>(0)
     private let maxDeferral: Duration
+    /// Set on graceful shutdown. Shutdown does not cancel the service's task, so without this the
+    /// indexer would finish the whole backlog (minutes, after a burst of large bundles) before the
+    /// server could stop. What is left stays in the queue for the next run.
+    private let stopping = Atomic<Bool>(false)
     /// An upload this recent (or one in flight) means ingest is busy.
     static let busyWindow: Duration = .milliseconds(50)
 
@@ -68,10 +72,13 @@ final class LogIndexer: Service, Sendable {
             for await _ in wakeups {
                 await indexPending()
             }
-        } onGracefulShutdown: { [wakeContinuation] in
+        } onGracefulShutdown: { [self] in
+            stopping.store(true, ordering: .relaxed)
             wakeContinuation.finish()
         }
     }
+
+    private var isStopping: Bool { Task.isCancelled || stopping.load(ordering: .relaxed) }
 
     /// Indexes until nothing is left (also used by tests and the benchmark to wait for the index).
     /// Files are stored in batches, one transaction each: a commit per file cost a WAL sync per file
@@ -86,14 +93,14 @@ final class LogIndexer: Service, Sendable {
                 logger.error("cannot list log files to index: \(error)")
                 return
             }
-            if files.isEmpty { return }
+            if files.isEmpty || isStopping { return }
             // Wait with the files in hand: on PostgreSQL, listing them claimed them for this instance.
             await stepBackWhileIngestIsBusy(deferringSince: &deferringSince)
             var batch: [LogFileLines] = []
             var batchBytes = 0
             for file in files {
                 // Stopping: what is left stays unindexed for the next run (never marked done empty).
-                guard !Task.isCancelled, let lines = await read(file) else { return }
+                guard !isStopping, let lines = await read(file) else { return }
                 batch.append(LogFileLines(fileID: file.id, lines: lines))
                 batchBytes += lines.reduce(0) { $0 + $1.utf8.count }
                 if batchBytes >= Self.bytesPerBatch {
@@ -108,7 +115,7 @@ final class LogIndexer: Service, Sendable {
 
     /// Sleeps while uploads are in flight, until `maxDeferral` after the first time it had to.
     private func stepBackWhileIngestIsBusy(deferringSince: inout ContinuousClock.Instant?) async {
-        while ingestIsBusy && !Task.isCancelled {
+        while ingestIsBusy && !isStopping {
             let since = deferringSince ?? .now
             deferringSince = since
             if since.duration(to: .now) >= maxDeferral { return }
