@@ -20,18 +20,33 @@ struct LogIndexerTests {
         #expect(lines("héllo\nwörld\n") == ["héllo", "wörld"])
     }
 
+    /// A SQLite store holding one bundle with two log files whose blobs do not exist, and an indexer
+    /// over it.
+    struct Fixture {
+        let directory = NSTemporaryDirectory() + "indexer-\(UUID().uuidString)"
+        let store: SQLiteStore
+        let project: Int64
+        let indexer: LogIndexer
+
+        init(maxDeferral: Duration) async throws {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            store = try SQLiteStore(path: "\(directory)/collector.sqlite")
+            try await store.migrate()
+            project = try await store.createProject(name: "p").id
+            _ = try await store.index([StoreContractTests.newBundle(project: project, logs: 2)])
+            let blobs = try BlobStore(root: "\(directory)/blobs", temporaryDirectory: "\(directory)/tmp")
+            indexer = LogIndexer(
+                store: store, reader: BundleReader(blobs: blobs, maxBytes: 1 << 20), maxDeferral: maxDeferral)
+        }
+
+        func remove() { try? FileManager.default.removeItem(atPath: directory) }
+    }
+
     @Test("while uploads are in flight the indexer waits, but never longer than its limit")
     func stepsBackForIngest() async throws {
-        let directory = NSTemporaryDirectory() + "indexer-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let store = try SQLiteStore(path: "\(directory)/collector.sqlite")
-        try await store.migrate()
-        let project = try await store.createProject(name: "p").id
-        _ = try await store.index([StoreContractTests.newBundle(project: project, logs: 2)])
-        let blobs = try BlobStore(root: "\(directory)/blobs", temporaryDirectory: "\(directory)/tmp")
-        let indexer = LogIndexer(
-            store: store, reader: BundleReader(blobs: blobs, maxBytes: 1 << 20), maxDeferral: .milliseconds(500))
+        let fixture = try await Fixture(maxDeferral: .milliseconds(500))
+        defer { fixture.remove() }
+        let (store, project, indexer) = (fixture.store, fixture.project, fixture.indexer)
 
         indexer.noteUpload(started: true)  // in flight for as long as the indexer runs
         let started = ContinuousClock.now
@@ -45,22 +60,15 @@ struct LogIndexerTests {
         await indexer.indexPending()
         #expect(try await store.unindexedLogFiles(limit: 10).isEmpty)
     }
+
     @Test("graceful shutdown stops the indexer without working through its backlog")
     func stopsOnShutdown() async throws {
-        let directory = NSTemporaryDirectory() + "indexer-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let store = try SQLiteStore(path: "\(directory)/collector.sqlite")
-        try await store.migrate()
-        let project = try await store.createProject(name: "p").id
-        _ = try await store.index([StoreContractTests.newBundle(project: project, logs: 2)])
-        let blobs = try BlobStore(root: "\(directory)/blobs", temporaryDirectory: "\(directory)/tmp")
         // An upload stays in flight, so the indexer waits (up to 20 s) before indexing its backlog.
-        let indexer = LogIndexer(
-            store: store, reader: BundleReader(blobs: blobs, maxBytes: 1 << 20), maxDeferral: .seconds(20))
-        indexer.noteUpload(started: true)
+        let fixture = try await Fixture(maxDeferral: .seconds(20))
+        defer { fixture.remove() }
+        fixture.indexer.noteUpload(started: true)
         let group = ServiceGroup(
-            configuration: .init(services: [indexer], logger: Logger(label: "test"))
+            configuration: .init(services: [fixture.indexer], logger: Logger(label: "test"))
         )
         let stopped = try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
@@ -72,6 +80,6 @@ struct LogIndexerTests {
         }
         // It stopped while waiting, not after it: the backlog is still queued for the next run.
         #expect(stopped < .seconds(20))
-        #expect(try await store.unindexedLogFiles(limit: 10).count == 2)
+        #expect(try await fixture.store.unindexedLogFiles(limit: 10).count == 2)
     }
 }
