@@ -305,10 +305,6 @@ func measureWithWrk(
     environment["BENCH_COUNT"] = "\(bundles.count)"
     environment["BENCH_RATE"] = offeredRate.map { "\($0)" }
     environment["BENCH_RUN_ID"] = String(format: "%08x", UInt32.random(in: 0...UInt32.max))
-    // wrk copies each request into a buffer it reallocates per request; glibc serves multi-megabyte
-    // ones with fresh mmaps by default, which the kernel zeroes page by page (clear_page was half of
-    // the machine in the 5 MB row). From the heap, and never trimmed, the same memory is reused.
-    environment["GLIBC_TUNABLES"] = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=4294967296"
     wrk.environment = environment
     let output = Pipe()
     wrk.standardOutput = output
