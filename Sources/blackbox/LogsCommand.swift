@@ -43,22 +43,28 @@ struct Logs: AsyncParsableCommand {
             since: since.flatMap { LineFilter.timestamp($0, now: now) },
             until: until.flatMap { LineFilter.timestamp($0, now: now) })
         let sources = try LogSources.resolve(paths)
-        for file in sources.files {
-            do {
-                try print(filter.apply(to: LogSources.read(file)))
-            } catch {
-                throw Self.failing("\(file): \(error)")
-            }
-        }
+        var pendings: [(directory: String, pending: JournalInspector.Pending)] = []
         if journal {
             for directory in sources.diagnosticsDirectories {
                 do {
-                    let pending = try JournalInspector.pendingLines(path: "\(directory)/journal")
-                    print(filter.apply(to: pending.lines.joined(separator: "\n")))
+                    pendings.append((directory, try JournalInspector.pendingLines(path: "\(directory)/journal")))
                 } catch {
                     throw Self.failing("\(directory)/journal: \(error)")
                 }
             }
+        }
+        for file in sources.files {
+            // With the journal, the log reads as it will after the next start: the part of the active
+            // file that recovery cuts away is printed from the journal instead.
+            let kept = pendings.compactMap { $0.pending.keptSize(ofFileAt: file) }.min()
+            do {
+                try print(filter.apply(to: LogSources.read(file, prefix: kept)))
+            } catch {
+                throw Self.failing("\(file): \(error)")
+            }
+        }
+        for (_, pending) in pendings {
+            print(filter.apply(to: pending.lines.joined(separator: "\n")))
         }
         guard follow else { return }
         let followed = sources.files.filter { !$0.hasSuffix(".gz") && !LogSources.isArchive($0) }
@@ -117,8 +123,10 @@ enum LogSources {
 
     static func isArchive(_ path: String) -> Bool { path.split(separator: "/").last?.contains("--") ?? false }
 
-    static func read(_ path: String) throws -> String {
-        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+    /// The file's text, or only its first `prefix` bytes (of a plain file).
+    static func read(_ path: String, prefix: UInt64? = nil) throws -> String {
+        var data = try Data(contentsOf: URL(fileURLWithPath: path))
+        if let prefix, prefix < data.count { data = data.prefix(Int(prefix)) }
         if path.hasSuffix(".gz") || data.starts(with: [0x1F, 0x8B]) {
             return String(decoding: try GzipData.decompress(Array(data), limit: 1 << 30), as: UTF8.self)
         }

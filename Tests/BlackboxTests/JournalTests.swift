@@ -7,26 +7,11 @@ import Testing
     let directory = TemporaryDirectory()
     var path: String { "\(directory.path)/journal" }
 
-    /// Writes a text record; `commit: false` leaves it as a kill mid-write would.
     @discardableResult
     func put(_ journal: Journal, _ text: String, commit: Bool = true) throws -> (
         record: UnsafeMutableRawPointer, position: UInt64
     ) {
-        let message = Array(text.utf8)
-        let size = RecordLayout.headerSize + 1 + message.count
-        let (record, position) = try #require(journal.tryReserve(size))
-        var writer = RecordWriter(base: record)
-        Array("t".utf8).withUnsafeBytes { writer.append($0) }
-        message.withUnsafeBytes { writer.append($0) }
-        writer.writeHeader(
-            timestamp: 1, threadID: 1, line: 1, kind: .text, level: .info, labelCount: 1, fileCount: 0, flags: [],
-            messageCount: message.count, metadataCount: 0)
-        if commit {
-            journal.commit(record, position: position, length: size)
-        } else {
-            record.storeBytes(of: UInt32(size), toByteOffset: RecordLayout.length, as: UInt32.self)
-        }
-        return (record, position)
+        try putRecord(journal, text, commit: commit)
     }
 
     func recovered(_ capacity: Int = 64 << 10) throws -> (messages: [String], outcome: Journal.RecoveryOutcome) {

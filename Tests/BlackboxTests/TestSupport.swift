@@ -56,6 +56,29 @@ func allLogLines(_ directory: TemporaryDirectory, base: String = "test") throws 
     return lines + logLines(directory, base: base)
 }
 
+/// Writes a text record (label "t") straight into `journal`; `commit: false` leaves it as a kill
+/// mid-write would.
+@discardableResult
+func putRecord(_ journal: Journal, _ text: String, commit: Bool = true) throws -> (
+    record: UnsafeMutableRawPointer, position: UInt64
+) {
+    let message = Array(text.utf8)
+    let size = RecordLayout.headerSize + 1 + message.count
+    let (record, position) = try #require(journal.tryReserve(size))
+    var writer = RecordWriter(base: record)
+    Array("t".utf8).withUnsafeBytes { writer.append($0) }
+    message.withUnsafeBytes { writer.append($0) }
+    writer.writeHeader(
+        timestamp: 1_795_000_000_000_000_000, threadID: 1, line: 1, kind: .text, level: .info, labelCount: 1,
+        fileCount: 0, flags: [], messageCount: message.count, metadataCount: 0)
+    if commit {
+        journal.commit(record, position: position, length: size)
+    } else {
+        record.storeBytes(of: UInt32(size), toByteOffset: RecordLayout.length, as: UInt32.self)
+    }
+    return (record, position)
+}
+
 /// Where the helper executables are: `BLACKBOX_TEST_BIN` (the Makefile sets it), else next to the test bundle.
 func helperExecutable(_ name: String) -> String {
     if let bin = ProcessInfo.processInfo.environment["BLACKBOX_TEST_BIN"] { return "\(bin)/\(name)" }
@@ -108,10 +131,15 @@ func withRecord<T>(
 }
 
 func formatted(_ format: LogFormat, _ record: RecordView) -> String {
+    String(decoding: rawFormatted(format, record), as: UTF8.self)
+}
+
+/// A formatted line's bytes as written (a `String` would hide bytes that are not UTF-8).
+func rawFormatted(_ format: LogFormat, _ record: RecordView) -> [UInt8] {
     var formatter = LineFormatter(format: format)
     var out = OutputBuffer(capacity: 64)
     formatter.append(record, to: &out)
-    return String(decoding: out.bytes, as: UTF8.self)
+    return Array(out.bytes)
 }
 
 /// Runs any program to completion (a helper by absolute path, or a system tool).

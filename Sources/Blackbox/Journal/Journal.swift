@@ -103,13 +103,7 @@ final class Journal: @unchecked Sendable {
 
     func loadCheckpoint() -> Checkpoint {
         let generation = file.checkpointGeneration.load(ordering: .acquiring)
-        let slot = slotAddress(generation)
-        return Checkpoint(
-            readPosition: slot.load(fromByteOffset: 0, as: UInt64.self),
-            device: slot.load(fromByteOffset: 8, as: UInt64.self),
-            inode: slot.load(fromByteOffset: 16, as: UInt64.self),
-            fileSize: slot.load(fromByteOffset: 24, as: UInt64.self),
-            fileStartNanoseconds: slot.load(fromByteOffset: 32, as: UInt64.self))
+        return Checkpoint(header: UnsafeRawPointer(file.header), generation: generation)
     }
 
     /// Double-buffered: the new checkpoint goes into the slot not in use, then the generation flips
@@ -126,7 +120,7 @@ final class Journal: @unchecked Sendable {
     }
 
     private func slotAddress(_ generation: UInt64) -> UnsafeMutableRawPointer {
-        file.header + JournalFile.Offset.checkpointSlots + Int(generation & 1) * JournalFile.Offset.checkpointSlotSize
+        file.header + JournalFile.Offset.checkpointSlot(generation)
     }
 
     // MARK: Recovery
@@ -139,49 +133,13 @@ final class Journal: @unchecked Sendable {
     }
 
     /// Visits every intact record between the checkpoint and the reservation end, in order, and steps
-    /// over torn or corrupted ones by searching for the next valid commit word (records are 8-aligned).
-    /// Only for start-up, before producers run.
+    /// over torn or corrupted ones (`JournalReader.scan`). Only for start-up, before producers run.
     func recover(visit: (_ record: RecordView, _ next: UInt64) -> Void) -> RecoveryOutcome {
-        var outcome = RecoveryOutcome()
         let end = file.writePosition.load(ordering: .acquiring)
-        var position = loadCheckpoint().readPosition
-        // A corrupt header could claim more than a ring's worth; never read beyond one ring.
-        if end &- position > capacity { position = end &- capacity }
-        position = UInt64(RecordLayout.aligned(Int(position)))
-        var skipStart: UInt64? = nil
-        while position < end {
-            if let record = validRecord(at: position, end: end) {
-                if let start = skipStart {
-                    outcome.skippedBytes += position - start
-                    outcome.skippedRegions += 1
-                    skipStart = nil
-                }
-                let next = position + UInt64(RecordLayout.aligned(record.length))
-                visit(record, next)
-                outcome.records += 1
-                position = next
-            } else {
-                if skipStart == nil { skipStart = position }
-                position += 8
-            }
-        }
-        if let start = skipStart {
-            outcome.skippedBytes += end - start
-            outcome.skippedRegions += 1
-        }
-        return outcome
-    }
-
-    private func validRecord(at position: UInt64, end: UInt64) -> RecordView? {
-        guard let record = committedRecord(at: position) else { return nil }
-        let length = record.length
-        guard length >= RecordLayout.headerSize, UInt64(length) <= capacity,
-            position + UInt64(RecordLayout.aligned(length)) <= end, record.isWellFormed
-        else { return nil }
-        let sum = journalChecksum(
-            record.base + RecordLayout.timestamp, count: length - RecordLayout.timestamp, seed: position)
-        guard sum == record.base.load(fromByteOffset: RecordLayout.checksum, as: UInt32.self) else { return nil }
-        return record
+        let start = JournalReader.pendingStart(checkpoint: loadCheckpoint().readPosition, end: end, capacity: capacity)
+        guard start < end else { return RecoveryOutcome() }
+        // The mirror mapping makes up to one ring's worth contiguous from any place in it.
+        return JournalReader.scan(data + Int(start & mask), count: Int(end - start), start: start, visit: visit)
     }
 
     /// After recovery: nothing is pending any more.

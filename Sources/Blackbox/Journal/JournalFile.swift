@@ -34,6 +34,10 @@ final class JournalFile: @unchecked Sendable {
         static let checkpointGeneration = 192
         static let checkpointSlots = 256
         static let checkpointSlotSize = 64
+        /// The slot that `generation` uses (the checkpoint is double-buffered).
+        static func checkpointSlot(_ generation: UInt64) -> Int {
+            checkpointSlots + Int(generation & 1) * checkpointSlotSize
+        }
     }
 
     static let magic: UInt64 = 0x3130_4C4E_524A_4242  // "BBJRNL01"
@@ -63,7 +67,7 @@ final class JournalFile: @unchecked Sendable {
     /// `reformat` afterwards to change it.
     static func open(path: String, capacity requested: Int) throws(BlackboxError) -> JournalFile {
         let capacity = try validatedCapacity(requested)
-        let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw .journalUnavailable(path: path, reason: errnoDescription()) }
         if flock(fd, LOCK_EX | LOCK_NB) != 0 {
             let owner = readOwnerPID(fd)

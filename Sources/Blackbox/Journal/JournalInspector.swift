@@ -6,12 +6,26 @@
 /// records not yet written to the log file, e.g. after a `kill -9` and before the app's next start
 /// replays them. Reads with `pread` and takes no lock, so it works while the app runs; a record
 /// being written at that moment fails its checksum and is left out.
+///
+/// It reads by the rules recovery uses (`JournalReader`), so the log file cut as `keptSize` says,
+/// followed by `lines`, is exactly what the log holds after the next start.
 public enum JournalInspector {
     public struct Pending: Sendable, Equatable {
         /// Text lines, oldest first.
         public var lines: [String]
         /// Process id of the journal's last owner.
         public var ownerPID: Int32?
+        let checkpoint: Journal.Checkpoint
+
+        /// How many bytes of the file at `path` the next start keeps: the checkpoint's log file is
+        /// cut back to the checkpoint, because what follows is replayed from `lines`. Nil when the
+        /// file cannot be read.
+        public func keptSize(ofFileAt path: String) -> UInt64? {
+            var info = stat()
+            guard stat(path, &info) == 0 else { return nil }
+            return checkpoint.keptSize(
+                device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: UInt64(info.st_size))
+        }
     }
 
     public static func pendingLines(path: String, limit: Int = .max) throws(BlackboxError) -> Pending {
@@ -29,13 +43,14 @@ public enum JournalInspector {
             let capacity = try? JournalFile.validatedCapacity(Int(word(JournalFile.Offset.capacity)))
         else { throw .journalUnavailable(path: path, reason: "not a Blackbox journal") }
         let end = word(JournalFile.Offset.writePosition)
-        let generation = word(JournalFile.Offset.checkpointGeneration)
-        var start = word(
-            JournalFile.Offset.checkpointSlots + Int(generation & 1) * JournalFile.Offset.checkpointSlotSize)
-        if end &- start > UInt64(capacity) { start = end &- UInt64(capacity) }
-        start = UInt64(RecordLayout.aligned(Int(start)))
+        let checkpoint = header.withUnsafeBytes {
+            Journal.Checkpoint(header: $0.baseAddress!, generation: word(JournalFile.Offset.checkpointGeneration))
+        }
+        let start = JournalReader.pendingStart(
+            checkpoint: checkpoint.readPosition, end: end, capacity: UInt64(capacity))
         let owner = UInt32(truncatingIfNeeded: word(JournalFile.Offset.ownerPID))
-        guard start < end else { return Pending(lines: [], ownerPID: owner == 0 ? nil : Int32(bitPattern: owner)) }
+        var pending = Pending(lines: [], ownerPID: owner == 0 ? nil : Int32(bitPattern: owner), checkpoint: checkpoint)
+        guard start < end else { return pending }
 
         // The ring's bytes from `start` to `end`, unwrapped into one run.
         var bytes = [UInt8](repeating: 0, count: Int(end - start))
@@ -49,7 +64,7 @@ public enum JournalInspector {
             guard n == count else { throw .journalUnavailable(path: path, reason: "short read") }
             copied += count
         }
-        let lines = JournalTail.lines(bytes: bytes, startPosition: start, limit: limit)
-        return Pending(lines: lines, ownerPID: owner == 0 ? nil : Int32(bitPattern: owner))
+        pending.lines = JournalTail.lines(bytes: bytes, startPosition: start, limit: limit)
+        return pending
     }
 }

@@ -4,7 +4,7 @@
 struct MetadataReader: Sequence {
     let bytes: UnsafeRawBufferPointer
 
-    var isEmpty: Bool { bytes.count < 2 || bytes.load(as: UInt16.self) == 0 }
+    var isEmpty: Bool { bytes.count < 2 || bytes.loadUnaligned(as: UInt16.self) == 0 }
 
     struct Iterator: IteratorProtocol {
         let bytes: UnsafeRawBufferPointer

@@ -24,12 +24,10 @@ final class LogFileSink {
         self.directory = directory
         self.baseName = baseName
         try open(now: now)
-        if let checkpoint, checkpoint.device == device, checkpoint.inode == inode {
-            if size > checkpoint.fileSize, ftruncate(descriptor, off_t(checkpoint.fileSize)) == 0 {
-                size = checkpoint.fileSize
-            }
-            if checkpoint.fileStartNanoseconds > 0 { startNanoseconds = checkpoint.fileStartNanoseconds }
-        }
+        guard let checkpoint, checkpoint.device == device, checkpoint.inode == inode else { return }
+        let kept = checkpoint.keptSize(device: device, inode: inode, size: size)
+        if kept < size, ftruncate(descriptor, off_t(kept)) == 0 { size = kept }
+        if checkpoint.fileStartNanoseconds > 0 { startNanoseconds = checkpoint.fileStartNanoseconds }
     }
 
     deinit { if descriptor >= 0 { close(descriptor) } }
@@ -39,7 +37,7 @@ final class LogFileSink {
     }
 
     private func open(now: UInt64) throws(BlackboxError) {
-        let fd = Glibc.open(activePath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        let fd = Glibc.open(activePath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw .directoryUnavailable(path: activePath, reason: errnoDescription()) }
         var st = stat()
         fstat(fd, &st)
