@@ -23,6 +23,7 @@ import Logging
 //   fork DIR                  fork; the child logs (must reach stderr, not the parent's journal)
 //   present-error DIR         present a recoverable error on stdin/stdout; print the outcome
 //   process-crashes DIR       turn DIR's pending raw crash reports into outbox reports; print them
+//   default-dir APP           print the default diagnostics directory for APP (run with HOME unset)
 
 func fail(_ message: String, code: Int32 = 2) -> Never {
     let text = "blackbox-test-child: \(message)\n"
@@ -61,6 +62,9 @@ func start(_ configuration: BlackboxConfiguration) -> LoggingCore {
 }
 
 switch mode {
+case "default-dir":
+    say(BlackboxConfiguration.defaultDirectory(appName: directory))
+
 case "kill-target":
     let threads = Int(arguments.count > 3 ? arguments[3] : "4") ?? 4
     let core = start(configuration(journalSize: 256 << 10))

@@ -122,10 +122,19 @@ import Testing
         #expect(!text.contains("net trace"))
     }
 
-    @Test func badEnvironmentLevelIsAClearStartError() throws {
-        let (result, _) = try run("levels", environment: ["BLACKBOX_LOG_LEVEL": "chatty"])
-        #expect(result.status == 2)
-        #expect(result.stderr.contains("BLACKBOX_LOG_LEVEL: unknown level \"chatty\""))
+    @Test("a bad BLACKBOX_LOG_LEVEL is one warning on stderr and in the log; the app runs with its own levels")
+    func badEnvironmentLevelIsAWarning() throws {
+        for value in ["chatty", "garbage=", "=,=", "net=loud,warning"] {
+            let (result, lines) = try run("levels", environment: ["BLACKBOX_LOG_LEVEL": value])
+            #expect(result.status == 0, "\(value): \(result.stderr)")
+            #expect(result.stderr.components(separatedBy: "BLACKBOX_LOG_LEVEL").count == 2, "\(result.stderr)")
+            #expect(result.stderr.contains("ignored, the configured levels apply"))
+            let text = lines.joined(separator: "\n")
+            #expect(text.contains("WARN  blackbox: ") && text.contains("BLACKBOX_LOG_LEVEL"), "\(value): \(text)")
+            // The configured levels (info) apply: the default is not silently something else.
+            #expect(text.contains("app info") && text.contains("app warning"), "\(value)")
+            #expect(!text.contains("net debug"), "\(value)")
+        }
     }
 
     @Test func consoleSinkWritesTextToStderrColoredOnlyWhenAsked() throws {

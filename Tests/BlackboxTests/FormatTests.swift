@@ -126,4 +126,78 @@ import Testing
         }
         #expect(line.hasSuffix("(App/main.swift:12)\n"))
     }
+
+    @Test("control characters, line separators and bidi overrides are escaped in every part of a text line")
+    func forgingCharactersAreEscaped() {
+        let line = withRecord(
+            label: "a\nb", file: "F\u{1B}.swift",
+            message: Array("x\u{1B}[31my\u{0B}\u{0C}\u{85}z\u{2028}w\u{202E}v\u{7F}".utf8) + [0xFF],
+            metadata: [("k\ney", "v\u{1B}")], timestamp: timestamp
+        ) { formatted(.text, $0) }
+        #expect(
+            line
+                == "2026-11-21T22:39:39.123Z INFO  a\\nb: x\\u001b[31my\\u000b\\u000c\\u0085z\\u2028w\\u202ev\\u007f\\xff"
+                + " k\\ney=\"v\\u001b\" (F\\u001b.swift:12)\n")
+    }
+
+    @Test("fuzz: random bytes in label, key, value and message; every record stays one parseable line")
+    func fuzzedRecordsStayOneLine() throws {
+        let seed =
+            ProcessInfo.processInfo.environment["BLACKBOX_FUZZ_SEED"].flatMap { UInt64($0) }
+            ?? UInt64.random(in: 1...UInt64.max)
+        print("FormatTests fuzz seed \(seed) (BLACKBOX_FUZZ_SEED=\(seed) repeats it)")
+        var random = SplitMix64(seed: seed)
+        // Fragments that have forged lines or steered terminals, mixed with random bytes.
+        let fragments: [[UInt8]] = [
+            [0x0A], [0x0D], [0x09], [0x0B], [0x0C], [0x1B, 0x5B, 0x32, 0x4A], [0x7F], [0x00], [0xC2, 0x85],
+            [0xC2, 0x9B], [0xE2, 0x80, 0xA8], [0xE2, 0x80, 0xA9], [0xE2, 0x80, 0xAE], [0xE2, 0x81, 0xA6], [0xFF],
+            [0xC0, 0x8A], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xE2, 0x82],
+            Array("2026-11-21T22:39:39.123Z INFO  x: ".utf8),
+            Array("\"=\\ ".utf8), Array("é漢🙂".utf8),
+        ]
+        func randomBytes() -> [UInt8] {
+            var bytes: [UInt8] = []
+            for _ in 0..<Int(random.next() % 6) {
+                if random.next() % 2 == 0 {
+                    bytes += fragments[Int(random.next() % UInt64(fragments.count))]
+                } else {
+                    bytes += (0..<Int(random.next() % 8)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+                }
+            }
+            return bytes
+        }
+        for iteration in 0..<3000 {
+            let label = String(decoding: randomBytes(), as: UTF8.self)
+            let key = String(decoding: randomBytes(), as: UTF8.self)
+            let value = String(decoding: randomBytes(), as: UTF8.self)
+            let message = randomBytes()
+            for format in [LogFormat.text, .jsonLines] {
+                let line = withRecord(
+                    label: label, message: message, metadata: [(key, value)], timestamp: timestamp
+                ) { rawFormatted(format, $0) }
+                let context = "iteration \(iteration), \(format), seed \(seed)"
+                #expect(line.last == 0x0A, "\(context)")
+                #expect(!line.dropLast().contains { $0 < 0x20 || $0 == 0x7F }, "\(context): a control byte")
+                let text = try #require(String(validating: line, as: UTF8.self), "\(context): not UTF-8")
+                #expect(
+                    !text.unicodeScalars.contains {
+                        (0x80...0x9F).contains($0.value) || (0x2028...0x202E).contains($0.value)
+                            || (0x2066...0x2069).contains($0.value)
+                    }, "\(context): a separator or override")
+                switch format {
+                case .text:
+                    // Bytes, not characters: a label starting with a combining mark joins the space.
+                    #expect(line.starts(with: Array("2026-11-21T22:39:39.123Z INFO  ".utf8)), "\(context)")
+                case .jsonLines:
+                    let object = try #require(
+                        try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any], "\(context)")
+                    #expect(object["label"] as? String == label, "\(context)")
+                    #expect((object["meta"] as? [String: String])?[key] == value, "\(context)")
+                    if let valid = String(validating: message, as: UTF8.self) {
+                        #expect(object["msg"] as? String == valid, "\(context)")
+                    }
+                }
+            }
+        }
+    }
 }

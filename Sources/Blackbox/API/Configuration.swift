@@ -77,11 +77,14 @@ public struct BlackboxConfiguration: Sendable {
         self.clock = wallClockNanoseconds
     }
 
+    /// `$XDG_STATE_HOME/<app>`, else `<home>/.local/state/<app>` with the home directory from `HOME`
+    /// or, when it is unset, the password database. A process with no home at all gets
+    /// `/var/tmp/blackbox-<uid>/<app>`, which start-up refuses if another user created it first.
     public static func defaultDirectory(appName: String) -> String {
         if let state = getenv("XDG_STATE_HOME").map({ String(cString: $0) }), state.hasPrefix("/") {
             return "\(state)/\(appName)"
         }
-        let home = getenv("HOME").map { String(cString: $0) } ?? "/tmp"
+        guard let home = homeDirectory() else { return "/var/tmp/blackbox-\(geteuid())/\(appName)" }
         return "\(home)/.local/state/\(appName)"
     }
 }

@@ -48,8 +48,15 @@ public final class LoggingCore: @unchecked Sendable {
 
     public init(configuration: BlackboxConfiguration) throws(BlackboxError) {
         var configuration = configuration
+        // A bad variable in the environment must not take the app down: warn, keep the configured levels.
+        var environmentProblem: String?
         if let env = getenv("BLACKBOX_LOG_LEVEL").map({ String(cString: $0) }), !env.isEmpty {
-            configuration.levels = try LevelSettings(parsing: env, base: configuration.levels)
+            do {
+                configuration.levels = try LevelSettings(parsing: env, base: configuration.levels)
+            } catch {
+                environmentProblem = "\(error.description); ignored, the configured levels apply"
+                InternalDiagnostics.report(environmentProblem ?? "", key: "BLACKBOX_LOG_LEVEL")
+            }
         }
         guard !configuration.baseFileName.isEmpty, !configuration.baseFileName.contains("/") else {
             throw .invalidConfiguration("baseFileName must be a plain file name, got \"\(configuration.baseFileName)\"")
@@ -135,6 +142,11 @@ public final class LoggingCore: @unchecked Sendable {
         LoggingCore.registerForFork(self)
         maintainer?.start()
         writer.start()
+        if let environmentProblem {
+            appendText(
+                level: .warning, label: handle(for: "blackbox"), message: environmentProblem,
+                metadata: EncodedMetadata(), file: "", line: 0)
+        }
     }
 
     /// The configuration's own hook first, then the delivery's.
@@ -322,20 +334,6 @@ private final class ForkRegistry: @unchecked Sendable {
         for i in 0..<min(count.load(ordering: .acquiring), capacity) {
             if let core = slots[i] { body(core.takeUnretainedValue()) }
         }
-    }
-}
-
-func makeDirectory(_ path: String) throws(BlackboxError) {
-    var current = path.hasPrefix("/") ? "" : "."
-    for component in path.split(separator: "/") {
-        current += "/\(component)"
-        if mkdir(current, 0o700) != 0 && errno != EEXIST {
-            throw .directoryUnavailable(path: current, reason: errnoDescription())
-        }
-    }
-    var st = stat()
-    guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else {
-        throw .directoryUnavailable(path: path, reason: "not a directory")
     }
 }
 

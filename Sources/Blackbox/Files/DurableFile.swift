@@ -14,7 +14,7 @@ public enum DurableFile {
 
     public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600) throws(Failure) {
         let temporary = path + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode)
         guard fd >= 0 else { throw Failure(path: temporary, reason: errnoDescription()) }
         let written = bytes.withUnsafeBytes { writeFully(fd, $0.baseAddress, $0.count) }
         let synced = written && fsync(fd) == 0

@@ -24,7 +24,7 @@ enum Gzip {
         guard input >= 0 else { throw .io(path: source, reason: errnoDescription()) }
         defer { close(input) }
         let temporary = destination + ".tmp"
-        let output = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        let output = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard output >= 0 else { throw .io(path: temporary, reason: errnoDescription()) }
         var succeeded = false
         defer {

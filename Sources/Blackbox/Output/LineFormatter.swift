@@ -3,8 +3,12 @@
 /// Text: `2026-11-21T22:39:39.123Z INFO  net: message key=value (Module/File.swift:12)`
 /// JSON Lines: `{"ts":"…","level":"info","label":"net","msg":"…","meta":{"key":"value"},"file":"…","line":12,"tid":42}`
 ///
-/// A line is always exactly one line: newlines inside messages are written as `\n` in both formats,
-/// so `grep`, `tail -F` and line-oriented collectors never see a half record.
+/// One record is always exactly one line, and nothing in it can pass for another record or steer a
+/// terminal: in labels, messages, metadata keys and values and file names, both formats escape every
+/// control character (C0, DEL and C1, so ESC, VT, FF and NEL too), the Unicode line and paragraph
+/// separators and the bidirectional overrides, as `\n`, `\r`, `\t` or `\uXXXX`; bytes that are not
+/// UTF-8 become `\xNN` in text and U+FFFD in JSON. `grep`, `tail -F`, terminals and line-oriented
+/// collectors never see a half or forged record.
 struct LineFormatter {
     let format: LogFormat
     let colored: Bool
@@ -34,18 +38,18 @@ struct LineFormatter {
         out.append(literal: Self.tag(level))
         if colored { out.append(literal: "\u{1B}[0m") }
         out.append(UInt8(ascii: " "))
-        out.append(record.label)
+        appendEscaped(record.label, to: &out, escape: .text)
         out.append(literal: ": ")
         appendMessage(record, to: &out, escape: .text)
         for (key, value) in record.metadata {
             out.append(UInt8(ascii: " "))
-            out.append(key)
+            appendEscaped(key, to: &out, escape: .text)
             out.append(UInt8(ascii: "="))
             appendTextValue(value, to: &out)
         }
         if record.file.count > 0 {
             out.append(literal: " (")
-            out.append(record.file)
+            appendEscaped(record.file, to: &out, escape: .text)
             out.append(UInt8(ascii: ":"))
             out.appendDecimal(UInt64(record.line))
             out.append(UInt8(ascii: ")"))
@@ -125,55 +129,50 @@ struct LineFormatter {
 
     // MARK: Message bodies
 
-    /// How bytes are escaped: text escapes only line breaks; JSON escapes quotes, backslashes and
-    /// control characters.
+    /// How bytes are escaped. Both formats escape control characters, line separators and bidi
+    /// overrides (see the type's documentation); JSON also escapes quotes and backslashes. Text keeps
+    /// backslashes as they are: it is for people (paths stay readable), JSON Lines is for machines.
     private enum Escape {
         case text, json
 
-        /// True when some byte of `word` may need escaping (false positives allowed): for text a line
-        /// feed or carriage return, for JSON a byte below 0x20, a quote or a backslash. Classic SWAR
-        /// "has zero byte" / "has byte less than".
+        /// True when some byte of `word` may need escaping (false positives allowed): a byte below
+        /// 0x20, DEL, any non-ASCII byte (the slow path decodes it), and for JSON a quote or a
+        /// backslash. Classic SWAR "has byte less than" / "has zero byte".
         @inline(__always)
         func mayNeedEscape(_ word: UInt64) -> Bool {
             let ones: UInt64 = 0x0101_0101_0101_0101
             let highs: UInt64 = 0x8080_8080_8080_8080
-            switch self {
-            case .text:
-                let lf = word ^ 0x0A0A_0A0A_0A0A_0A0A
-                let cr = word ^ 0x0D0D_0D0D_0D0D_0D0D
-                return ((lf &- ones) & ~lf | (cr &- ones) & ~cr) & highs != 0
-            case .json:
+            let control = (word &- 0x2020_2020_2020_2020) & ~word
+            let del = word ^ 0x7F7F_7F7F_7F7F_7F7F
+            var suspicious = control | word | (del &- ones) & ~del
+            if case .json = self {
                 let quote = word ^ 0x2222_2222_2222_2222
                 let backslash = word ^ 0x5C5C_5C5C_5C5C_5C5C
-                let control = (word &- 0x2020_2020_2020_2020) & ~word
-                return (control | (quote &- ones) & ~quote | (backslash &- ones) & ~backslash) & highs != 0
+                suspicious |= (quote &- ones) & ~quote | (backslash &- ones) & ~backslash
             }
+            return suspicious & highs != 0
         }
 
         @inline(__always)
         func needsEscape(_ byte: UInt8) -> Bool {
             switch self {
-            case .text: byte == 0x0A || byte == 0x0D
-            case .json: byte < 0x20 || byte == 0x22 || byte == 0x5C
+            case .text: byte < 0x20 || byte >= 0x7F
+            case .json: byte < 0x20 || byte >= 0x7F || byte == 0x22 || byte == 0x5C
             }
         }
 
+        /// The escape for an ASCII byte, or nil when it is written as it is.
         @inline(__always)
-        func replacement(for byte: UInt8) -> StaticString? {
-            switch self {
-            case .text:
-                guard byte < 0x20 else { return nil }
-                return byte == UInt8(ascii: "\n") ? "\\n" : byte == UInt8(ascii: "\r") ? "\\r" : nil
-            case .json:
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { return nil }
-                switch byte {
-                case UInt8(ascii: "\""): return "\\\""
-                case UInt8(ascii: "\\"): return "\\\\"
-                case UInt8(ascii: "\n"): return "\\n"
-                case UInt8(ascii: "\r"): return "\\r"
-                case UInt8(ascii: "\t"): return "\\t"
-                default: return LineFormatter.controlEscapes[Int(byte)]
-                }
+        func replacement(forASCII byte: UInt8) -> StaticString? {
+            switch byte {
+            case UInt8(ascii: "\n"): return "\\n"
+            case UInt8(ascii: "\r"): return "\\r"
+            case UInt8(ascii: "\t"): return "\\t"
+            case 0x7F: return "\\u007f"
+            case UInt8(ascii: "\""): return self == .json ? "\\\"" : nil
+            case UInt8(ascii: "\\"): return self == .json ? "\\\\" : nil
+            case ..<0x20: return LineFormatter.controlEscapes[Int(byte)]
+            default: return nil
             }
         }
     }
@@ -262,13 +261,85 @@ struct LineFormatter {
     @inline(never)
     private func appendEscapedSlowly(_ bytes: UnsafeRawBufferPointer, to out: inout OutputBuffer, escape: Escape) {
         var start = 0
-        for i in 0..<bytes.count {
-            guard let replacement = escape.replacement(for: bytes[i]) else { continue }
-            if i > start { out.append(UnsafeRawBufferPointer(rebasing: bytes[start..<i])) }
-            out.append(literal: replacement)
-            start = i + 1
+        var i = 0
+        func flush(upTo end: Int) {
+            if end > start { out.append(UnsafeRawBufferPointer(rebasing: bytes[start..<end])) }
         }
-        if start < bytes.count { out.append(UnsafeRawBufferPointer(rebasing: bytes[start...])) }
+        while i < bytes.count {
+            let byte = bytes[i]
+            if byte < 0x80 {
+                if let replacement = escape.replacement(forASCII: byte) {
+                    flush(upTo: i)
+                    out.append(literal: replacement)
+                    start = i + 1
+                }
+                i += 1
+                continue
+            }
+            guard let (scalar, length) = Self.decodeUTF8(bytes, at: i) else {
+                flush(upTo: i)
+                switch escape {
+                case .text:
+                    out.append(literal: "\\x")
+                    Self.appendHex(UInt32(byte), digits: 2, to: &out)
+                case .json: out.append(literal: "\\ufffd")
+                }
+                i += 1
+                start = i
+                continue
+            }
+            if Self.breaksLinesOrDisplay(scalar) {
+                flush(upTo: i)
+                out.append(literal: "\\u")
+                Self.appendHex(scalar, digits: 4, to: &out)
+                start = i + length
+            }
+            i += length
+        }
+        flush(upTo: bytes.count)
+    }
+
+    /// C1 controls (NEL among them, which some tools take as a line break), the Unicode line and
+    /// paragraph separators, and the bidirectional embeddings, overrides and isolates, which make a
+    /// terminal show text in another order than it was written.
+    private static func breaksLinesOrDisplay(_ scalar: UInt32) -> Bool {
+        (0x80...0x9F).contains(scalar) || (0x2028...0x202E).contains(scalar) || (0x2066...0x2069).contains(scalar)
+    }
+
+    /// The scalar encoded at `i` and its length, or nil for bytes that are not well-formed UTF-8
+    /// (overlong forms, surrogates and values past U+10FFFF included).
+    private static func decodeUTF8(_ bytes: UnsafeRawBufferPointer, at i: Int) -> (UInt32, Int)? {
+        let lead = bytes[i]
+        let length: Int
+        var scalar: UInt32
+        var low: UInt8 = 0x80
+        var high: UInt8 = 0xBF
+        switch lead {
+        case 0xC2...0xDF: (length, scalar) = (2, UInt32(lead & 0x1F))
+        case 0xE0...0xEF:
+            (length, scalar) = (3, UInt32(lead & 0x0F))
+            if lead == 0xE0 { low = 0xA0 }
+            if lead == 0xED { high = 0x9F }
+        case 0xF0...0xF4:
+            (length, scalar) = (4, UInt32(lead & 0x07))
+            if lead == 0xF0 { low = 0x90 }
+            if lead == 0xF4 { high = 0x8F }
+        default: return nil
+        }
+        guard i + length <= bytes.count else { return nil }
+        for k in 1..<length {
+            let byte = bytes[i + k]
+            guard byte >= (k == 1 ? low : 0x80), byte <= (k == 1 ? high : 0xBF) else { return nil }
+            scalar = scalar << 6 | UInt32(byte & 0x3F)
+        }
+        return (scalar, length)
+    }
+
+    private static func appendHex(_ value: UInt32, digits: Int, to out: inout OutputBuffer) {
+        let hex: StaticString = "0123456789abcdef"
+        for shift in stride(from: (digits - 1) * 4, through: 0, by: -4) {
+            out.append(hex.utf8Start[Int((value >> UInt32(shift)) & 0xF)])
+        }
     }
 
     private static let controlEscapes: [StaticString] = [

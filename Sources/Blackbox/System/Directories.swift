@@ -1,0 +1,49 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Creates `path` and its missing parents (mode 0700), and makes sure the directory can be trusted
+/// with logs and reports, which hold personal data: it must be a directory owned by this user, and
+/// when `path` itself is a symbolic link, the link must be this user's too (one planted by another
+/// user, e.g. in a shared /tmp, is refused rather than followed).
+func makeDirectory(_ path: String) throws(BlackboxError) {
+    var current = path.hasPrefix("/") ? "" : "."
+    for component in path.split(separator: "/") {
+        current += "/\(component)"
+        if mkdir(current, 0o700) != 0 && errno != EEXIST {
+            throw .directoryUnavailable(path: current, reason: errnoDescription())
+        }
+    }
+    try checkOwnDirectory(path)
+}
+
+/// Refuses a directory (or a link to one) that another user owns; see `makeDirectory`.
+func checkOwnDirectory(_ path: String) throws(BlackboxError) {
+    let user = geteuid()
+    var link = stat()
+    guard lstat(path, &link) == 0 else { throw .directoryUnavailable(path: path, reason: errnoDescription()) }
+    if (link.st_mode & S_IFMT) == S_IFLNK, link.st_uid != user {
+        throw .directoryUnavailable(
+            path: path, reason: "a symbolic link owned by uid \(link.st_uid), not by this user (uid \(user))")
+    }
+    var target = stat()
+    guard stat(path, &target) == 0, (target.st_mode & S_IFMT) == S_IFDIR else {
+        throw .directoryUnavailable(path: path, reason: "not a directory")
+    }
+    guard target.st_uid == user else {
+        throw .directoryUnavailable(path: path, reason: "owned by uid \(target.st_uid), not by this user (uid \(user))")
+    }
+}
+
+/// The user's home directory: `HOME` when it is an absolute path, else the password database's
+/// entry; nil when neither says (never a shared directory such as /tmp).
+func homeDirectory() -> String? {
+    if let home = getenv("HOME").map({ String(cString: $0) }), home.hasPrefix("/") { return home }
+    var entry = passwd()
+    var result: UnsafeMutablePointer<passwd>?
+    var buffer = [CChar](repeating: 0, count: 4096)
+    guard getpwuid_r(geteuid(), &entry, &buffer, buffer.count, &result) == 0, result != nil,
+        let directory = entry.pw_dir.map({ String(cString: $0) }), directory.hasPrefix("/")
+    else { return nil }
+    return directory
+}
