@@ -90,6 +90,7 @@ final class LogWriter: @unchecked Sendable {
     /// Replays what a dead process left in the journal into the file (the console when there is no
     /// file sink), exactly once: the file was already cut back to the checkpoint.
     func recover() -> Journal.RecoveryOutcome {
+        let trusted = journal.loadCheckpoint().isTrusted
         let outcome = journal.recover { record, next in
             format(record, next: next, console: file == nil)
             if fileOut.count >= Self.batchBytes || consoleOut.count >= Self.batchBytes { writeBatch(upTo: next) }
@@ -101,6 +102,12 @@ final class LogWriter: @unchecked Sendable {
                 text += "; skipped \(outcome.skippedBytes) bytes in \(outcome.skippedRegions) torn or corrupted places"
             }
             appendNotice(.warning, text, console: file == nil)
+        }
+        if !trusted {
+            appendNotice(
+                .warning,
+                "the journal's checkpoint was damaged: the log file was kept whole and records were replayed from the last released position, so a few lines may appear twice",
+                console: file == nil)
         }
         writeBatch(upTo: cursor)
         return outcome

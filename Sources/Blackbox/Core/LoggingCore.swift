@@ -109,7 +109,7 @@ public final class LoggingCore: @unchecked Sendable {
                 journal: journal, settings: settings, file: sink, maintainer: nil, recent: recent, dropped: dropped)
             recovered = replayer.recover()
             journal.markAllConsumed()
-            if file.capacity != configuration.journalSize {
+            if file.capacity != configuration.journalSize || file.formatVersion != JournalFile.version {
                 file.close()
                 unlink(journalPath)
                 file = try JournalFile.open(path: journalPath, capacity: configuration.journalSize)

@@ -99,23 +99,20 @@ final class Journal: @unchecked Sendable {
         var fileSize: UInt64 = 0
         /// When the active log file was started (for time-based rotation across restarts).
         var fileStartNanoseconds: UInt64 = 0
+        /// False when the slot's checksum failed (see `load(header:formatVersion:)`).
+        var isTrusted = true
     }
 
+    /// Only the writer publishes, and only the writer and start-up read it.
     func loadCheckpoint() -> Checkpoint {
-        let generation = file.checkpointGeneration.load(ordering: .acquiring)
-        return Checkpoint(header: UnsafeRawPointer(file.header), generation: generation)
+        Checkpoint.load(header: UnsafeRawPointer(file.header), formatVersion: file.formatVersion)
     }
 
     /// Double-buffered: the new checkpoint goes into the slot not in use, then the generation flips
     /// to it, so a kill between the stores leaves the previous checkpoint intact.
     func publish(_ checkpoint: Checkpoint) {
         let generation = file.checkpointGeneration.load(ordering: .relaxed) &+ 1
-        let slot = slotAddress(generation)
-        slot.storeBytes(of: checkpoint.readPosition, toByteOffset: 0, as: UInt64.self)
-        slot.storeBytes(of: checkpoint.device, toByteOffset: 8, as: UInt64.self)
-        slot.storeBytes(of: checkpoint.inode, toByteOffset: 16, as: UInt64.self)
-        slot.storeBytes(of: checkpoint.fileSize, toByteOffset: 24, as: UInt64.self)
-        slot.storeBytes(of: checkpoint.fileStartNanoseconds, toByteOffset: 32, as: UInt64.self)
+        checkpoint.store(into: slotAddress(generation), generation: generation)
         file.checkpointGeneration.store(generation, ordering: .releasing)
     }
 

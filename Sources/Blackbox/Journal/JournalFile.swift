@@ -41,7 +41,9 @@ final class JournalFile: @unchecked Sendable {
     }
 
     static let magic: UInt64 = 0x3130_4C4E_524A_4242  // "BBJRNL01"
-    static let version: UInt32 = 1
+    /// 2: checkpoint slots carry a checksum. A version-1 journal is still recovered (its checkpoint
+    /// trusted as it is), then replaced by a version-2 one.
+    static let version: UInt32 = 2
     static let headerSize = 4096
 
     let path: String
@@ -52,6 +54,8 @@ final class JournalFile: @unchecked Sendable {
     let data: UnsafeMutableRawPointer
     /// True when the file existed with a valid header: it may hold records of a previous process.
     let reopened: Bool
+    /// The format version of the file as found (older ones are recovered, then replaced).
+    let formatVersion: UInt32
 
     var writePosition: UnsafeAtomic<UInt64> { atomic(at: Offset.writePosition) }
     var readPosition: UnsafeAtomic<UInt64> { atomic(at: Offset.readPosition) }
@@ -75,12 +79,21 @@ final class JournalFile: @unchecked Sendable {
             throw .journalLocked(path: path, ownerPID: owner)
         }
         do {
-            let existing = readValidHeader(fd)
-            let effectiveCapacity = existing ?? capacity
+            var existing = readValidHeader(fd)
+            if let found = existing, found.version > version {
+                existing = nil
+                if keepAside(path: path, version: found.version) {
+                    Glibc.close(fd)
+                    return try open(path: path, capacity: requested)
+                }
+            }
+            let effectiveCapacity = existing?.capacity ?? capacity
             if existing == nil {
                 try initialize(fd: fd, path: path, capacity: effectiveCapacity)
             }
-            let file = try map(fd: fd, path: path, capacity: effectiveCapacity, reopened: existing != nil)
+            let file = try map(
+                fd: fd, path: path, capacity: effectiveCapacity, reopened: existing != nil,
+                formatVersion: existing?.version ?? version)
             file.header.storeBytes(
                 of: UInt32(truncatingIfNeeded: getpid()), toByteOffset: Offset.ownerPID, as: UInt32.self)
             return file
@@ -90,7 +103,11 @@ final class JournalFile: @unchecked Sendable {
         }
     }
 
-    private init(path: String, descriptor: Int32, capacity: Int, base: UnsafeMutableRawPointer, reopened: Bool) {
+    private init(
+        path: String, descriptor: Int32, capacity: Int, base: UnsafeMutableRawPointer, reopened: Bool,
+        formatVersion: UInt32
+    ) {
+        self.formatVersion = formatVersion
         self.path = path
         self.descriptor = descriptor
         self.capacity = capacity
@@ -120,17 +137,36 @@ final class JournalFile: @unchecked Sendable {
         return n == 4 && pid != 0 ? Int32(bitPattern: pid) : nil
     }
 
-    /// The capacity recorded in a valid header, or nil when the file is new, short or not a journal.
-    private static func readValidHeader(_ fd: Int32) -> Int? {
+    /// The capacity and version recorded in a valid header, or nil when the file is new, short or not
+    /// a journal. A newer version is returned as found (its layout is unknown: only the version counts).
+    private static func readValidHeader(_ fd: Int32) -> (capacity: Int, version: UInt32)? {
         var st = stat()
         guard fstat(fd, &st) == 0 else { return nil }
         var words = (UInt64(0), UInt64(0), UInt64(0))
-        guard pread(fd, &words, 24, 0) == 24, words.0 == magic,
-            UInt32(truncatingIfNeeded: words.1) == version
-        else { return nil }
+        guard pread(fd, &words, 24, 0) == 24, words.0 == magic else { return nil }
+        let found = UInt32(truncatingIfNeeded: words.1)
+        guard found >= 1 else { return nil }
+        if found > version { return (0, found) }
         let capacity = Int(words.2)
         guard (try? validatedCapacity(capacity)) != nil, Int(st.st_size) == headerSize + capacity else { return nil }
-        return capacity
+        return (capacity, found)
+    }
+
+    /// A journal written by a newer Blackbox (the app was downgraded) may hold records this version
+    /// cannot read: it is kept under another name for the newer version's tools, not overwritten.
+    /// True when it was renamed (then a new journal is created at `path`).
+    private static func keepAside(path: String, version found: UInt32) -> Bool {
+        let aside = "\(path).v\(found)-\(time(nil))"
+        guard rename(path, aside) == 0 else {
+            InternalDiagnostics.report(
+                "the journal \(path) was written by a newer Blackbox (format \(found)) and cannot be kept aside (\(errnoDescription())); its records are lost"
+            )
+            return false
+        }
+        InternalDiagnostics.report(
+            "the journal \(path) was written by a newer Blackbox (format \(found)); kept as \(aside), starting a new one"
+        )
+        return true
     }
 
     /// Writes a fresh, zeroed journal. Zeroes matter: a zero commit word never looks committed.
@@ -153,7 +189,8 @@ final class JournalFile: @unchecked Sendable {
         }
     }
 
-    private static func map(fd: Int32, path: String, capacity: Int, reopened: Bool) throws(BlackboxError) -> JournalFile
+    private static func map(fd: Int32, path: String, capacity: Int, reopened: Bool, formatVersion: UInt32)
+        throws(BlackboxError) -> JournalFile
     {
         let total = headerSize + 2 * capacity
         guard let reserved = mmap(nil, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), reserved != MAP_FAILED
@@ -172,7 +209,9 @@ final class JournalFile: @unchecked Sendable {
             munmap(reserved, total)
             throw .journalUnavailable(path: path, reason: "cannot map: \(reason)")
         }
-        return JournalFile(path: path, descriptor: fd, capacity: capacity, base: reserved, reopened: reopened)
+        return JournalFile(
+            path: path, descriptor: fd, capacity: capacity, base: reserved, reopened: reopened,
+            formatVersion: formatVersion)
     }
 }
 

@@ -39,12 +39,20 @@ public enum JournalInspector {
         func word(_ offset: Int) -> UInt64 {
             header.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: UInt64.self) }
         }
-        guard word(JournalFile.Offset.magic) == JournalFile.magic,
-            let capacity = try? JournalFile.validatedCapacity(Int(word(JournalFile.Offset.capacity)))
-        else { throw .journalUnavailable(path: path, reason: "not a Blackbox journal") }
+        guard word(JournalFile.Offset.magic) == JournalFile.magic else {
+            throw .journalUnavailable(path: path, reason: "not a Blackbox journal")
+        }
+        let formatVersion = UInt32(truncatingIfNeeded: word(JournalFile.Offset.version))
+        guard formatVersion <= JournalFile.version else {
+            throw .journalUnavailable(
+                path: path, reason: "written by a newer Blackbox (journal format \(formatVersion)); use its tools")
+        }
+        guard let capacity = try? JournalFile.validatedCapacity(Int(word(JournalFile.Offset.capacity))) else {
+            throw .journalUnavailable(path: path, reason: "not a Blackbox journal")
+        }
         let end = word(JournalFile.Offset.writePosition)
         let checkpoint = header.withUnsafeBytes {
-            Journal.Checkpoint(header: $0.baseAddress!, generation: word(JournalFile.Offset.checkpointGeneration))
+            Journal.Checkpoint.load(header: $0.baseAddress!, formatVersion: formatVersion)
         }
         let start = JournalReader.pendingStart(
             checkpoint: checkpoint.readPosition, end: end, capacity: UInt64(capacity))

@@ -61,15 +61,45 @@ enum JournalReader {
 }
 
 extension Journal.Checkpoint {
-    /// The checkpoint of `generation` in a journal header (mapped, or read with `pread`).
-    init(header: UnsafeRawPointer, generation: UInt64) {
+    /// Bytes of a slot the checksum covers: the five fields. The checksum follows them (format 2).
+    static let fieldBytes = 40
+
+    /// The checkpoint in a journal header (mapped, or read with `pread`). In a format-2 journal a slot
+    /// whose checksum fails is not trusted (a corrupted file could otherwise name the log file with a
+    /// size of 0 and have it cut): recovery then keeps every log file whole and replays from the last
+    /// position the writer released, so lines may repeat but none is lost.
+    static func load(header: UnsafeRawPointer, formatVersion: UInt32) -> Self {
+        let generation = header.loadUnaligned(fromByteOffset: JournalFile.Offset.checkpointGeneration, as: UInt64.self)
         let slot = header + JournalFile.Offset.checkpointSlot(generation)
-        self.init(
+        let stored = slot.loadUnaligned(fromByteOffset: fieldBytes, as: UInt32.self)
+        guard formatVersion < 2 || stored == checksum(slot: slot, generation: generation) else {
+            var untrusted = Self(
+                readPosition: header.loadUnaligned(fromByteOffset: JournalFile.Offset.readPosition, as: UInt64.self))
+            untrusted.isTrusted = false
+            return untrusted
+        }
+        return Self(
             readPosition: slot.loadUnaligned(fromByteOffset: 0, as: UInt64.self),
             device: slot.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
             inode: slot.loadUnaligned(fromByteOffset: 16, as: UInt64.self),
             fileSize: slot.loadUnaligned(fromByteOffset: 24, as: UInt64.self),
             fileStartNanoseconds: slot.loadUnaligned(fromByteOffset: 32, as: UInt64.self))
+    }
+
+    /// Writes the fields and their checksum into `slot`, the one `generation` uses.
+    func store(into slot: UnsafeMutableRawPointer, generation: UInt64) {
+        slot.storeBytes(of: readPosition, toByteOffset: 0, as: UInt64.self)
+        slot.storeBytes(of: device, toByteOffset: 8, as: UInt64.self)
+        slot.storeBytes(of: inode, toByteOffset: 16, as: UInt64.self)
+        slot.storeBytes(of: fileSize, toByteOffset: 24, as: UInt64.self)
+        slot.storeBytes(of: fileStartNanoseconds, toByteOffset: 32, as: UInt64.self)
+        slot.storeBytes(
+            of: Self.checksum(slot: UnsafeRawPointer(slot), generation: generation), toByteOffset: Self.fieldBytes,
+            as: UInt32.self)
+    }
+
+    private static func checksum(slot: UnsafeRawPointer, generation: UInt64) -> UInt32 {
+        journalChecksum(slot, count: fieldBytes, seed: generation)
     }
 
     /// How much of a log file survives recovery, the rule for torn tails: the checkpoint's own file
