@@ -39,8 +39,11 @@ if [ -z "$group" ]; then
     echo "no crash group arrived at the collector"; exit 1
 fi
 echo
-echo "The crash group:  $url/login?token=$admin&next=/groups/$group"
-echo "All groups:       $url/login?token=$admin"
+link=$(curl -sS -X POST -H "Authorization: Bearer $admin" "$url/api/v1/login-links" | python3 -c '
+import json, sys
+print(json.load(sys.stdin)["path"])')
+echo "The crash group:  $url$link?next=/groups/$group   (a one-time sign-in link)"
+echo "Admin token:      $admin   (sign in at $url/login)"
 echo "JSON API:         curl -H 'Authorization: Bearer $admin' $url/api/v1/groups/$group"
 echo "The app's files:  $data/app   (try: $bin/blackbox logs $data/app)"
 if [ "${DEMO_KEEP_RUNNING:-1}" = 1 ]; then

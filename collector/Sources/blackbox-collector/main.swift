@@ -8,7 +8,7 @@ struct CollectorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "blackbox-collector",
         abstract: "Receives Blackbox bundles, groups crashes, serves a web UI and a JSON API.",
-        subcommands: [Serve.self, Migrate.self, Projects.self, Keys.self],
+        subcommands: [Serve.self, Migrate.self, Projects.self, Keys.self, LoginLink.self],
         defaultSubcommand: Serve.self)
 }
 
@@ -63,6 +63,7 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: "Do not log to stderr (the log files are still written).") var quiet = false
 
     func run() async throws {
+        umask(0o077)  // logs, database and blobs hold personal data (see CollectorServer.init)
         var configuration = storage.configuration
         configuration.host = host ?? environment("BLACKBOX_COLLECTOR_HOST") ?? "127.0.0.1"
         configuration.port = port ?? environment("BLACKBOX_COLLECTOR_PORT").flatMap(Int.init) ?? 8080
@@ -88,6 +89,7 @@ struct Serve: AsyncParsableCommand {
         let host = configuration.host
         let dataDirectory = configuration.dataDirectory
         let storeDescription = configuration.storeDescription
+        let signInLink = try await credentials.asyncMap { try await server.loginLink(adminToken: $0.adminToken) }
         let app = try await server.makeApplication { port in
             let base = "http://\(host):\(port)"
             var lines = [
@@ -96,7 +98,7 @@ struct Serve: AsyncParsableCommand {
             ]
             if let credentials {
                 lines += [
-                    "  web UI:       \(base)/login?token=\(credentials.adminToken)",
+                    "  web UI:       \(base)\(signInLink ?? "/login") (a one-time sign-in link, valid for an hour)",
                     "  ingest key:   \(credentials.ingestKey)",
                     "  admin token:  \(credentials.adminToken)",
                     "  upload a bundle:",
@@ -110,6 +112,30 @@ struct Serve: AsyncParsableCommand {
         }
         try await app.runService()
         Blackbox.shutdown()
+    }
+}
+
+struct LoginLink: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print a one-time web sign-in link for a project (valid for an hour, used once).")
+    @OptionGroup var storage: StorageOptions
+    @Option(help: "Project id (see `projects list`); default the first one.") var project: Int64?
+    @Option(help: "The collector's address, to print a whole URL.") var baseURL = "http://127.0.0.1:8080"
+    func run() async throws {
+        let store = try storage.openStore()
+        try await store.migrate()
+        let firstProject = try await store.projects().first?.id
+        guard let projectID = project ?? firstProject,
+            let path = try await CollectorServer.loginLink(store: store, projectID: projectID)
+        else { throw ValidationError("no active admin token for that project; see `keys list`") }
+        print(baseURL + path)
+    }
+}
+
+extension Optional {
+    func asyncMap<T>(_ transform: (Wrapped) async throws -> T?) async rethrows -> T? {
+        guard let value = self else { return nil }
+        return try await transform(value)
     }
 }
 

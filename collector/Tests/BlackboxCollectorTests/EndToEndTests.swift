@@ -18,9 +18,9 @@ struct EndToEndTests {
         let app = scratch.path + "/app"
         let upload = ["--collector", collector.baseURL, "--key", collector.ingestKey]
 
-        let crashed = try Tool.run("blackbox-example", [app, "--crash"] + upload)
+        let crashed = try await Tool.run("blackbox-example", [app, "--crash"] + upload)
         #expect(crashed.signal == SIGILL || crashed.signal == SIGTRAP, "\(crashed.stderr.suffix(2000))")
-        let relaunched = try Tool.run("blackbox-example", [app] + upload)
+        let relaunched = try await Tool.run("blackbox-example", [app] + upload)
         #expect(relaunched.status == 0, "\(relaunched.stderr.suffix(2000))")
         #expect(relaunched.stdout.contains("uploaded what earlier runs left"))
 
@@ -50,20 +50,29 @@ struct EndToEndTests {
         scratch.write("app/logs/shop.20261121T100000.000Z--20261121T110000.000Z.log", Tool.randomLines(bytes: 3 << 20))
         let arguments = ["upload", scratch.path + "/app", "--server", collector.baseURL, "--key", collector.ingestKey]
         let slow = try Tool.start("blackbox", arguments + ["--limit-rate", "100000"])
-        try await Task.sleep(for: .seconds(2))
+        // Kill it once the bundle is spooled and its upload has started (not after a fixed time: on a
+        // loaded machine a fixed sleep outlasted the whole 15 s transfer).
+        let incoming = scratch.path + "/collector/tmp"
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline
+            && (scratch.files(in: "app/outbox/bundles").filter { $0.hasSuffix(".zip") }.isEmpty
+                || ((try? FileManager.default.contentsOfDirectory(atPath: incoming)) ?? []).isEmpty)
+        {
+            try await Task.sleep(for: .milliseconds(20))
+        }
         slow.kill(SIGKILL)
         let spooled = scratch.files(in: "app/outbox/bundles").filter { $0.hasSuffix(".zip") }
         #expect(spooled.count == 1)
         #expect(try await bundles(collector).isEmpty, "nothing was acknowledged before the kill")
 
-        let resumed = try Tool.run("blackbox", arguments)
+        let resumed = try await Tool.run("blackbox", arguments)
         #expect(resumed.status == 0, "\(resumed.stderr)")
         #expect(resumed.stdout.contains("uploaded 1 bundle"))
         let stored = try await bundles(collector)
         #expect(stored.count == 1)
         #expect(stored.first?["uploadID"] as? String == spooled.first.map { String($0.dropLast(4)) })
 
-        let again = try Tool.run("blackbox", arguments)
+        let again = try await Tool.run("blackbox", arguments)
         #expect(again.status == 0 && again.stdout.contains("uploaded 0 bundles"), "\(again.stdout)")
         #expect(try await bundles(collector).count == 1)
     }
@@ -86,13 +95,17 @@ struct EndToEndTests {
             "blackbox",
             [
                 "upload", scratch.path + "/app", "--server", "http://127.0.0.1:\(port)", "--key", key, "--attempts",
-                "40",
+                "400",
                 "--max-delay", "0.5",
             ])
-        try await Task.sleep(for: .seconds(2))
+        // Bring the collector back once the uploader has backed off at least once.
+        let deadline = ContinuousClock.now + .seconds(60)
+        while !Tool.output(of: uploader).stderr.contains("retrying in") && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
         let second = try CollectorProcess(dataDirectory: scratch.path + "/collector", port: port)
         defer { second.kill(SIGTERM) }
-        let result = uploader.wait()
+        let result = await uploader.wait()
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("retrying in"), "it backed off while the collector was down")
         #expect(result.stdout.contains("uploaded 1 bundle"))
@@ -113,7 +126,7 @@ struct EndToEndTests {
         defer { collector.kill(SIGTERM) }
         scratch.write("app/logs/shop.20261121T100000.000Z--20261121T110000.000Z.log", Tool.randomLines(bytes: 400_000))
         let arguments = ["upload", scratch.path + "/app", "--server", collector.baseURL, "--key", collector.ingestKey]
-        let refused = try Tool.run("blackbox", arguments)
+        let refused = try await Tool.run("blackbox", arguments)
         #expect(refused.status == 2, "\(refused.stdout) \(refused.stderr)")
         #expect(refused.stderr.contains("HTTP 413 body_too_large"), "\(refused.stderr)")
         let rejected = scratch.files(in: "app/outbox/rejected")
@@ -123,7 +136,7 @@ struct EndToEndTests {
             encoding: .utf8)
         #expect(reason.contains("body_too_large"))
 
-        let again = try Tool.run("blackbox", arguments)
+        let again = try await Tool.run("blackbox", arguments)
         #expect(again.status == 0 && again.stdout.contains("uploaded 0 bundles"), "\(again.stdout)")
         #expect(try await bundles(collector).isEmpty)
     }
@@ -146,7 +159,7 @@ struct EndToEndTests {
         #expect(
             try run("/usr/bin/python3", ["-c", python, scratch.path + "/python.zip"], in: scratch.path) == 0)
 
-        let upload = try Tool.run(
+        let upload = try await Tool.run(
             "blackbox",
             [
                 "upload", scratch.path + "/tool.zip", scratch.path + "/python.zip", "--server", collector.baseURL,
@@ -169,17 +182,18 @@ struct EndToEndTests {
         let collector = try CollectorProcess(dataDirectory: scratch.path + "/collector")
         defer { collector.kill(SIGTERM) }
         scratch.write("a.log", "line\n")
-        let healthy = try Tool.run("blackbox", ["doctor", "--server", collector.baseURL, "--key", collector.ingestKey])
+        let healthy = try await Tool.run(
+            "blackbox", ["doctor", "--server", collector.baseURL, "--key", collector.ingestKey])
         #expect(healthy.status == 0 && healthy.stdout.contains("the collector accepts the key"), "\(healthy.stdout)")
 
-        let badKey = try Tool.run(
+        let badKey = try await Tool.run(
             "blackbox", ["upload", scratch.path + "/a.log", "--server", collector.baseURL, "--key", "nope"])
         #expect(badKey.status == 4)
         #expect(badKey.stderr.contains("invalid_key") && !badKey.stderr.contains("Fatal"), "\(badKey.stderr)")
-        let doctorBadKey = try Tool.run("blackbox", ["doctor", "--server", collector.baseURL, "--key", "nope"])
+        let doctorBadKey = try await Tool.run("blackbox", ["doctor", "--server", collector.baseURL, "--key", "nope"])
         #expect(doctorBadKey.status == 1 && doctorBadKey.stdout.contains("FAIL  the collector refuses the key"))
 
-        let down = try Tool.run(
+        let down = try await Tool.run(
             "blackbox",
             [
                 "upload", scratch.path + "/a.log", "--server", "http://127.0.0.1:9", "--key", "k", "--attempts", "2",
@@ -187,10 +201,10 @@ struct EndToEndTests {
             ])
         #expect(down.status == 3)
         #expect(down.stderr.contains("connection refused"), "\(down.stderr)")
-        let missing = try Tool.run(
+        let missing = try await Tool.run(
             "blackbox", ["upload", scratch.path + "/nothing-here", "--server", collector.baseURL, "--key", "k"])
         #expect(missing.status == 1 && missing.stderr.contains("no such file or directory"))
-        let noServer = try Tool.run(
+        let noServer = try await Tool.run(
             "blackbox", ["upload", scratch.path + "/a.log"], environment: ["HOME": scratch.path])
         #expect(noServer.status == 1 && noServer.stderr.contains("no collector"), "\(noServer.stderr)")
     }
@@ -215,7 +229,7 @@ struct EndToEndTests {
         #expect(typescript.contains("] 100% ") && typescript.contains("[###"), "\(typescript.suffix(500))")
         #expect(typescript.contains("uploaded 1 bundle"))
 
-        let piped = try Tool.run(
+        let piped = try await Tool.run(
             "blackbox", ["upload", scratch.path + "/pipe", "--server", collector.baseURL, "--key", collector.ingestKey])
         #expect(piped.status == 0 && piped.stderr.isEmpty, "\(piped.stderr)")
         #expect(piped.stdout == "uploaded 1 bundle\n")

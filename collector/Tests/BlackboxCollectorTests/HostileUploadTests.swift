@@ -33,6 +33,7 @@ let hostileCorpusScript = #"""
         z.writestr("zeros.log", b"\0" * (8 << 20))
     write("nested-bomb.zip", [("logs/inner.zip", inner.getvalue())])
     write("big-entry.zip", [("logs/big.log", os.urandom(3 << 20))])
+    write("duplicate-names.zip", [("logs/a.log", b"one\n"), ("logs/a.log", b"two\n")])
     damaged = os.path.join(out, "damaged-entry.zip")
     with zipfile.ZipFile(damaged, "w", zipfile.ZIP_STORED) as z:
         z.writestr("logs/a.log", b"hello checksum\n")
@@ -48,6 +49,7 @@ struct HostileUploadTests {
             configuration.limits.maxBodyBytes = 8 << 20
             configuration.limits.maxEntries = 100
             configuration.limits.maxEntryBytes = 2 << 20
+            configuration.limits.maxReportBytesPerBundle = 2 << 20
         }
         defer { Task { await collector.stop() } }
         let corpus = NSTemporaryDirectory() + "hostile-\(UUID().uuidString)"
@@ -75,6 +77,9 @@ struct HostileUploadTests {
             ("oversized body", Data(count: 9 << 20), 413, "body_too_large"),
             ("manifest that lies", try lyingManifest(), 422, "manifest_mismatch"),
             ("report that is not a report", try invalidReport(), 422, "invalid_report"),
+            ("two entries of one name", try file("duplicate-names.zip"), 422, "duplicate_entry"),
+            ("manifest listing one report 10,000 times", try repeatedListing(), 422, "manifest_mismatch"),
+            ("reports that together inflate past the bundle's limit", try manyLargeReports(), 422, "reports_too_large"),
         ]
         // The ratio limit on its own: small entries, a huge total ratio.
         cases.append(("bomb by total ratio", try ratioOnlyBomb(), 422, "compression_ratio"))
@@ -131,6 +136,50 @@ struct HostileUploadTests {
                     sha256: BundleArchive.sha256(report))
             ])
         return try BundleArchive.zip([("manifest.json", try manifest.encoded()), ("reports/x.json", report)])
+    }
+
+    /// The attack that took a server from 55 MB to 2.2 GB: a 20 KB body whose manifest names one
+    /// 200 KB report 10,000 times, each listing decoded and kept again.
+    func repeatedListing() throws -> Data {
+        var report = Reports.crash(functions: ["shop.f() -> ()"])
+        report.metadata = ["padding": String(repeating: "p", count: 200_000)]
+        let data = try CrashReport.makeEncoder().encode(report)
+        let entry = BundleManifest.Entry(
+            path: "reports/x.json", kind: .report, size: Int64(data.count), sha256: BundleArchive.sha256(data))
+        let manifest = BundleManifest(
+            app: .init(name: "shop"), host: "h", entries: Array(repeating: entry, count: 10_000))
+        // Unlisted noise keeps the body's inflation ratio below the ratio limit, as the real attack's was.
+        return try BundleArchive.zip(
+            [("manifest.json", try manifest.encoded()), ("reports/x.json", data), ("logs/noise.log", noise(40 << 10))])
+    }
+
+    /// Reports each under the per-report limit whose sum passes the per-bundle one (2 MiB here).
+    func manyLargeReports() throws -> Data {
+        var entries: [BundleManifest.Entry] = []
+        var files: [(String, Data)] = []
+        for index in 0..<12 {
+            var report = Reports.crash(functions: ["shop.f() -> ()"])
+            report.metadata = ["padding": String(repeating: "p", count: 200_000)]
+            let data = try CrashReport.makeEncoder().encode(report)
+            entries.append(
+                .init(
+                    path: "reports/\(index).json", kind: .report, size: Int64(data.count),
+                    sha256: BundleArchive.sha256(data)))
+            files.append(("reports/\(index).json", data))
+        }
+        let manifest = BundleManifest(app: .init(name: "shop"), host: "h", entries: entries)
+        return try BundleArchive.zip(
+            [("manifest.json", try manifest.encoded())] + files + [("logs/noise.log", noise(64 << 10))])
+    }
+
+    /// Bytes that do not compress (a fixed-seed generator: the corpus is the same every run).
+    func noise(_ count: Int) -> Data {
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        return Data(
+            (0..<count).map { _ in
+                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                return UInt8(truncatingIfNeeded: state >> 33)
+            })
     }
 
     /// Each entry is under the per-entry limit, but together they inflate far more than 200× the body.

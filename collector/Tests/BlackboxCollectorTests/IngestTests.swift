@@ -23,6 +23,15 @@ struct IngestTests {
         // The raw bundle is on disk under its hash, byte for byte.
         let blob = "\(collector.directory)/blobs/\(BlobStore.blobName(sha256: BundleArchive.sha256(bundle)))"
         #expect(FileManager.default.contents(atPath: blob) == bundle)
+        // They hold personal data: private to the collector's user, like the database.
+        for (path, mode) in [
+            (collector.directory, 0o700), ("\(collector.directory)/collector.sqlite", 0o600), (blob, 0o600),
+            ("\(collector.directory)/collector.sqlite-wal", 0o600),
+        ] {
+            var info = stat()
+            #expect(stat(path, &info) == 0, "\(path)")
+            #expect(Int(info.st_mode & 0o777) == mode, "\(path): \(String(info.st_mode & 0o777, radix: 8))")
+        }
 
         let groups = try await HTTP.get(collector, "/api/v1/groups")
         #expect(groups.status == 200)
@@ -64,6 +73,15 @@ struct IngestTests {
         #expect(stored.status == 201, "\(stored.text)")
         let blob = "\(collector.directory)/blobs/\(BlobStore.blobName(sha256: BundleArchive.sha256(bundle)))"
         #expect(FileManager.default.contents(atPath: blob) == bundle)
+        // They hold personal data: private to the collector's user, like the database.
+        for (path, mode) in [
+            (collector.directory, 0o700), ("\(collector.directory)/collector.sqlite", 0o600), (blob, 0o600),
+            ("\(collector.directory)/collector.sqlite-wal", 0o600),
+        ] {
+            var info = stat()
+            #expect(stat(path, &info) == 0, "\(path)")
+            #expect(Int(info.st_mode & 0o777) == mode, "\(path): \(String(info.st_mode & 0o777, radix: 8))")
+        }
         let files = try await HTTP.get(
             collector, "/api/v1/bundles/\(try #require(stored.json["bundleID"] as? Int))/files")
         let list = try #require(try JSONSerialization.jsonObject(with: files.body) as? [[String: Any]])
@@ -208,6 +226,94 @@ struct IngestTests {
         let sizeAfter = try databaseSize()
 
         #expect(sizeAfter < sizeBefore / 2, "the database shrank (incremental vacuum): \(sizeBefore) -> \(sizeAfter)")
+    }
+
+    @Test("indexing is bounded per file and per bundle; what is not indexed stays downloadable")
+    func indexingBudget() async throws {
+        let collector = try await TestCollector.start {
+            $0.limits.maxIndexedLinesPerFile = 1_000
+            $0.limits.maxIndexedLinesPerBundle = 1_500
+        }
+        defer { Task { await collector.stop() } }
+        let long = Data((0..<3_000).map { "needle a\($0) x\n" }.joined().utf8)
+        let skipped = Data((0..<800).map { "needle b\($0) y\n" }.joined().utf8)
+        let small = Data((0..<400).map { "needle c\($0) z\n" }.joined().utf8)
+        let bundle = try BundleArchive.make(
+            app: .init(name: "shop"), host: "h", logs: [("a.log", long), ("b.log", skipped), ("c.log", small)])
+        let stored = try await HTTP.upload(collector, bundle)
+        #expect(stored.status == 201, "\(stored.text)")
+        await collector.server.indexPendingLogs()
+        func hits(_ query: String) async throws -> Int {
+            try await (HTTP.get(collector, "/api/v1/logs/search?q=\(query)").json["items"] as? [Any])?.count ?? -1
+        }
+        #expect(try await hits("a999") == 1, "a.log's first 1,000 lines are indexed")
+        #expect(try await hits("a1000") == 0, "the rest of a.log is not")
+        #expect(try await hits("b5") == 0, "b.log would pass the bundle's budget (1,000 + 800 > 1,500)")
+        #expect(try await hits("c399") == 1, "c.log still fits (1,000 + 400)")
+        let bundleID = try #require(stored.json["bundleID"] as? Int)
+        let files = try await HTTP.get(collector, "/api/v1/bundles/\(bundleID)/files")
+        let list = try #require(try JSONSerialization.jsonObject(with: files.body) as? [[String: Any]])
+        let b = try #require(list.first { $0["path"] as? String == "logs/b.log" })
+        #expect(try await HTTP.get(collector, "/api/v1/files/\(b["id"] as! Int)/content").body == skipped)
+    }
+
+    @Test("searches with control characters or too many words get a clear 400 or results, never 500")
+    func hostileSearches() async throws {
+        let collector = try await TestCollector.start()
+        defer { Task { await collector.stop() } }
+        let bundle = try BundleArchive.make(
+            app: .init(name: "shop"), host: "h", logs: [("a.log", Data("alpha beta\n".utf8))])
+        #expect(try await HTTP.upload(collector, bundle).status == 201)
+        await collector.server.indexPendingLogs()
+        let nul = try await HTTP.get(collector, "/api/v1/logs/search?q=%00")
+        #expect(nul.status == 400 && nul.json["error"] as? String == "missing_query", "\(nul.text)")
+        let embedded = try await HTTP.get(collector, "/api/v1/logs/search?q=alpha%00beta%22%1B")
+        #expect(embedded.status == 200, "\(embedded.text)")
+        let long = String(repeating: "word ", count: 200)
+        let tooLong = try await HTTP.get(
+            collector, "/api/v1/logs/search?q=\(long.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)")
+        #expect(tooLong.status == 400 && tooLong.json["error"] as? String == "query_too_long")
+        #expect(try await HTTP.get(collector, "/logs?q=alpha%00beta").status != 500)
+    }
+
+    @Test("with too little disk space uploads get 503 insufficient_storage and /ready 503 disk_low")
+    func lowDisk() async throws {
+        let collector = try await TestCollector.start { $0.limits.minFreeBytes = Int64.max / 4 }
+        defer { Task { await collector.stop() } }
+        let bundle = try BundleArchive.make(app: .init(name: "shop"), host: "h", logs: [("a.log", Data("x\n".utf8))])
+        let refused = try await HTTP.upload(collector, bundle)
+        #expect(refused.status == 503 && refused.json["error"] as? String == "insufficient_storage", "\(refused.text)")
+        #expect(refused.headers["retry-after"] == "60")
+        let ready = try await HTTP.request("\(collector.baseURL)/ready")
+        #expect(ready.status == 503 && ready.json["error"] as? String == "disk_low", "\(ready.text)")
+        #expect(try await HTTP.request("\(collector.baseURL)/health").status == 200)
+    }
+
+    @Test("retention keeps a blob whose bytes another project uploaded too, and deletes one nobody else has")
+    func retentionKeepsSharedBlobs() async throws {
+        let collector = try await TestCollector.start { $0.retentionDays = 30 }
+        defer { Task { await collector.stop() } }
+        let store = try #require(collector.server.store as? SQLiteStore)
+        let other = try await store.createProject(name: "other")
+        let otherKey = "bbx_ingest_\(UUID().uuidString.lowercased())"
+        _ = try await store.createKey(projectID: other.id, kind: .ingest, secret: otherKey)
+        let shared = try BundleArchive.make(app: .init(name: "shop"), host: "h", logs: [("a.log", Data("same\n".utf8))])
+        let alone = try BundleArchive.make(app: .init(name: "shop"), host: "h", logs: [("b.log", Data("alone\n".utf8))])
+        #expect(try await HTTP.upload(collector, shared).status == 201)
+        #expect(try await HTTP.upload(collector, alone).status == 201)
+        #expect(try await HTTP.upload(collector, shared, credential: .secret(otherKey)).status == 201)
+        // The first project's bundles are old; the other project's copy is not.
+        let old = Date().addingTimeInterval(-40 * 86_400).timeIntervalSince1970
+        try await store.pool.write { db in
+            try db.execute(sql: "UPDATE bundles SET received_at = ? WHERE project_id <> ?", arguments: [old, other.id])
+        }
+        #expect(await collector.server.runRetention(now: Date()) == 2)
+        func blobExists(_ bytes: Data) -> Bool {
+            FileManager.default.fileExists(
+                atPath: "\(collector.directory)/blobs/\(BlobStore.blobName(sha256: BundleArchive.sha256(bytes)))")
+        }
+        #expect(blobExists(shared), "the other project's bundle still needs it")
+        #expect(!blobExists(alone))
     }
 }
 

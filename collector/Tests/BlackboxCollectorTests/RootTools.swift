@@ -66,7 +66,11 @@ enum Tool {
             process.waitUntilExit()
         }
 
-        func wait() -> Result {
+        /// Waits with `Task.sleep`, not `waitUntilExit`: tests run in parallel on the small cooperative
+        /// pool, and a thread blocked there delays every other test's sleeps and servers (a 2 s sleep
+        /// took over 15 s under load, and timing-based tests failed).
+        func wait() async -> Result {
+            while process.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
             process.waitUntilExit()
             defer {
                 unlink(stdoutPath)
@@ -84,8 +88,18 @@ enum Tool {
         try Running("\(binDirectory)/\(name)", arguments, environment: environment)
     }
 
-    static func run(_ name: String, _ arguments: [String], environment: [String: String] = [:]) throws -> Result {
-        try start(name, arguments, environment: environment).wait()
+    static func run(_ name: String, _ arguments: [String], environment: [String: String] = [:]) async throws
+        -> Result
+    {
+        try await start(name, arguments, environment: environment).wait()
+    }
+
+    /// Output a running program has written so far.
+    static func output(of running: Running) -> (stdout: String, stderr: String) {
+        (
+            (try? String(contentsOfFile: running.stdoutPath, encoding: .utf8)) ?? "",
+            (try? String(contentsOfFile: running.stderrPath, encoding: .utf8)) ?? ""
+        )
     }
 
     /// Log lines of random hex (compresses to about half), `bytes` long in all.

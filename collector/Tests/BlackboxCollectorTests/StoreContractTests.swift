@@ -41,6 +41,45 @@ struct StoreContractTests {
             files: files, reports: reports, receivedAt: receivedAt)
     }
 
+    @Test(
+        "hostile strings (NUL, a 100 KB function name) go through inspection into either store, bounded",
+        arguments: Kind.allCases)
+    func hostileStringsAreStoredSanitized(_ kind: Kind) async throws {
+        let (store, cleanup) = try Self.makeStore(kind)
+        defer { cleanup() }
+        try await store.migrate()
+        let project = try await store.createProject(name: "p").id
+        let longName = (0..<100_000).map { _ in String(UnicodeScalar(UInt8.random(in: 97...122))) }.joined()
+        var report = Reports.crash(functions: ["shop.a\0b() -> ()", longName], host: "web\01", message: "boom\0")
+        report.app.name = "sh\0p"
+        report.app.version = "1.\00"
+        report.reason = "bad\0reason"
+        report.metadata = ["k\0ey": "v\0alue"]
+        let zip = try BundleArchive.make(app: report.app, host: "h\0st", reports: [report])
+        let limits = IngestLimits()
+        let inspection = try BundleInspector(limits: limits).inspect(bytes: zip)
+        let sanitized = try #require(inspection.reports.first)
+        #expect(sanitized.app.name == "sh\u{FFFD}p" && sanitized.host.name == "web\u{FFFD}1")
+        #expect(inspection.manifest?.host == "h\u{FFFD}st")
+        #expect(sanitized.frames[2].symbols.first?.function.hasSuffix(FieldSanitizer.cutMarker) == true)
+
+        var new = Self.newBundle(project: project, reports: inspection.reports)
+        new.manifest = inspection.manifest
+        let outcomes = try await store.index([new])
+        guard case .stored = outcomes.first else {
+            Issue.record("not stored: \(outcomes)")
+            return
+        }
+        let group = try #require(try await store.groups(projectID: project, page: Page()).first)
+        #expect(group.title.contains("shop.a\u{FFFD}b("), "\(group.title)")
+        #expect(group.versions.keys.contains("1.\u{FFFD}0") && group.hosts.keys.contains("web\u{FFFD}1"))
+        let latest = try #require(group.latestReportID)
+        let stored = try #require(try await store.report(id: latest))
+        #expect(stored.report.reason == "bad\u{FFFD}reason" && stored.report.metadata["k\u{FFFD}ey"] == "v\u{FFFD}alue")
+        let function = try #require(stored.report.frames[2].symbols.first).function
+        #expect(function.utf8.count <= limits.maxFieldBytes)
+    }
+
     @Test("migrations are idempotent; projects and keys: create, authenticate, revoke", arguments: Kind.allCases)
     func projectsAndKeys(_ kind: Kind) async throws {
         let (store, cleanup) = try Self.makeStore(kind)
@@ -168,8 +207,8 @@ struct StoreContractTests {
         }
         #expect(try await store.searchLogs(projectID: project, query: "needle", page: Page()).count == 2)
 
-        let blobs = try await store.deleteBundles(receivedBefore: Date().addingTimeInterval(-86_400))
-        #expect(blobs == ["blob-old"])
+        let retention = try await store.deleteBundles(receivedBefore: Date().addingTimeInterval(-86_400))
+        #expect(retention == RetentionOutcome(deletedBundles: 1, unreferencedBlobs: ["blob-old"]))
         #expect(try await store.bundle(id: outcomes[0].record.id) == nil)
         #expect(try await store.bundle(id: outcomes[1].record.id) != nil)
         let hits = try await store.searchLogs(projectID: project, query: "needle", page: Page())
@@ -183,7 +222,50 @@ struct StoreContractTests {
         let group = try #require(try await store.groups(projectID: project, page: Page()).first)
         #expect(group.count == 1 && group.latestReportID == nil)
         #expect(try await store.occurrences(groupID: group.id, page: Page()).isEmpty)
-        #expect(try await store.deleteBundles(receivedBefore: Date().addingTimeInterval(-86_400)).isEmpty)
+        #expect(try await store.deleteBundles(receivedBefore: Date().addingTimeInterval(-86_400)).deletedBundles == 0)
+    }
+
+    @Test("a group tracks at most 100 distinct versions and hosts; the rest count as (other)", arguments: Kind.allCases)
+    func boundedVersionsAndHosts(_ kind: Kind) async throws {
+        let (store, cleanup) = try Self.makeStore(kind)
+        defer { cleanup() }
+        try await store.migrate()
+        let project = try await store.createProject(name: "p").id
+        let reports = (0..<(CrashGroup.maxTrackedValues + 5)).map {
+            Reports.crash(functions: ["shop.f() -> ()"], version: "9.\($0)", host: "host-\($0)")
+        }
+        _ = try await store.index([Self.newBundle(project: project, reports: reports)])
+        // A version seen before is still counted by name.
+        _ = try await store.index([
+            Self.newBundle(
+                project: project,
+                reports: [Reports.crash(functions: ["shop.f() -> ()"], version: "9.3", host: "host-3")])
+        ])
+        let group = try #require(try await store.groups(projectID: project, page: Page()).first)
+        #expect(group.count == reports.count + 1)
+        #expect(group.versions.count == CrashGroup.maxTrackedValues + 1 && group.hosts.count == group.versions.count)
+        #expect(group.versions[CrashGroup.otherValues] == 5 && group.hosts[CrashGroup.otherValues] == 5)
+        #expect(group.versions["9.3"] == 2)
+    }
+
+    @Test(
+        "retention keeps a blob that another project's bundle (the same bytes) still references",
+        arguments: Kind.allCases)
+    func retentionKeepsSharedBlobs(_ kind: Kind) async throws {
+        let (store, cleanup) = try Self.makeStore(kind)
+        defer { cleanup() }
+        try await store.migrate()
+        let first = try await store.createProject(name: "a").id
+        let second = try await store.createProject(name: "b").id
+        let old = Date().addingTimeInterval(-10 * 86_400)
+        _ = try await store.index([
+            Self.newBundle(project: first, sha256: "same", receivedAt: old),
+            Self.newBundle(project: second, sha256: "same"),
+            Self.newBundle(project: first, sha256: "alone", receivedAt: old),
+        ])
+        let retention = try await store.deleteBundles(receivedBefore: Date().addingTimeInterval(-86_400))
+        #expect(retention == RetentionOutcome(deletedBundles: 2, unreferencedBlobs: ["blob-alone"]))
+        #expect(try await store.referencedBlobs(["blob-same", "blob-alone", "blob-none"]) == ["blob-same"])
     }
 
     @Test(

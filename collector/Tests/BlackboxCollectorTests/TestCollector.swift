@@ -13,6 +13,7 @@ final class TestCollector: @unchecked Sendable {
     let directory: String
     let server: CollectorServer
     let baseURL: String
+    var port: Int { Int(baseURL.split(separator: ":").last ?? "") ?? 0 }
     let ingestKey: String
     let adminToken: String
     private let task: Task<Void, any Error>

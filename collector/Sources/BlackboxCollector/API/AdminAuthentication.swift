@@ -1,14 +1,13 @@
 import Hummingbird
 
-/// Reading needs the project's admin token: `Authorization: Bearer <token>` for the API, or the
-/// `blackbox_admin` cookie (set by `/login`) for the web UI. Ingest keys are refused here.
+/// Reading needs the project's admin token: `Authorization: Bearer <token>` for the API, or a web
+/// session (`WebSessions`, started at `/login`) for the web UI. Ingest keys are refused here.
 struct AdminAuthentication: RouterMiddleware {
     typealias Context = CollectorContext
     let store: any CollectorStore
+    let sessions: WebSessions
     /// Web pages redirect to the login page; the API answers 401 with a JSON reason.
     let redirectToLogin: Bool
-
-    static let cookieName = "blackbox_admin"
 
     static func bearer(_ request: Request) -> String? {
         guard let header = request.headers[.authorization] else { return nil }
@@ -21,9 +20,15 @@ struct AdminAuthentication: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
     {
-        let secret = Self.bearer(request) ?? request.cookies[Self.cookieName]?.value
-        guard let secret else { return refuse(.missingKey()) }
-        guard let key = try await store.authenticate(secret: secret) else { return refuse(.invalidKey()) }
+        let key: APIKey
+        if let secret = Self.bearer(request) {
+            guard let found = try await store.authenticate(secret: secret) else { return refuse(.invalidKey()) }
+            key = found
+        } else if redirectToLogin, let found = try await sessions.key(for: request) {
+            key = found
+        } else {
+            return refuse(.missingKey())
+        }
         guard key.kind == .admin else { return refuse(.forbidden()) }
         var context = context
         context.key = key

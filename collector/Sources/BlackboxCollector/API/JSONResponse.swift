@@ -23,9 +23,10 @@ enum JSONResponse {
             var message: String
         }
         let data = (try? encoder.encode(Body(error: rejection.code, message: rejection.message))) ?? Data()
+        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
+        if let seconds = rejection.retryAfter { headers[.retryAfter] = String(seconds) }
         return Response(
-            status: .init(code: rejection.status), headers: [.contentType: "application/json; charset=utf-8"],
-            body: .init(byteBuffer: ByteBuffer(bytes: data)))
+            status: .init(code: rejection.status), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 }
 

@@ -72,10 +72,17 @@ struct ReadAPI {
                 body: .init(byteBuffer: ByteBuffer(bytes: data)))
         }
         group.get("logs/search") { request, context in
-            let query = request.uri.queryParameters.get("q") ?? ""
-            guard !query.trimmingCharacters(in: .whitespaces).isEmpty else {
+            let query: String
+            switch SearchQuery.normalized(request.uri.queryParameters.get("q") ?? "") {
+            case .success(let words): query = words
+            case .failure(.empty):
                 return JSONResponse.error(
                     .init(status: 400, code: "missing_query", message: "give the search words as q="))
+            case .failure(.tooLong):
+                return JSONResponse.error(
+                    .init(
+                        status: 400, code: "query_too_long",
+                        message: "search for at most \(SearchQuery.maxBytes) bytes of words"))
             }
             let page = request.page
             let hits = try await store.searchLogs(projectID: context.projectID, query: query, page: page)

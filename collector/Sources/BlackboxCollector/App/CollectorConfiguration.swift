@@ -24,6 +24,8 @@ public struct CollectorConfiguration: Sendable {
     /// How long an ingest request waits to share a database transaction with others (group commit).
     /// Default 2 ms.
     public var groupCommitWindow: Duration = .milliseconds(2)
+    /// How long a web sign-in lasts. Default 12 hours.
+    public var sessionLifetime: Duration = .seconds(12 * 3600)
     /// Log to stderr as well as to `<data>/diagnostics/logs`. Default true.
     public var logToConsole = true
 
@@ -62,6 +64,21 @@ public struct CollectorConfiguration: Sendable {
 
 /// Limits applied to every upload; anything beyond them is refused with a 4xx naming the limit.
 public struct IngestLimits: Sendable {
+    /// Open connections; past it the server stops accepting until one closes (they wait in the
+    /// listen backlog). Default 4,096 (the collector raises its descriptor limit to fit).
+    public var maxConnections = 4_096
+    /// A connection that sends nothing for this long is closed: an idle keep-alive connection, one
+    /// that never finishes its request head, or an upload whose body stalls. Default 30 s.
+    public var idleTimeout: Duration = .seconds(30)
+    /// An upload whose body is still arriving after this long is refused: 408 `upload_too_slow`
+    /// (a client trickling bytes would otherwise hold a slot and disk space forever). Default 300 s.
+    public var maxUploadDuration: Duration = .seconds(300)
+    /// Uploads received at once; more are answered 503 `too_many_uploads` with `Retry-After`, which
+    /// uploaders resend later. Default 64.
+    public var maxConcurrentUploads = 64
+    /// Free space the blob directory's file system must keep: below it uploads are answered 503
+    /// `insufficient_storage` (resend later) and `/ready` answers 503 `disk_low`. Default 512 MiB.
+    public var minFreeBytes: Int64 = 512 << 20
     /// The request body (the zip as sent). Default 64 MiB; beyond it: 413 `body_too_large`.
     public var maxBodyBytes = 64 << 20
     /// Entries in one zip. Default 2,000.
@@ -75,5 +92,19 @@ public struct IngestLimits: Sendable {
     public var maxCompressionRatio = 200
     /// A crash report JSON. Default 8 MiB.
     public var maxReportBytes = 8 << 20
+    /// The manifest and all crash reports of one bundle together, as inflated (they are held in
+    /// memory to be decoded). Default 32 MiB; beyond it: 422 `reports_too_large`.
+    public var maxReportBytesPerBundle = 32 << 20
+    /// One string of a report or manifest as indexed and shown (a function name, a reason, a host, a
+    /// log line of the report's tail): longer ones are cut and marked `…[cut]`, the raw bundle keeps
+    /// them whole. Default 8 KiB.
+    public var maxFieldBytes = 8 << 10
+    /// Lines of one log file put into the search index; the rest of the file stays downloadable.
+    /// Default 100,000.
+    public var maxIndexedLinesPerFile = 100_000
+    /// Lines of one bundle put into the search index: logs past this budget (counted at ingest) are
+    /// stored but not indexed. Default 500,000. Together with the per-file cap, this bounds the work
+    /// and database growth one upload can cause (a 210 KB body once became 16.7 M index rows).
+    public var maxIndexedLinesPerBundle = 500_000
     public init() {}
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import NIOCore
 import ServiceLifecycle
 
 /// Builds the collector: storage, the ingest pipeline, background services, routes.
@@ -15,13 +16,19 @@ public struct CollectorServer: Sendable {
 
     public init(configuration: CollectorConfiguration, store: (any CollectorStore)? = nil) throws {
         self.configuration = configuration
-        try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
+        // Everything the collector writes (the database and its journals, blobs, uploads in flight,
+        // its own logs) holds users' personal data: private, whatever umask it was started with.
+        umask(0o077)
+        try FileManager.default.createDirectory(
+            atPath: configuration.dataDirectory, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
         self.store = try store ?? configuration.openStore()
         self.blobs = try BlobStore(
             root: configuration.blobDirectory, temporaryDirectory: configuration.temporaryDirectory)
         self.committer = GroupCommitter(store: self.store, blobs: blobs, window: configuration.groupCommitWindow)
         self.reader = BundleReader(blobs: blobs, maxBytes: configuration.limits.maxEntryBytes)
-        self.indexer = LogIndexer(store: self.store, reader: reader)
+        self.indexer = LogIndexer(
+            store: self.store, reader: reader, maxLinesPerFile: configuration.limits.maxIndexedLinesPerFile)
     }
 
     /// Migrates, cleans up uploads a previous run left half-received, and returns the application.
@@ -32,32 +39,74 @@ public struct CollectorServer: Sendable {
         try await store.migrate()
         blobs.removeTemporaryFiles()
         let router = try await makeRouter()
+        let logger = Logger(label: "collector.http")
+        Self.raiseDescriptorLimit(toFit: configuration.limits.maxConnections)
         var services: [any Service] = [committer, indexer]
         if let days = configuration.retentionDays {
             services.append(
-                RetentionService(store: store, blobs: blobs, days: days, interval: configuration.retentionInterval))
+                RetentionService(
+                    store: store, blobs: blobs, committer: committer, days: days,
+                    interval: configuration.retentionInterval))
         }
         return Application(
             router: router,
+            server: .http1(configuration: .init(idleTimeout: TimeAmount(configuration.limits.idleTimeout))),
             configuration: .init(
-                address: .hostname(configuration.host, port: configuration.port), serverName: "blackbox-collector"),
+                address: .hostname(configuration.host, port: configuration.port), serverName: "blackbox-collector",
+                availableConnectionsDelegate: .maximum(configuration.limits.maxConnections, logger: logger)),
             services: services,
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
-            logger: Logger(label: "collector.http"))
+            logger: logger)
+    }
+
+    /// A one-time web sign-in link (a path) for the admin token's project.
+    public func loginLink(adminToken: String) async throws -> String? {
+        guard let key = try await store.authenticate(secret: adminToken), key.kind == .admin else { return nil }
+        return try await WebSessions(store: store, lifetime: configuration.sessionLifetime).makeLink(for: key)
+    }
+
+    /// A one-time web sign-in link (a path) for a project's first active admin key.
+    public static func loginLink(store: any CollectorStore, projectID: Int64) async throws -> String? {
+        guard
+            let key = try await store.keys().first(where: {
+                $0.projectID == projectID && $0.kind == .admin && $0.revokedAt == nil
+            })
+        else { return nil }
+        return try await WebSessions(store: store, lifetime: .seconds(3600)).makeLink(for: key)
+    }
+
+    /// Every connection costs a descriptor: raise the soft limit toward the hard one so that the
+    /// connection limit, not `EMFILE` (which makes accepting fail for everyone), is what binds.
+    static func raiseDescriptorLimit(toFit connections: Int) {
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+        let wanted = rlim_t(connections + 1_024)
+        if limit.rlim_cur < wanted {
+            limit.rlim_cur = min(wanted, limit.rlim_max)
+            setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+        }
     }
 
     func makeRouter() async throws -> Router<CollectorContext> {
         let router = Router(context: CollectorContext.self)
+        router.add(middleware: ServerErrorLogging())
         let store = self.store
         let metrics = self.metrics
         router.get("health") { _, _ in "ok\n" }
+        let (blobRoot, minFreeBytes) = (blobs.root, configuration.limits.minFreeBytes)
         router.get("ready") { _, _ -> Response in
             do {
                 try await store.ping()
-                return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "ready\n")))
             } catch {
                 return JSONResponse.error(.init(status: 503, code: "storage_unavailable", message: "\(error)"))
             }
+            if let available = DiskSpace.available(at: blobRoot), available < minFreeBytes {
+                return JSONResponse.error(
+                    .init(
+                        status: 503, code: "disk_low",
+                        message: "\(available) bytes free where blobs are stored; at least \(minFreeBytes) needed"))
+            }
+            return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "ready\n")))
         }
         router.get("metrics") { _, _ in
             Response(
@@ -77,12 +126,22 @@ public struct CollectorServer: Sendable {
         router.post("api/v1/bundles") { request, context in try await ingest.receive(request, context: context) }
         router.get("api/v1/key") { request, _ in await ingest.describeKey(request) }
 
-        let api = router.group("api/v1").add(middleware: AdminAuthentication(store: store, redirectToLogin: false))
+        let sessions = WebSessions(store: store, lifetime: configuration.sessionLifetime)
+        let api = router.group("api/v1").add(
+            middleware: AdminAuthentication(store: store, sessions: sessions, redirectToLogin: false))
+        // A one-time sign-in link for a browser, for scripts and operators holding the admin token.
+        api.post("login-links") { _, context in
+            guard let key = context.key else { return JSONResponse.error(.missingKey()) }
+            struct Link: Encodable { var path: String }
+            return try JSONResponse.make(Link(path: try await sessions.makeLink(for: key)), status: .created)
+        }
         ReadAPI(store: store, reader: reader).register(on: api)
 
-        let web = WebUI(store: store, reader: reader, library: try await WebUI.loadTemplates())
+        let web = WebUI(store: store, reader: reader, library: try await WebUI.loadTemplates(), sessions: sessions)
         web.registerLogin(on: router)
-        web.register(on: router.group().add(middleware: AdminAuthentication(store: store, redirectToLogin: true)))
+        web.register(
+            on: router.group().add(
+                middleware: AdminAuthentication(store: store, sessions: sessions, redirectToLogin: true)))
         return router
     }
 
@@ -93,7 +152,7 @@ public struct CollectorServer: Sendable {
     @discardableResult
     public func runRetention(now: Date) async -> Int {
         await RetentionService(
-            store: store, blobs: blobs, days: configuration.retentionDays ?? 0,
+            store: store, blobs: blobs, committer: committer, days: configuration.retentionDays ?? 0,
             interval: configuration.retentionInterval
         ).runOnce(now: now)
     }

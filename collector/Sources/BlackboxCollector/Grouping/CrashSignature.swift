@@ -22,6 +22,8 @@ public enum CrashSignature {
         public var title: String
     }
 
+    static let maxTitleCharacters = 300
+
     public static func compute(_ report: CrashReport) -> Result {
         let functions = inAppFunctions(report).prefix(3)
         var parts = [report.kind.rawValue, report.signal?.name ?? "-"]
@@ -46,7 +48,9 @@ public enum CrashSignature {
         }
         let text = parts.joined(separator: " | ")
         let hash = SHA256.hash(data: Data(("v\(version)|" + text).utf8)).lowercaseHex
-        return Result(hash: hash, text: text, title: title)
+        // The title is for lists: a function name of megabytes must not make every page that large.
+        let shownTitle = title.count > Self.maxTitleCharacters ? title.prefix(Self.maxTitleCharacters) + "…" : title
+        return Result(hash: hash, text: text, title: shownTitle)
     }
 
     static func inAppFunctions(_ report: CrashReport) -> [String] {

@@ -30,6 +30,7 @@ struct BundleInspector {
         var kept = Data()
         var firstBytes = Data()
         var checksum: UInt32 = 0
+        var lines = 0
     }
 
     /// Inspects an upload streamed to a file.
@@ -62,11 +63,15 @@ struct BundleInspector {
         }
 
         var total = 0
+        var keptTotal = 0
         var files: [InspectedFile] = []
         var keptContents: [String: Data] = [:]
+        var names = Set<String>()
         for entry in entries {
             let name = entry.path
             try Self.checkPath(name)
+            // Two entries of one name: the manifest's checksum could vouch for one while another is read.
+            guard names.insert(name).inserted else { throw .duplicateEntry(name) }
             switch entry.type {
             case .symlink: throw .symlink(name)
             case .directory: continue
@@ -74,6 +79,7 @@ struct BundleInspector {
             }
             let keep = name == "manifest.json" || (name.hasPrefix("reports/") && name.hasSuffix(".json"))
             var consumed = Consumed()
+            let countsLines = !name.hasSuffix(".gz")
             do {
                 _ = try archive.extract(entry, bufferSize: Self.bufferSize(for: entry), skipCRC32: true) { chunk in
                     consumed.size += chunk.count
@@ -92,11 +98,16 @@ struct BundleInspector {
                         if consumed.kept.count + chunk.count > limits.maxReportBytes {
                             throw IngestRejection.invalidReport(name, "larger than \(limits.maxReportBytes) bytes")
                         }
+                        keptTotal += chunk.count
+                        if keptTotal > limits.maxReportBytesPerBundle {
+                            throw IngestRejection.reportsTooLarge(limit: limits.maxReportBytesPerBundle)
+                        }
                         consumed.kept.append(chunk)
                     }
                     chunk.withUnsafeBytes { bytes in
                         consumed.hasher.update(bufferPointer: bytes)
                         consumed.checksum = ZlibCRC32.update(consumed.checksum, with: bytes)
+                        if countsLines { consumed.lines += Self.countNewlines(bytes) }
                     }
                 }
             } catch let rejection as IngestRejection {
@@ -109,11 +120,41 @@ struct BundleInspector {
             }
             if consumed.firstBytes == Data([0x50, 0x4B, 0x03, 0x04]) { throw .nestedArchive(name) }
             let digest = consumed.hasher.finalize().lowercaseHex
-            files.append(InspectedFile(path: name, kind: .other, size: Int64(consumed.size), sha256: digest))
+            files.append(
+                InspectedFile(
+                    path: name, kind: .other, size: Int64(consumed.size), sha256: digest,
+                    lineCount: countsLines ? consumed.lines + 1 : limits.maxIndexedLinesPerFile))
             if keep { keptContents[name] = consumed.kept }
         }
         guard !files.isEmpty else { throw .noFiles() }
-        return try classify(files, contents: keptContents)
+        var inspection = try classify(files, contents: keptContents)
+        applyIndexingBudget(&inspection)
+        return inspection
+    }
+
+    /// Marks the logs that would take the bundle past its indexing budget (in entry order) as not
+    /// to be indexed; each log counts at most the per-file cap, which is all the indexer reads of it.
+    func applyIndexingBudget(_ inspection: inout Inspection) {
+        var budget = limits.maxIndexedLinesPerBundle
+        for index in inspection.files.indices where inspection.files[index].kind == .log {
+            let lines = min(inspection.files[index].lineCount, limits.maxIndexedLinesPerFile)
+            if lines > budget {
+                inspection.files[index].skipsIndexing = true
+            } else {
+                budget -= lines
+            }
+        }
+    }
+
+    static func countNewlines(_ bytes: UnsafeRawBufferPointer) -> Int {
+        guard var cursor = bytes.baseAddress else { return 0 }
+        let end = cursor + bytes.count
+        var count = 0
+        while cursor < end, let found = memchr(cursor, 0x0A, end - cursor) {
+            count += 1
+            cursor = UnsafeRawPointer(found) + 1
+        }
+        return count
     }
 
     private func classify(_ files: [InspectedFile], contents: [String: Data]) throws(IngestRejection) -> Inspection {
@@ -123,16 +164,26 @@ struct BundleInspector {
             for index in files.indices { files[index].kind = .log }
             return Inspection(manifest: nil, files: files, reports: [])
         }
+        let sanitizer = FieldSanitizer(maxFieldBytes: limits.maxFieldBytes)
         let manifest: BundleManifest
         do {
-            manifest = try BundleManifest.decode(manifestData)
+            manifest = try sanitizer.sanitized(
+                try BundleManifest.decode(manifestData), raw: manifestData, decode: BundleManifest.decode)
         } catch {
             throw .invalidManifest("\(error)")
         }
         var reports: [CrashReport] = []
+        let indexByPath = Dictionary(
+            files.indices.map { (files[$0].path, $0) }, uniquingKeysWith: { first, _ in first })
+        var listedPaths = Set<String>()
         for listed in manifest.entries {
-            guard let index = files.firstIndex(where: { $0.path == listed.path }) else {
+            guard let index = indexByPath[listed.path] else {
                 throw .manifestMismatch("manifest.json lists \"\(listed.path.prefix(200))\", which is not in the zip")
+            }
+            // Each entry is read and decoded once: a manifest listing one report thousands of times
+            // would otherwise cost its size in memory and time for every listing.
+            guard listedPaths.insert(listed.path).inserted else {
+                throw .manifestMismatch("manifest.json lists \"\(listed.path.prefix(200))\" more than once")
             }
             guard files[index].size == listed.size, files[index].sha256 == listed.sha256.lowercased() else {
                 throw .manifestMismatch(
@@ -147,7 +198,8 @@ struct BundleInspector {
                     throw .invalidReport(listed.path, "reports must be reports/<name>.json")
                 }
                 do {
-                    reports.append(try CrashReport.decode(data))
+                    reports.append(
+                        try sanitizer.sanitized(try CrashReport.decode(data), raw: data, decode: CrashReport.decode))
                 } catch {
                     throw .invalidReport(listed.path, "\(error)")
                 }

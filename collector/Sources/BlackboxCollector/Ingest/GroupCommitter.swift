@@ -22,6 +22,8 @@ final class GroupCommitter: Service, Sendable {
     private struct State {
         var pending: [Waiter] = []
         var batchesInFlight = 0
+        /// While above zero no batch starts (see `withBatchesPaused`).
+        var pauses = 0
     }
     private let store: any CollectorStore
     private let blobs: BlobStore
@@ -72,7 +74,9 @@ final class GroupCommitter: Service, Sendable {
 
     private func takeBatch(respectingLimit: Bool) -> [Waiter]? {
         state.withLock { state in
-            guard !state.pending.isEmpty, !respectingLimit || state.batchesInFlight < maxBatchesInFlight else {
+            guard !state.pending.isEmpty,
+                !respectingLimit || (state.batchesInFlight < maxBatchesInFlight && state.pauses == 0)
+            else {
                 return nil
             }
             let batch = Array(state.pending.prefix(maxBatch))
@@ -80,6 +84,19 @@ final class GroupCommitter: Service, Sendable {
             state.batchesInFlight += 1
             return batch
         }
+    }
+
+    /// Runs `body` while no batch links blobs or indexes: retention deletes a blob only if no bundle
+    /// references it, and a batch in flight may be about to reference an existing blob of the same
+    /// bytes (it links nothing new then). Batches wait meanwhile; `body` must be short.
+    func withBatchesPaused<T: Sendable>(_ body: () async throws -> T) async rethrows -> T {
+        state.withLock { $0.pauses += 1 }
+        defer {
+            state.withLock { $0.pauses -= 1 }
+            wake.yield()
+        }
+        while state.withLock({ $0.batchesInFlight }) > 0 { try? await Task.sleep(for: .milliseconds(2)) }
+        return try await body()
     }
 
     private func commit(_ batch: [Waiter]) async {

@@ -4,6 +4,8 @@ public struct IngestRejection: Error, Sendable, Equatable, CustomStringConvertib
     public var status: Int
     public var code: String
     public var message: String
+    /// Seconds after which a resend may succeed, sent as `Retry-After` (with 503).
+    public var retryAfter: Int? = nil
 
     public var description: String { "\(status) \(code): \(message)" }
 
@@ -57,6 +59,34 @@ public struct IngestRejection: Error, Sendable, Equatable, CustomStringConvertib
     }
     static func invalidReport(_ path: String, _ detail: String) -> Self {
         .init(status: 422, code: "invalid_report", message: "\(path.prefix(200)): \(detail)")
+    }
+    static func duplicateEntry(_ path: String) -> Self {
+        .init(
+            status: 422, code: "duplicate_entry",
+            message: "the zip holds more than one entry named \"\(path.prefix(200))\"")
+    }
+    static func reportsTooLarge(limit: Int) -> Self {
+        .init(
+            status: 422, code: "reports_too_large",
+            message: "the reports and manifest of one bundle inflate past \(limit) bytes")
+    }
+    static func tooManyUploads(limit: Int) -> Self {
+        .init(
+            status: 503, code: "too_many_uploads",
+            message: "\(limit) uploads are being received already; resend later", retryAfter: 2)
+    }
+    static func insufficientStorage(available: Int64) -> Self {
+        .init(
+            status: 503, code: "insufficient_storage",
+            message: "the collector is low on disk space (\(available) bytes free); resend later", retryAfter: 60)
+    }
+    static func bodyIncomplete(_ detail: String) -> Self {
+        .init(status: 400, code: "body_incomplete", message: "the body ended before it was complete: \(detail)")
+    }
+    static func uploadTooSlow(limit: Duration) -> Self {
+        .init(
+            status: 408, code: "upload_too_slow",
+            message: "the body did not arrive within \(limit.components.seconds) seconds")
     }
     static func noFiles() -> Self { .init(status: 422, code: "empty_zip", message: "the zip holds no files") }
 }

@@ -6,6 +6,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import NIOPosix
+import Synchronization
 
 /// `POST /api/v1/bundles`: authenticate, stream the body to a temporary file (hashing as it goes),
 /// validate the zip, make it durable, index it in a group commit, then acknowledge. Idempotent by
@@ -21,6 +22,8 @@ struct IngestService: Sendable {
     /// indexer) steps back while uploads are being received.
     let uploadActivity: @Sendable (_ started: Bool) -> Void
     let keys: KeyCache
+    /// Uploads being received now, for `maxConcurrentUploads`.
+    let inFlight = UploadCounter()
     let logger = Logger(label: "collector.ingest")
 
     struct Acknowledgement: ResponseEncodable {
@@ -50,9 +53,19 @@ struct IngestService: Sendable {
 
     private func ingest(_ request: Request, context: CollectorContext) async throws -> (Acknowledgement, Int) {
         let key = try await authenticate(request)
+        guard inFlight.enter(limit: limits.maxConcurrentUploads) else {
+            throw IngestRejection.tooManyUploads(limit: limits.maxConcurrentUploads)
+        }
+        defer { inFlight.leave() }
         let uploadID = try Self.uploadID(request)
-        if let length = request.headers[.contentLength].flatMap(Int.init), length > limits.maxBodyBytes {
+        let declaredLength = request.headers[.contentLength].flatMap(Int.init)
+        if let length = declaredLength, length > limits.maxBodyBytes {
             throw IngestRejection.bodyTooLarge(limit: limits.maxBodyBytes)
+        }
+        if let available = DiskSpace.available(at: blobs.root),
+            available < limits.minFreeBytes + Int64(declaredLength ?? limits.maxBodyBytes)
+        {
+            throw IngestRejection.insufficientStorage(available: available)
         }
         if let uploadID,
             let existing = try await store.existingBundle(projectID: key.projectID, uploadID: uploadID, sha256: "")
@@ -155,19 +168,34 @@ struct IngestService: Sendable {
         var hasher = SHA256()
         var size = 0
         var gathered: ByteBuffer? = ByteBuffer()
-        for try await buffer in request.body {
-            size += buffer.readableBytes
-            if size > limits.maxBodyBytes { throw IngestRejection.bodyTooLarge(limit: limits.maxBodyBytes) }
-            buffer.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
-            if gathered != nil, size <= Self.inlineInspectionBytes {
-                gathered?.writeImmutableBuffer(buffer)
-                continue
+        // A stalled body is closed by the connection's idle timeout; this bounds a trickling one.
+        let deadline = ContinuousClock.now + limits.maxUploadDuration
+        do {
+            try await receiveChunks()
+        } catch let rejection as IngestRejection {
+            throw rejection
+        } catch {
+            // The client went away or stalled past the idle timeout: its fault, not a server error.
+            throw IngestRejection.bodyIncomplete("\(error)")
+        }
+        func receiveChunks() async throws {
+            for try await buffer in request.body {
+                size += buffer.readableBytes
+                if size > limits.maxBodyBytes { throw IngestRejection.bodyTooLarge(limit: limits.maxBodyBytes) }
+                if ContinuousClock.now > deadline {
+                    throw IngestRejection.uploadTooSlow(limit: limits.maxUploadDuration)
+                }
+                buffer.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
+                if gathered != nil, size <= Self.inlineInspectionBytes {
+                    gathered?.writeImmutableBuffer(buffer)
+                    continue
+                }
+                if let early = gathered {
+                    try Self.write(early, to: file)
+                    gathered = nil
+                }
+                try Self.write(buffer, to: file)
             }
-            if let early = gathered {
-                try Self.write(early, to: file)
-                gathered = nil
-            }
-            try Self.write(buffer, to: file)
         }
         let bytes = gathered.map { Data($0.readableBytesView) }
         if let gathered { try Self.write(gathered, to: file) }
@@ -193,4 +221,18 @@ struct IngestService: Sendable {
             bundleID: record.id, uploadID: record.uploadID, sha256: record.sha256, size: record.size,
             files: record.fileCount, reports: record.reportCount, duplicate: duplicate)
     }
+}
+
+/// How many uploads are being received; `enter` refuses past a limit instead of queueing, so a
+/// flood of uploads is answered at once (503, resend later) rather than held in memory.
+final class UploadCounter: Sendable {
+    private let count = Atomic<Int>(0)
+
+    func enter(limit: Int) -> Bool {
+        if count.wrappingAdd(1, ordering: .relaxed).newValue <= limit { return true }
+        count.wrappingSubtract(1, ordering: .relaxed)
+        return false
+    }
+
+    func leave() { count.wrappingSubtract(1, ordering: .relaxed) }
 }

@@ -41,9 +41,15 @@ final class LogIndexer: Service, Sendable {
     /// An upload this recent (or one in flight) means ingest is busy.
     static let busyWindow: Duration = .milliseconds(50)
 
-    init(store: any CollectorStore, reader: BundleReader, maxDeferral: Duration = .seconds(30)) {
+    private let maxLinesPerFile: Int
+
+    init(
+        store: any CollectorStore, reader: BundleReader, maxLinesPerFile: Int = 100_000,
+        maxDeferral: Duration = .seconds(30)
+    ) {
         self.store = store
         self.reader = reader
+        self.maxLinesPerFile = maxLinesPerFile
         self.maxDeferral = maxDeferral
         (wakeups, wakeContinuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
@@ -98,18 +104,23 @@ final class LogIndexer: Service, Sendable {
             await stepBackWhileIngestIsBusy(deferringSince: &deferringSince)
             var batch: [LogFileLines] = []
             var batchBytes = 0
-            for file in files {
+            var batchLines = 0
+            for sameBundle in Self.groupedByBundle(files) {
                 // Stopping: what is left stays unindexed for the next run (never marked done empty).
-                guard !isStopping, let lines = await read(file) else { return }
-                batch.append(LogFileLines(fileID: file.id, lines: lines))
-                batchBytes += lines.reduce(0) { $0 + $1.utf8.count }
-                if batchBytes >= Self.bytesPerBatch {
-                    await store(batch)
-                    batch = []
-                    batchBytes = 0
+                guard !isStopping, let read = await read(sameBundle) else { return }
+                for (file, lines) in read {
+                    batch.append(LogFileLines(fileID: file.id, lines: lines))
+                    batchBytes += lines.reduce(0) { $0 + $1.utf8.count }
+                    batchLines += lines.count
+                    if batchBytes >= Self.bytesPerBatch || batchLines >= Self.linesPerBatch {
+                        guard await store(batch) else { return }
+                        batch = []
+                        batchBytes = 0
+                        batchLines = 0
+                    }
                 }
             }
-            await store(batch)
+            guard await store(batch) else { return }
         }
     }
 
@@ -126,42 +137,76 @@ final class LogIndexer: Service, Sendable {
     static let filesPerBatch = 32
     /// Bounds the memory a batch holds: the lines of large files are stored as soon as they add up.
     static let bytesPerBatch = 8 << 20
+    /// Bounds how long one transaction holds the database's writer away from ingest: rows, not
+    /// bytes, are what an index insert costs (short lines are many rows).
+    static let linesPerBatch = 50_000
 
-    /// A file that cannot be read gets no lines (and is marked indexed), so one bad file cannot stall
-    /// the queue. Nil when the indexer is being stopped.
-    private func read(_ file: BundleFile) async -> [String]? {
+    /// Runs of files of one bundle, in the order listed.
+    static func groupedByBundle(_ files: [BundleFile]) -> [[BundleFile]] {
+        var groups: [[BundleFile]] = []
+        for file in files {
+            if let last = groups.last?.last, last.bundleID == file.bundleID {
+                groups[groups.count - 1].append(file)
+            } else {
+                groups.append([file])
+            }
+        }
+        return groups
+    }
+
+    /// The lines of files of one bundle, read with the archive opened once. A file that cannot be
+    /// read gets no lines (and is marked indexed), so one bad file cannot stall the queue. Nil when
+    /// the indexer is being stopped.
+    private func read(_ files: [BundleFile]) async -> [(BundleFile, [String])]? {
+        guard let bundleID = files.first?.bundleID else { return [] }
         do {
-            guard let bundle = try await store.bundle(id: file.bundleID) else { return [] }
+            guard let bundle = try await store.bundle(id: bundleID) else { return files.map { ($0, []) } }
             // Inflating and splitting block a thread: never on the async executor, where they would
             // stall request handling.
-            let reader = self.reader
-            return try await Self.pool.runIfActive {
-                try reader.lines(of: file.path, inBlob: bundle.blob, maxLineBytes: Self.maxLineLength)
+            let (reader, maxLinesPerFile) = (self.reader, self.maxLinesPerFile)
+            let results = try await Self.pool.runIfActive {
+                try reader.lines(
+                    of: files.map(\.path), inBlob: bundle.blob, maxLineBytes: Self.maxLineLength,
+                    maxLines: maxLinesPerFile)
+            }
+            return files.map { file in
+                switch results[file.path] {
+                case .success(let lines)?: return (file, lines)
+                case .failure(let error)?:
+                    logger.warning("cannot index \(file.path) of bundle \(bundleID): \(error)")
+                    return (file, [])
+                case nil: return (file, [])
+                }
             }
         } catch is CancellationError {
             return nil
         } catch {
-            logger.warning("cannot index \(file.path) of bundle \(file.bundleID): \(error)")
-            return []
+            logger.warning("cannot index the logs of bundle \(bundleID): \(error)")
+            return files.map { ($0, []) }
         }
     }
 
-    /// If the batch's transaction fails, its files are stored one by one, so only a file that itself
-    /// fails loses its lines.
-    private func store(_ batch: [LogFileLines]) async {
-        guard !batch.isEmpty else { return }
+    /// If the batch's transaction fails, its files are stored one by one. A file that still fails
+    /// stays queued, unmarked (a full disk must not leave files "indexed" with no lines forever),
+    /// and this pass ends; the next wake-up tries again. False when something was left queued.
+    @discardableResult
+    private func store(_ batch: [LogFileLines]) async -> Bool {
+        guard !batch.isEmpty else { return true }
         do {
             try await store.storeLogLines(batch)
+            return true
         } catch {
             logger.warning("storing the lines of \(batch.count) log files failed (\(error)); retrying one by one")
+            var stored = true
             for file in batch {
                 do {
                     try await store.storeLogLines([file])
                 } catch {
-                    logger.warning("cannot store the lines of log file \(file.fileID): \(error)")
-                    try? await store.storeLogLines(fileID: file.fileID, lines: [])
+                    logger.warning("cannot store the lines of log file \(file.fileID) (\(error)); it stays queued")
+                    stored = false
                 }
             }
+            return stored
         }
     }
 }

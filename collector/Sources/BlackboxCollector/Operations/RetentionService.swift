@@ -7,6 +7,7 @@ import ServiceLifecycle
 struct RetentionService: Service {
     let store: any CollectorStore
     let blobs: BlobStore
+    let committer: GroupCommitter
     let days: Int
     let interval: Duration
     let logger = Logger(label: "collector.retention")
@@ -29,10 +30,20 @@ struct RetentionService: Service {
     func runOnce(now: Date = Date()) async -> Int {
         let cutoff = now.addingTimeInterval(-Double(days) * 86_400)
         do {
-            let removed = try await store.deleteBundles(receivedBefore: cutoff)
-            for blob in removed { blobs.remove(blob) }
-            if !removed.isEmpty { logger.info("retention: deleted \(removed.count) bundles received before \(cutoff)") }
-            return removed.count
+            let outcome = try await store.deleteBundles(receivedBefore: cutoff)
+            // Blobs are named by content: the same bytes may belong to another project's bundle, or to
+            // an upload being committed right now. Delete only what nothing references, checked again
+            // while no batch is in flight.
+            if !outcome.unreferencedBlobs.isEmpty {
+                try await committer.withBatchesPaused {
+                    let referenced = try await store.referencedBlobs(outcome.unreferencedBlobs)
+                    for blob in outcome.unreferencedBlobs where !referenced.contains(blob) { blobs.remove(blob) }
+                }
+            }
+            if outcome.deletedBundles > 0 {
+                logger.info("retention: deleted \(outcome.deletedBundles) bundles received before \(cutoff)")
+            }
+            return outcome.deletedBundles
         } catch {
             logger.error("retention failed: \(error)")
             return 0

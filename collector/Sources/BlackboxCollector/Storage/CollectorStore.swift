@@ -17,6 +17,13 @@ public protocol CollectorStore: Sendable {
     func keys() async throws -> [APIKey]
     func revokeKey(id: Int64) async throws -> Bool
     func authenticate(secret: String) async throws -> APIKey?
+    /// Web sessions and one-time sign-in links, by the sha256 of their random token. `session`
+    /// answers the admin key a live session belongs to (nil once expired, ended, or its key revoked);
+    /// `redeemLink` answers a link's key once, deleting the link. Creating either drops expired ones.
+    func createSession(tokenHash: String, keyID: Int64, kind: SessionKind, expiresAt: Date) async throws
+    func session(tokenHash: String, now: Date) async throws -> APIKey?
+    func redeemLink(tokenHash: String, now: Date) async throws -> APIKey?
+    func deleteSession(tokenHash: String) async throws
 
     // Ingest
     func existingBundle(projectID: Int64, uploadID: String?, sha256: String) async throws -> BundleRecord?
@@ -42,8 +49,16 @@ public protocol CollectorStore: Sendable {
     /// idempotent: storing a file again replaces its lines. A file deleted meanwhile is skipped.
     func storeLogLines(_ files: [LogFileLines]) async throws
     /// Deletes bundles received before `cutoff` with their files, occurrences and log lines, and
-    /// returns their blob names (the caller deletes the blobs afterwards). Gives the space back.
-    func deleteBundles(receivedBefore cutoff: Date) async throws -> [String]
+    /// returns how many, with the blobs no bundle references any more (the caller deletes them after
+    /// checking `referencedBlobs` again). Gives the space back.
+    func deleteBundles(receivedBefore cutoff: Date) async throws -> RetentionOutcome
+    /// Which of `blobs` some bundle (of any project) references.
+    func referencedBlobs(_ blobs: [String]) async throws -> Set<String>
+}
+
+public struct RetentionOutcome: Sendable, Equatable {
+    public var deletedBundles: Int
+    public var unreferencedBlobs: [String]
 }
 
 extension CollectorStore {
@@ -121,6 +136,12 @@ public struct BundleFile: Codable, Sendable, Equatable {
 }
 
 public struct CrashGroup: Codable, Sendable, Equatable {
+    /// Distinct versions (and hosts) counted by name per group; occurrences from further ones are
+    /// counted under `otherValues`, so that a client inventing versions cannot grow a group's page
+    /// without bound (10 uploads once gave one group 19,000).
+    public static let maxTrackedValues = 100
+    public static let otherValues = "(other)"
+
     public var id: Int64
     public var projectID: Int64
     public var signature: String
@@ -178,6 +199,13 @@ public struct InspectedFile: Sendable, Equatable {
     public var kind: BundleFile.Kind
     public var size: Int64
     public var sha256: String
+    /// Lines counted at inspection (for plain logs; a `.gz` log counts as the per-file cap).
+    public var lineCount = 0
+    /// A log past its bundle's indexing budget: stored and downloadable, not searchable.
+    public var skipsIndexing = false
+
+    /// Whether the indexer should read it.
+    public var isIndexed: Bool { kind != .log || skipsIndexing }
 }
 
 public enum IndexOutcome: Sendable {
@@ -189,4 +217,11 @@ public enum IndexOutcome: Sendable {
         case .stored(let record), .duplicate(let record): record
         }
     }
+}
+
+public enum SessionKind: String, Sendable {
+    /// A browser's session cookie.
+    case session
+    /// A one-time sign-in link, exchanged for a session on first use.
+    case link
 }

@@ -73,6 +73,17 @@ enum PostgresSchema {
             ) PARTITION BY RANGE (received_day)
             """,
             "CREATE INDEX log_lines_search ON log_lines USING GIN (tsv)",
-        ]
+        ],
+        // 2: web sessions and one-time sign-in links: random tokens of their own (only their hashes
+        // kept), never the admin token.
+        [
+            """
+            CREATE TABLE sessions (
+                token_hash TEXT PRIMARY KEY, key_id BIGINT NOT NULL REFERENCES api_keys(id),
+                kind TEXT NOT NULL CHECK (kind IN ('session', 'link')),
+                created_at DOUBLE PRECISION NOT NULL, expires_at DOUBLE PRECISION NOT NULL)
+            """,
+            "CREATE INDEX sessions_expiry ON sessions (expires_at)",
+        ],
     ]
 }

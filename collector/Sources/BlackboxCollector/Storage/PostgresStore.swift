@@ -194,6 +194,47 @@ public final class PostgresStore: CollectorStore {
         ).first
     }
 
+    public func createSession(tokenHash: String, keyID: Int64, kind: SessionKind, expiresAt: Date) async throws {
+        let now = Date().timeIntervalSince1970
+        try await transaction { connection, logger in
+            try await connection.query("DELETE FROM sessions WHERE expires_at < \(now)", logger: logger)
+            try await connection.query(
+                """
+                INSERT INTO sessions (token_hash, key_id, kind, created_at, expires_at)
+                VALUES (\(tokenHash), \(keyID), \(kind.rawValue), \(now), \(expiresAt.timeIntervalSince1970))
+                """, logger: logger)
+        }
+    }
+
+    public func session(tokenHash: String, now: Date) async throws -> APIKey? {
+        try await read(
+            """
+            SELECT k.* FROM sessions s JOIN api_keys k ON k.id = s.key_id
+            WHERE s.token_hash = \(tokenHash) AND s.kind = 'session' AND s.expires_at > \(now.timeIntervalSince1970)
+                AND k.revoked_at IS NULL
+            """, Self.key
+        ).first
+    }
+
+    /// One statement, so that two instances redeeming the same link at once cannot both succeed.
+    public func redeemLink(tokenHash: String, now: Date) async throws -> APIKey? {
+        try await read(
+            """
+            WITH link AS (
+                DELETE FROM sessions WHERE token_hash = \(tokenHash) AND kind = 'link'
+                RETURNING key_id, expires_at)
+            SELECT k.* FROM link JOIN api_keys k ON k.id = link.key_id
+            WHERE link.expires_at > \(now.timeIntervalSince1970) AND k.revoked_at IS NULL
+            """, Self.key
+        ).first
+    }
+
+    public func deleteSession(tokenHash: String) async throws {
+        _ = try await read("DELETE FROM sessions WHERE token_hash = \(tokenHash) RETURNING key_id") {
+            try $0["key_id"].decode(Int64.self)
+        }
+    }
+
     // MARK: Ingest
 
     private static func bundle(_ row: PostgresRandomAccessRow) throws -> BundleRecord {
@@ -278,7 +319,7 @@ public final class PostgresStore: CollectorStore {
                 """
                 INSERT INTO bundle_files (bundle_id, path, kind, size, sha256, indexed, received_day)
                 VALUES (\(record.id), \(file.path), \(file.kind.rawValue), \(file.size), \(file.sha256),
-                    \(file.kind != .log), \(day)::date)
+                    \(file.isIndexed), \(day)::date)
                 """, logger: logger)
         }
         for report in new.reports {
@@ -331,15 +372,27 @@ public final class PostgresStore: CollectorStore {
                 last_seen = GREATEST(last_seen, \(occurred))
             WHERE id = \(groupID)
             """, logger: logger)
+        let version = report.app.version ?? "unknown"
+        let host = report.host.name.isEmpty ? "unknown" : report.host.name
+        let limit = Int64(CrashGroup.maxTrackedValues)
+        let other = CrashGroup.otherValues
+        // Past the limit of distinct values, a new one is counted under `other` (see CrashGroup).
         try await connection.query(
             """
-            INSERT INTO group_versions (group_id, app_version, count) VALUES (\(groupID), \(report.app.version ?? "unknown"), 1)
+            INSERT INTO group_versions (group_id, app_version, count)
+            SELECT \(groupID), CASE WHEN EXISTS (
+                    SELECT 1 FROM group_versions WHERE group_id = \(groupID) AND app_version = \(version))
+                OR (SELECT count(*) FROM group_versions WHERE group_id = \(groupID)) < \(limit)
+                THEN \(version) ELSE \(other) END, 1
             ON CONFLICT (group_id, app_version) DO UPDATE SET count = group_versions.count + 1
             """, logger: logger)
-        let host = report.host.name.isEmpty ? "unknown" : report.host.name
         try await connection.query(
             """
-            INSERT INTO group_hosts (group_id, host, count) VALUES (\(groupID), \(host), 1)
+            INSERT INTO group_hosts (group_id, host, count)
+            SELECT \(groupID), CASE WHEN EXISTS (
+                    SELECT 1 FROM group_hosts WHERE group_id = \(groupID) AND host = \(host))
+                OR (SELECT count(*) FROM group_hosts WHERE group_id = \(groupID)) < \(limit)
+                THEN \(host) ELSE \(other) END, 1
             ON CONFLICT (group_id, host) DO UPDATE SET count = group_hosts.count + 1
             """, logger: logger)
     }
@@ -560,13 +613,27 @@ public final class PostgresStore: CollectorStore {
 
     /// One instance at a time (an advisory lock; the others skip this round). Days entirely before
     /// the cutoff are dropped as partitions; the cutoff's own day loses its expired files row by row.
-    public func deleteBundles(receivedBefore cutoff: Date) async throws -> [String] {
+    public func referencedBlobs(_ blobs: [String]) async throws -> Set<String> {
+        try await transaction { connection, logger in try await Self.referencedBlobs(blobs, connection, logger) }
+    }
+
+    private static func referencedBlobs(_ blobs: [String], _ connection: PostgresConnection, _ logger: Logger)
+        async throws -> Set<String>
+    {
+        guard !blobs.isEmpty else { return [] }
+        return Set(
+            try await rows(
+                connection, "SELECT DISTINCT blob FROM bundles WHERE blob = ANY(\(blobs))", logger: logger,
+                { try $0["blob"].decode(String.self) }))
+    }
+
+    public func deleteBundles(receivedBefore cutoff: Date) async throws -> RetentionOutcome {
         let cutoffDay = Self.day(cutoff)
-        let blobs = try await transaction { connection, logger -> [String] in
+        let outcome = try await transaction { connection, logger -> RetentionOutcome in
             let locked = try await Self.rows(
                 connection, "SELECT pg_try_advisory_xact_lock(\(Self.retentionLock)) AS locked", logger: logger,
                 { try $0["locked"].decode(Bool.self) })
-            guard locked.first == true else { return [] }
+            guard locked.first == true else { return RetentionOutcome(deletedBundles: 0, unreferencedBlobs: []) }
             let expired = try await Self.rows(
                 connection, "SELECT id, blob FROM bundles WHERE received_at < \(cutoff.timeIntervalSince1970)",
                 logger: logger, { (try $0["id"].decode(Int64.self), try $0["blob"].decode(String.self)) })
@@ -580,7 +647,7 @@ public final class PostgresStore: CollectorStore {
             for name in partitions where name < cutoffName {
                 try await connection.query(PostgresQuery(unsafeSQL: "DROP TABLE \(name)"), logger: logger)
             }
-            guard !expired.isEmpty else { return [] }
+            guard !expired.isEmpty else { return RetentionOutcome(deletedBundles: 0, unreferencedBlobs: []) }
             let ids = expired.map(\.0)
             try await connection.query(
                 """
@@ -596,12 +663,15 @@ public final class PostgresStore: CollectorStore {
                     (SELECT id FROM reports WHERE group_id = crash_groups.id ORDER BY occurred_at DESC LIMIT 1)
                 WHERE latest_report_id IS NOT NULL AND latest_report_id NOT IN (SELECT id FROM reports)
                 """, logger: logger)
-            return expired.map(\.1)
+            let candidates = Array(Set(expired.map(\.1))).sorted()
+            let referenced = try await Self.referencedBlobs(candidates, connection, logger)
+            return RetentionOutcome(
+                deletedBundles: expired.count, unreferencedBlobs: candidates.filter { !referenced.contains($0) })
         }
         // Row deletes leave dead tuples: VACUUM makes their space reusable (outside a transaction).
-        if !blobs.isEmpty {
+        if outcome.deletedBundles > 0 {
             try await client.query("VACUUM (ANALYZE) bundles, bundle_files, reports, log_lines", logger: logger)
         }
-        return blobs
+        return outcome
     }
 }

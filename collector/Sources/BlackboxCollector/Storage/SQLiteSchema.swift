@@ -52,6 +52,18 @@ enum SQLiteSchema {
                         text, file_id UNINDEXED, line_number UNINDEXED, tokenize = 'unicode61');
                     """)
         }
+        // Web sessions and one-time sign-in links: random tokens of their own (only their hashes kept),
+        // never the admin token.
+        migrator.registerMigration("v2-sessions") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE sessions (
+                        token_hash TEXT PRIMARY KEY, key_id INTEGER NOT NULL REFERENCES api_keys(id),
+                        kind TEXT NOT NULL CHECK (kind IN ('session', 'link')),
+                        created_at REAL NOT NULL, expires_at REAL NOT NULL);
+                    CREATE INDEX sessions_expiry ON sessions (expires_at);
+                    """)
+        }
         return migrator
     }
 }

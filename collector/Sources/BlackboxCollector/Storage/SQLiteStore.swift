@@ -23,6 +23,8 @@ public final class SQLiteStore: CollectorStore {
         }
         configuration.busyMode = .timeout(10)
         pool = try DatabasePool(path: path, configuration: configuration)
+        // Made private also when an earlier version created them readable by everyone.
+        for file in [path, path + "-wal", path + "-shm"] { chmod(file, 0o600) }
         var lookupConfiguration = Configuration()
         lookupConfiguration.readonly = true
         lookupConfiguration.busyMode = .timeout(10)
@@ -105,6 +107,49 @@ public final class SQLiteStore: CollectorStore {
         }
     }
 
+    public func createSession(tokenHash: String, keyID: Int64, kind: SessionKind, expiresAt: Date) async throws {
+        let now = Date().timeIntervalSince1970
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM sessions WHERE expires_at < ?", arguments: [now])
+            try db.execute(
+                sql: "INSERT INTO sessions (token_hash, key_id, kind, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
+                arguments: [tokenHash, keyID, kind.rawValue, now, expiresAt.timeIntervalSince1970])
+        }
+    }
+
+    public func session(tokenHash: String, now: Date) async throws -> APIKey? {
+        try await pool.read { db in
+            try db.cachedRow(
+                sql: """
+                    SELECT k.* FROM sessions s JOIN api_keys k ON k.id = s.key_id
+                    WHERE s.token_hash = ? AND s.kind = 'session' AND s.expires_at > ? AND k.revoked_at IS NULL
+                    """,
+                arguments: [tokenHash, now.timeIntervalSince1970]
+            ).map(Self.key)
+        }
+    }
+
+    public func redeemLink(tokenHash: String, now: Date) async throws -> APIKey? {
+        try await pool.write { db in
+            let key = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT k.* FROM sessions s JOIN api_keys k ON k.id = s.key_id
+                    WHERE s.token_hash = ? AND s.kind = 'link' AND s.expires_at > ? AND k.revoked_at IS NULL
+                    """,
+                arguments: [tokenHash, now.timeIntervalSince1970]
+            ).map(Self.key)
+            try db.execute(sql: "DELETE FROM sessions WHERE token_hash = ? AND kind = 'link'", arguments: [tokenHash])
+            return key
+        }
+    }
+
+    public func deleteSession(tokenHash: String) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM sessions WHERE token_hash = ?", arguments: [tokenHash])
+        }
+    }
+
     // MARK: Ingest
 
     private static func bundle(_ row: Row) -> BundleRecord {
@@ -175,7 +220,7 @@ public final class SQLiteStore: CollectorStore {
             try db.executeCached(
                 sql:
                     "INSERT INTO bundle_files (bundle_id, path, kind, size, sha256, indexed) VALUES (?, ?, ?, ?, ?, ?)",
-                arguments: [bundleID, file.path, file.kind.rawValue, file.size, file.sha256, file.kind == .log ? 0 : 1])
+                arguments: [bundleID, file.path, file.kind.rawValue, file.size, file.sha256, file.isIndexed ? 1 : 0])
         }
         for report in new.reports {
             try insert(report, bundleID: bundleID, projectID: new.projectID, in: db)
@@ -236,18 +281,28 @@ public final class SQLiteStore: CollectorStore {
                 WHERE id = ?
                 """,
             arguments: [occurred, occurred, reportID, occurred, groupID])
+        // Past the limit of distinct values, a new one is counted under `other` (see CrashGroup).
+        let version = report.app.version ?? "unknown"
+        let host = report.host.name.isEmpty ? "unknown" : report.host.name
+        let limit = CrashGroup.maxTrackedValues
         try db.executeCached(
             sql: """
-                INSERT INTO group_versions (group_id, app_version, count) VALUES (?, ?, 1)
+                INSERT INTO group_versions (group_id, app_version, count)
+                SELECT ?, CASE WHEN EXISTS (SELECT 1 FROM group_versions WHERE group_id = ? AND app_version = ?)
+                    OR (SELECT count(*) FROM group_versions WHERE group_id = ?) < ? THEN ? ELSE ? END, 1
+                WHERE true
                 ON CONFLICT (group_id, app_version) DO UPDATE SET count = count + 1
                 """,
-            arguments: [groupID, report.app.version ?? "unknown"])
+            arguments: [groupID, groupID, version, groupID, limit, version, CrashGroup.otherValues])
         try db.executeCached(
             sql: """
-                INSERT INTO group_hosts (group_id, host, count) VALUES (?, ?, 1)
+                INSERT INTO group_hosts (group_id, host, count)
+                SELECT ?, CASE WHEN EXISTS (SELECT 1 FROM group_hosts WHERE group_id = ? AND host = ?)
+                    OR (SELECT count(*) FROM group_hosts WHERE group_id = ?) < ? THEN ? ELSE ? END, 1
+                WHERE true
                 ON CONFLICT (group_id, host) DO UPDATE SET count = count + 1
                 """,
-            arguments: [groupID, report.host.name.isEmpty ? "unknown" : report.host.name])
+            arguments: [groupID, groupID, host, groupID, limit, host, CrashGroup.otherValues])
     }
 
     // MARK: Read side
@@ -424,8 +479,20 @@ public final class SQLiteStore: CollectorStore {
         try db.executeCached(sql: "UPDATE bundle_files SET indexed = 1 WHERE id = ?", arguments: [file.fileID])
     }
 
-    public func deleteBundles(receivedBefore cutoff: Date) async throws -> [String] {
-        let blobs = try await pool.write { db -> [String] in
+    public func referencedBlobs(_ blobs: [String]) async throws -> Set<String> {
+        try await pool.read { db in try Self.referencedBlobs(blobs, in: db) }
+    }
+
+    private static func referencedBlobs(_ blobs: [String], in db: Database) throws -> Set<String> {
+        try Set(
+            blobs.filter { blob in
+                try db.cachedValue(Bool.self, sql: "SELECT 1 FROM bundles WHERE blob = ? LIMIT 1", arguments: [blob])
+                    == true
+            })
+    }
+
+    public func deleteBundles(receivedBefore cutoff: Date) async throws -> RetentionOutcome {
+        let outcome = try await pool.write { db -> RetentionOutcome in
             let expired = try Row.fetchAll(
                 db, sql: "SELECT id, blob FROM bundles WHERE received_at < ?", arguments: [cutoff.timeIntervalSince1970]
             )
@@ -450,12 +517,15 @@ public final class SQLiteStore: CollectorStore {
                         (SELECT id FROM reports WHERE group_id = crash_groups.id ORDER BY occurred_at DESC LIMIT 1)
                     WHERE latest_report_id NOT IN (SELECT id FROM reports)
                     """)
-            return expired.map { $0["blob"] }
+            let candidates = Array(Set(expired.map { $0["blob"] as String })).sorted()
+            let referenced = try Self.referencedBlobs(candidates, in: db)
+            return RetentionOutcome(
+                deletedBundles: expired.count, unreferencedBlobs: candidates.filter { !referenced.contains($0) })
         }
         // Give the freed pages back to the file system. FTS5 keeps deleted rows as tombstones in its
         // segments until they are merged: 'optimize' merges them away (it rewrites the index, so it
         // costs in proportion to the index; retention runs hourly), then the freed pages go.
-        if !blobs.isEmpty {
+        if outcome.deletedBundles > 0 {
             try await pool.write { db in try db.execute(sql: "INSERT INTO log_lines(log_lines) VALUES('optimize')") }
         }
         try await pool.writeWithoutTransaction { db in
@@ -463,7 +533,7 @@ public final class SQLiteStore: CollectorStore {
             try db.execute(sql: "PRAGMA incremental_vacuum")
             try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
         }
-        return blobs
+        return outcome
     }
 }
 

@@ -9,6 +9,7 @@ struct WebUI {
     let store: any CollectorStore
     let reader: BundleReader
     let library: MustacheLibrary
+    let sessions: WebSessions
 
     static func loadTemplates() async throws -> MustacheLibrary {
         guard let directory = Bundle.module.resourceURL?.appendingPathComponent("Templates").path else {
@@ -117,9 +118,12 @@ struct WebUI {
                 ])
         }
         group.get("logs") { request, context in
-            let query = request.uri.queryParameters.get("q") ?? ""
-            var values: [String: Any] = ["title": "Logs", "query": query]
-            if !query.trimmingCharacters(in: .whitespaces).isEmpty {
+            let typed = request.uri.queryParameters.get("q") ?? ""
+            var values: [String: Any] = ["title": "Logs", "query": typed]
+            if case .failure(.tooLong) = SearchQuery.normalized(typed) {
+                values["error"] = "Search for at most \(SearchQuery.maxBytes) bytes of words."
+            }
+            if case .success(let query) = SearchQuery.normalized(typed) {
                 let page = request.page
                 let hits = try await store.searchLogs(projectID: context.projectID, query: query, page: page)
                 let encoded = query.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
@@ -138,40 +142,83 @@ struct WebUI {
         }
     }
 
-    /// `/login`: a form, or `?token=` (the link `make run` prints), which sets the admin cookie.
+    /// `/login` (a form for the admin token), `/login/link/<code>` (a one-time link), `/logout`.
     func registerLogin(on router: Router<CollectorContext>) {
         router.get("login") { request, _ in
-            if let token = request.uri.queryParameters.get("token") {
-                return try await signIn(token, then: request.uri.queryParameters.get("next"))
-            }
-            return render("login", ["title": "Sign in"])
+            loginForm(request, next: request.uri.queryParameters.get("next"))
         }
         router.post("login") { request, _ in
-            let body = try await request.body.collect(upTo: 16 << 10)
-            let form = String(buffer: body)
-            let token = form.split(separator: "&").compactMap { pair -> String? in
-                let parts = pair.split(separator: "=", maxSplits: 1)
-                guard parts.count == 2, parts[0] == "token" else { return nil }
-                return String(parts[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
-            }.first
-            return try await signIn(token ?? "", then: nil)
+            let form = Self.formFields(String(buffer: try await request.body.collect(upTo: 16 << 10)))
+            let expected = request.cookies[WebSessions.formCookieName]?.value ?? ""
+            guard !expected.isEmpty, WebSessions.constantTimeEquals(expected, form["csrf"] ?? "") else {
+                var response = loginForm(request, next: form["next"], error: "The sign-in form expired: try again.")
+                response.status = .forbidden
+                return response
+            }
+            guard let key = try await store.authenticate(secret: form["token"] ?? ""), key.kind == .admin else {
+                var response = loginForm(request, next: form["next"], error: "That is not a valid admin token.")
+                response.status = .unauthorized
+                return response
+            }
+            var response = try await sessions.start(
+                for: key, request: request, redirectTo: WebSessions.safeDestination(form["next"]))
+            response.setCookie(Self.formCookie("", maxAge: 0, request: request))
+            return response
+        }
+        router.get("login/link/:code") { request, context in
+            let code = context.parameters.get("code") ?? ""
+            guard let key = try await store.redeemLink(tokenHash: WebSessions.hash(code), now: Date()),
+                key.kind == .admin
+            else {
+                var response = loginForm(
+                    request, next: nil, error: "That sign-in link has expired or was used already.")
+                response.status = .unauthorized
+                return response
+            }
+            return try await sessions.start(
+                for: key, request: request,
+                redirectTo: WebSessions.safeDestination(request.uri.queryParameters.get("next")))
+        }
+        router.post("logout") { request, _ in
+            // Another site's page must not sign a browser out either.
+            if let origin = request.headers[.origin], let authority = request.head.authority,
+                URL(string: origin)?.host != authority.split(separator: ":").first.map(String.init)
+            {
+                return Response(status: .forbidden)
+            }
+            return try await sessions.end(request)
         }
     }
 
-    /// `next` must be a path on this server (never another site).
-    private func signIn(_ token: String, then next: String?) async throws -> Response {
-        guard let key = try await store.authenticate(secret: token), key.kind == .admin else {
-            var response = render("login", ["title": "Sign in", "error": "That is not a valid admin token."])
-            response.status = .unauthorized
-            return response
-        }
-        let destination = next.flatMap { $0.hasPrefix("/") && !$0.hasPrefix("//") ? $0 : nil } ?? "/"
-        var response = Response(status: .seeOther, headers: [.location: destination])
-        response.setCookie(
-            Cookie(
-                name: AdminAuthentication.cookieName, value: token, maxAge: 30 * 86_400, path: "/", httpOnly: true,
-                sameSite: .strict))
+    /// The form, with a fresh anti-forgery token in a hidden field and in a cookie.
+    private func loginForm(_ request: Request, next: String?, error: String? = nil) -> Response {
+        let csrf = WebSessions.newToken()
+        var values: [String: Any] = ["title": "Sign in", "csrf": csrf, "next": WebSessions.safeDestination(next)]
+        if let error { values["error"] = error }
+        var response = render("login", values)
+        response.setCookie(Self.formCookie(csrf, maxAge: 3600, request: request))
         return response
+    }
+
+    private static func formCookie(_ value: String, maxAge: Int, request: Request) -> Cookie {
+        Cookie(
+            name: WebSessions.formCookieName, value: value, maxAge: maxAge, path: "/login",
+            secure: WebSessions.isSecure(request), httpOnly: true, sameSite: .strict)
+    }
+
+    /// `application/x-www-form-urlencoded` fields (the first of each name).
+    static func formFields(_ body: String) -> [String: String] {
+        var fields: [String: String] = [:]
+        for pair in body.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2,
+                let name = String(parts[0]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding,
+                let value = String(parts[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding,
+                fields[name] == nil
+            else { continue }
+            fields[name] = value
+        }
+        return fields
     }
 
     // MARK: Helpers

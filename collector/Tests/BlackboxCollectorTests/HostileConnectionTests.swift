@@ -1,0 +1,193 @@
+import Foundation
+import Testing
+
+@testable import BlackboxCollector
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What a holder of the (public) ingest key can do with connections rather than bodies: hold many
+/// open, stall uploads, or start more of them than the server should receive at once.
+@Suite("Hostile connections")
+struct HostileConnectionTests {
+    @Test("idle connections do not starve /health and are closed after the idle timeout")
+    func idleConnections() async throws {
+        let collector = try await TestCollector.start { $0.limits.idleTimeout = .seconds(1) }
+        defer { Task { await collector.stop() } }
+        // More than the default descriptor limit of many systems (1,024).
+        var idle: [RawConnection] = []
+        for _ in 0..<1_100 { idle.append(try await RawConnection(port: collector.port)) }
+        // Answered at all (before, the descriptors ran out and nothing was accepted); the 1 s bar is
+        // the benchmark's to measure, not a unit test's on a loaded machine.
+        #expect(try await HTTP.request("\(collector.baseURL)/health").status == 200)
+        var closed = 0
+        for connection in idle where await connection.isClosedByPeer(waiting: .seconds(10)) { closed += 1 }
+        #expect(closed == idle.count, "\(closed) of \(idle.count) idle connections were closed")
+    }
+
+    @Test("a stalled upload is closed after the idle timeout and leaves no temporary file")
+    func stalledUpload() async throws {
+        // Long enough to see the upload in flight on a loaded machine, short enough for a test.
+        let collector = try await TestCollector.start { $0.limits.idleTimeout = .seconds(3) }
+        defer { Task { await collector.stop() } }
+        let connection = try await RawConnection(port: collector.port)
+        try await connection.send(uploadHead(collector, contentLength: 60 << 20) + Data(count: 256 << 10))
+        #expect(await connection.isClosedByPeer(waiting: .seconds(15)), "closed after the idle timeout (3 s)")
+        // The upload was in flight and was counted as cut short, not as a server error.
+        let deadline = ContinuousClock.now + .seconds(10)
+        var metrics = ""
+        while !metrics.contains(#"blackbox_uploads_rejected_total{reason="body_incomplete"} 1"#)
+            && ContinuousClock.now < deadline
+        {
+            try await Task.sleep(for: .milliseconds(50))
+            metrics = try await HTTP.request("\(collector.baseURL)/metrics").text
+        }
+        #expect(metrics.contains(#"blackbox_uploads_rejected_total{reason="body_incomplete"} 1"#))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(collector.directory)/tmp").isEmpty)
+        #expect(try await HTTP.request("\(collector.baseURL)/health").status == 200)
+    }
+
+    @Test("a trickling upload is refused at its deadline with 408 upload_too_slow")
+    func tricklingUpload() async throws {
+        let collector = try await TestCollector.start {
+            $0.limits.idleTimeout = .seconds(5)
+            $0.limits.maxUploadDuration = .seconds(1)
+        }
+        defer { Task { await collector.stop() } }
+        let connection = try await RawConnection(port: collector.port)
+        try await connection.send(uploadHead(collector, contentLength: 1 << 20))
+        // A kilobyte every 100 ms, until the server answers and closes (then sending fails).
+        for _ in 0..<100 {
+            guard (try? await connection.send(Data(count: 1_000))) != nil else { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let answer = await connection.receive(waiting: .seconds(5))
+        #expect(answer.hasPrefix("HTTP/1.1 408"), "\(answer.prefix(200))")
+        #expect(answer.contains("upload_too_slow"))
+    }
+
+    @Test("uploads beyond the concurrency limit get 503 too_many_uploads with Retry-After; the others go on")
+    func concurrentUploadLimit() async throws {
+        let collector = try await TestCollector.start { $0.limits.maxConcurrentUploads = 2 }
+        defer { Task { await collector.stop() } }
+        var held: [RawConnection] = []
+        for _ in 0..<2 { held.append(try await RawConnection(port: collector.port)) }
+        for connection in held { try await connection.send(uploadHead(collector, contentLength: 1 << 20)) }
+        try await Task.sleep(for: .milliseconds(300))
+        let bundle = try BundleArchive.make(app: .init(name: "shop"), host: "h", logs: [("a.log", Data("x\n".utf8))])
+        let refused = try await HTTP.upload(collector, bundle)
+        #expect(refused.status == 503 && refused.json["error"] as? String == "too_many_uploads", "\(refused.text)")
+        #expect(refused.headers["retry-after"] == "2")
+        let metrics = try await HTTP.request("\(collector.baseURL)/metrics").text
+        #expect(metrics.contains(#"blackbox_uploads_rejected_total{reason="too_many_uploads"} 1"#))
+        for connection in held { connection.close() }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await HTTP.upload(collector, bundle).status == 201, "slots are given back")
+    }
+
+    func uploadHead(_ collector: TestCollector, contentLength: Int) -> Data {
+        Data(
+            ("POST /api/v1/bundles HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/zip\r\n"
+                + "Authorization: Bearer \(collector.ingestKey)\r\nContent-Length: \(contentLength)\r\n\r\n").utf8)
+    }
+}
+
+/// A TCP connection driven byte by byte, for clients no HTTP library would be. Non-blocking, and it
+/// waits with `Task.sleep`: the tests run in parallel on a small cooperative pool, which a blocking
+/// `send` or `poll` would take away from the in-process servers and every other test.
+final class RawConnection {
+    let descriptor: Int32
+    /// Closed once only: a descriptor closed twice may by then be another one of this process's.
+    private var isClosed = false
+
+    init(port: Int) async throws {
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard descriptor >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        if connected != 0 && errno != EINPROGRESS {
+            let code = errno
+            Glibc.close(descriptor)
+            throw POSIXError(.init(rawValue: code) ?? .EIO)
+        }
+        // Loopback connects at once: a short wait here keeps connect and the first send together
+        // (a suspension between them could outlast a test's short idle timeout on a loaded machine).
+        var first = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+        _ = poll(&first, 1, 100)
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !isReady(for: Int16(POLLOUT)) {
+            guard ContinuousClock.now < deadline else {
+                close()
+                throw POSIXError(.ETIMEDOUT)
+            }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    deinit { close() }
+
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        Glibc.close(descriptor)
+    }
+
+    private func isReady(for events: Int16) -> Bool {
+        var poller = pollfd(fd: descriptor, events: events, revents: 0)
+        return poll(&poller, 1, 0) > 0
+    }
+
+    func send(_ data: Data) async throws {
+        var offset = 0
+        while offset < data.count {
+            let sent = data.withUnsafeBytes {
+                Glibc.send(descriptor, $0.baseAddress! + offset, data.count - offset, Int32(MSG_NOSIGNAL))
+            }
+            if sent > 0 {
+                offset += sent
+            } else if sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                try await Task.sleep(for: .milliseconds(5))
+            } else {
+                throw POSIXError(.init(rawValue: errno) ?? .EIO)
+            }
+        }
+    }
+
+    /// What the peer sent within `waiting` (until it closed), as text.
+    func receive(waiting: Duration) async -> String {
+        var received = Data()
+        let deadline = ContinuousClock.now + waiting
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while ContinuousClock.now < deadline {
+            let count = recv(descriptor, &buffer, buffer.count, 0)
+            if count > 0 {
+                received.append(contentsOf: buffer[0..<count])
+            } else if count == 0 || (errno != EAGAIN && errno != EWOULDBLOCK) {
+                break
+            } else {
+                try? await Task.sleep(for: .milliseconds(10))
+            }
+        }
+        return String(decoding: received, as: UTF8.self)
+    }
+
+    /// True when the peer closes (or resets) the connection within `waiting`.
+    func isClosedByPeer(waiting: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + waiting
+        var byte: UInt8 = 0
+        while ContinuousClock.now < deadline {
+            let count = recv(descriptor, &byte, 1, 0)
+            if count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK) { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return false
+    }
+}

@@ -1,0 +1,177 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import Testing
+
+@testable import BlackboxCollector
+
+/// Web sign-in: sessions are random tokens of their own, never the admin token; the login form is
+/// protected against forgery; sign-out, expiry and key revocation end a session; redirects stay on
+/// the server; one-time links work once.
+@Suite("Web sessions")
+struct WebSessionTests {
+    /// Redirects are what these tests look at, so they are not followed.
+    static let client: HTTPClient = {
+        var configuration = HTTPClient.Configuration()
+        configuration.redirectConfiguration = .disallow
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
+
+    struct Answer {
+        var status: Int
+        var location: String?
+        var cookies: [String]
+        var body: String
+
+        /// The value the response sets for cookie `name` ("" when it clears it), nil when it does not set it.
+        func cookie(_ name: String) -> String? {
+            cookies.first { $0.hasPrefix("\(name)=") }.map {
+                String($0.dropFirst(name.count + 1).prefix { $0 != ";" })
+            }
+        }
+        func attributes(of name: String) -> String { cookies.first { $0.hasPrefix("\(name)=") } ?? "" }
+    }
+
+    func send(
+        _ collector: TestCollector, _ path: String, method: HTTPMethod = .GET, cookies: [String: String] = [:],
+        headers: [(String, String)] = [], form: [String: String]? = nil
+    ) async throws -> Answer {
+        var request = HTTPClientRequest(url: collector.baseURL + path)
+        request.method = method
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        if !cookies.isEmpty {
+            request.headers.add(name: "Cookie", value: cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; "))
+        }
+        if let form {
+            request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+            let body = form.map {
+                "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")"
+            }.joined(separator: "&")
+            request.body = .bytes(ByteBuffer(string: body))
+        }
+        let response = try await Self.client.execute(request, timeout: .seconds(30))
+        let body = try await response.body.collect(upTo: 1 << 20)
+        return Answer(
+            status: Int(response.status.code), location: response.headers.first(name: "Location"),
+            cookies: response.headers["Set-Cookie"], body: String(buffer: body))
+    }
+
+    /// Signs in through the form as a browser would: fetch it (its anti-forgery cookie and field), post it.
+    func signIn(_ collector: TestCollector, next: String = "/", headers: [(String, String)] = []) async throws
+        -> Answer
+    {
+        let form = try await send(collector, "/login", headers: headers)
+        let csrf = try #require(form.cookie(WebSessions.formCookieName))
+        #expect(form.body.contains("value=\"\(csrf)\""), "the form carries the same token")
+        return try await send(
+            collector, "/login", method: .POST, cookies: [WebSessions.formCookieName: csrf], headers: headers,
+            form: ["token": collector.adminToken, "csrf": csrf, "next": next])
+    }
+
+    @Test("signing in sets a random, private session cookie that opens the pages; the admin token is no cookie")
+    func signInStartsASession() async throws {
+        let collector = try await TestCollector.start()
+        defer { Task { await collector.stop() } }
+        let signedIn = try await signIn(collector, next: "/bundles")
+        #expect(signedIn.status == 303 && signedIn.location == "/bundles")
+        let session = try #require(signedIn.cookie(WebSessions.cookieName))
+        #expect(session.count == 64 && session != collector.adminToken)
+        let attributes = signedIn.attributes(of: WebSessions.cookieName)
+        #expect(attributes.contains("HttpOnly") && attributes.contains("SameSite=Strict"), "\(attributes)")
+        #expect(!attributes.contains("Secure"), "plain HTTP: a Secure cookie would not come back")
+        #expect(try await send(collector, "/", cookies: [WebSessions.cookieName: session]).status == 200)
+
+        let overTLS = try await signIn(collector, headers: [("X-Forwarded-Proto", "https")])
+        #expect(overTLS.attributes(of: WebSessions.cookieName).contains("Secure"))
+
+        // The admin token in a cookie opens nothing.
+        let oldStyle = try await send(collector, "/", cookies: [WebSessions.cookieName: collector.adminToken])
+        #expect(oldStyle.status == 303 && oldStyle.location == "/login")
+    }
+
+    @Test("a login form posted without its anti-forgery token, or with another, is refused")
+    func loginForgery() async throws {
+        let collector = try await TestCollector.start()
+        defer { Task { await collector.stop() } }
+        let noCookie = try await send(
+            collector, "/login", method: .POST, form: ["token": collector.adminToken, "csrf": "x"])
+        #expect(noCookie.status == 403 && noCookie.cookie(WebSessions.cookieName) == nil)
+        let form = try await send(collector, "/login")
+        let csrf = try #require(form.cookie(WebSessions.formCookieName))
+        let mismatch = try await send(
+            collector, "/login", method: .POST, cookies: [WebSessions.formCookieName: csrf],
+            form: ["token": collector.adminToken, "csrf": WebSessions.newToken()])
+        #expect(mismatch.status == 403 && mismatch.cookie(WebSessions.cookieName) == nil)
+        let wrongToken = try await send(
+            collector, "/login", method: .POST, cookies: [WebSessions.formCookieName: csrf],
+            form: ["token": "bbx_admin_guess", "csrf": csrf])
+        #expect(wrongToken.status == 401 && wrongToken.cookie(WebSessions.cookieName) == nil)
+    }
+
+    @Test("after signing in, only paths on this server are followed")
+    func noOpenRedirect() async throws {
+        let collector = try await TestCollector.start()
+        defer { Task { await collector.stop() } }
+        for (next, expected) in [
+            ("/groups/1?offset=50", "/groups/1?offset=50"), ("//evil.example/", "/"), ("/\\evil.example", "/"),
+            ("https://evil.example/", "/"), ("/\t/evil.example", "/"), ("", "/"),
+        ] {
+            let answer = try await signIn(collector, next: next)
+            #expect(answer.status == 303 && answer.location == expected, "\(next) -> \(answer.location ?? "nil")")
+        }
+    }
+
+    @Test("sign-out, expiry and revoking the admin key each end a session")
+    func sessionsEnd() async throws {
+        let collector = try await TestCollector.start()
+        defer { Task { await collector.stop() } }
+        func opens(_ session: String) async throws -> Bool {
+            try await send(collector, "/", cookies: [WebSessions.cookieName: session]).status == 200
+        }
+        let signedIn = try await signIn(collector)
+        let first = try #require(signedIn.cookie(WebSessions.cookieName))
+        #expect(signedIn.attributes(of: WebSessions.cookieName).contains("Max-Age=43200"), "12 hours")
+        let second = try #require(try await signIn(collector).cookie(WebSessions.cookieName))
+        let forged = try await send(
+            collector, "/logout", method: .POST, cookies: [WebSessions.cookieName: first],
+            headers: [("Origin", "https://evil.example")])
+        let stillOpen = try await opens(first)
+        #expect(forged.status == 403 && stillOpen, "another site cannot sign a browser out")
+        let out = try await send(collector, "/logout", method: .POST, cookies: [WebSessions.cookieName: first])
+        #expect(out.status == 303 && out.cookie(WebSessions.cookieName) == "")
+        #expect(try await !opens(first), "signed out")
+        #expect(try await opens(second), "another session goes on")
+
+        // Expiry, asked of the store at a later time rather than waited for.
+        let store = collector.server.store
+        let hash = WebSessions.hash(second)
+        #expect(try await store.session(tokenHash: hash, now: Date().addingTimeInterval(12 * 3600 - 60)) != nil)
+        #expect(try await store.session(tokenHash: hash, now: Date().addingTimeInterval(12 * 3600 + 60)) == nil)
+
+        let admin = try #require(try await store.authenticate(secret: collector.adminToken))
+        #expect(try await store.revokeKey(id: admin.id))
+        #expect(try await !opens(second), "its key was revoked")
+    }
+
+    @Test("a one-time sign-in link signs in once and then no more")
+    func loginLink() async throws {
+        let collector = try await TestCollector.start()
+        defer { Task { await collector.stop() } }
+        let minted = try await HTTP.request(
+            "\(collector.baseURL)/api/v1/login-links", method: .POST,
+            headers: [("Authorization", "Bearer \(collector.adminToken)")])
+        #expect(minted.status == 201, "\(minted.text)")
+        let path = try #require(minted.json["path"] as? String)
+        #expect(!path.contains(collector.adminToken))
+        let used = try await send(collector, path + "?next=/logs")
+        #expect(used.status == 303 && used.location == "/logs")
+        let session = try #require(used.cookie(WebSessions.cookieName))
+        #expect(try await send(collector, "/", cookies: [WebSessions.cookieName: session]).status == 200)
+        #expect(try await send(collector, path).status == 401, "used once")
+        let ingest = try await HTTP.request(
+            "\(collector.baseURL)/api/v1/login-links", method: .POST,
+            headers: [("Authorization", "Bearer \(collector.ingestKey)")])
+        #expect(ingest.status == 403, "an ingest key cannot mint sign-in links")
+    }
+}
