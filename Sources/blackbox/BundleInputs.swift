@@ -27,11 +27,12 @@ struct BundleInputs {
             if !isDirectory.boolValue {
                 try add(file: path)
             } else if Self.isDiagnosticsDirectory(path) {
+                let root = Self.resolved(path)
                 for name in Self.names(in: "\(path)/outbox") where name.hasSuffix(".json") {
-                    try add(file: "\(path)/outbox/\(name)")
+                    try addIfInside(root, "\(path)/outbox/\(name)")
                 }
                 for name in Self.names(in: "\(path)/logs") where name.hasSuffix(".log") || name.hasSuffix(".log.gz") {
-                    try add(file: "\(path)/logs/\(name)")
+                    try addIfInside(root, "\(path)/logs/\(name)")
                 }
             } else {
                 guard let walker = FileManager.default.enumerator(atPath: path) else {
@@ -46,7 +47,8 @@ struct BundleInputs {
                         files.append(full)
                     }
                 }
-                for file in files.sorted() { try add(file: file) }
+                let root = Self.resolved(path)
+                for file in files.sorted() { try addIfInside(root, file) }
             }
         }
     }
@@ -79,6 +81,26 @@ struct BundleInputs {
             entry = "\(folder)/\(counter)-\(name)"
         }
         items.append(BundleItem(sourcePath: path, entryPath: entry, kind: kind, range: 0..<size))
+    }
+
+    /// A file found by walking a directory is taken only if it really lies inside it: a symbolic
+    /// link (to `/etc/shadow`, to another user's files) is skipped with a warning, never followed.
+    /// Files named on the command line are taken as named.
+    private mutating func addIfInside(_ root: String, _ path: String) throws {
+        var link = stat()
+        guard lstat(path, &link) == 0, (link.st_mode & S_IFMT) == S_IFREG, Self.resolved(path).hasPrefix(root + "/")
+        else {
+            FileHandle.standardError.write(Data("blackbox: skipping \(path): not a regular file inside \(root)\n".utf8))
+            return
+        }
+        try add(file: path)
+    }
+
+    /// The path with every symbolic link resolved.
+    static func resolved(_ path: String) -> String {
+        guard let real = realpath(path, nil) else { return path }
+        defer { free(real) }
+        return String(cString: real)
     }
 
     private static func names(in directory: String) -> [String] {

@@ -241,4 +241,35 @@ struct CLITests {
         let notZip = try runProgram(cli, ["bundle", app, "-o", "\(directory.path)/x.tar"])
         #expect(notZip.status == 64 && notZip.stderr.contains("must end in .zip"))
     }
+
+    @Test("bundle and upload skip symbolic links that lead out of the directory")
+    func bundleSkipsLinks() throws {
+        let directory = TemporaryDirectory()
+        let secret = "\(directory.path)/secret.txt"
+        try "the secret\n".write(toFile: secret, atomically: true, encoding: .utf8)
+        let app = "\(directory.path)/app"
+        let plain = "\(directory.path)/plain"
+        for folder in ["\(app)/logs", "\(app)/outbox", plain] {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        }
+        try "a real line\n".write(toFile: "\(app)/logs/shop.log", atomically: true, encoding: .utf8)
+        try "plain line\n".write(toFile: "\(plain)/a.log", atomically: true, encoding: .utf8)
+        #expect(symlink(secret, "\(app)/logs/evil.log") == 0)
+        #expect(symlink(secret, "\(plain)/evil.log") == 0)
+        #expect(symlink(directory.path, "\(plain)/up") == 0)  // a linked directory: its files are outside
+        for input in [app, plain] {
+            let zip = "\(directory.path)/\(input.split(separator: "/").last!).zip"
+            let made = try runProgram(cli, ["bundle", input, "-o", zip])
+            #expect(made.status == 0, "\(made.stderr)")
+            #expect(made.stderr.contains("skipping"), "\(input): \(made.stderr)")
+            let listing = try runProgram(
+                "/usr/bin/python3",
+                [
+                    "-c",
+                    "import zipfile,sys; z=zipfile.ZipFile(sys.argv[1]); print([z.read(n) for n in z.namelist()])", zip,
+                ])
+            #expect(!listing.stdout.contains("the secret"), "\(input): \(listing.stdout)")
+            #expect(listing.stdout.contains("line"), "\(input): the real files are still bundled")
+        }
+    }
 }

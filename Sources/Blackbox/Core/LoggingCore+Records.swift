@@ -31,8 +31,8 @@ extension LoggingCore {
         var metadataCount = metadata.entries.isEmpty ? 0 : metadata.byteCount
         let metadataFits = fixed + metadataCount <= limit / 2
         if !metadataFits {
+            // The marker entry says the metadata was cut; `.truncated` is about the message only.
             metadataCount = Self.metadataCutMarker.byteCount
-            flags.insert(.truncated)
         }
         var messageCount = message.count
         if fixed + metadataCount + messageCount > limit {

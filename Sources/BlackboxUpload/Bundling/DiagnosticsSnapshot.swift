@@ -120,8 +120,10 @@ public struct BundleOptions: Sendable {
     public init() {}
 }
 
+/// The size of a regular file; nil for anything else, a symbolic link included (a link planted in
+/// the diagnostics directory must not carry another file into a bundle).
 func fileSize(_ path: String) -> Int64? {
     var info = stat()
-    guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+    guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
     return Int64(info.st_size)
 }

@@ -276,6 +276,23 @@ struct IngestTests {
         #expect(try await HTTP.get(collector, "/logs?q=alpha%00beta").status != 500)
     }
 
+    @Test("downloads stream many chunks byte for byte; the log viewer shows the beginning of a long log")
+    func downloadsAndViewerAreBounded() async throws {
+        let collector = try await TestCollector.start()
+        defer { Task { await collector.stop() } }
+        let long = Data(Tool.randomLines(bytes: 3 << 20).utf8)  // about 48 chunks of 64 KiB
+        let bundle = try BundleArchive.make(app: .init(name: "shop"), host: "h", logs: [("long.log", long)])
+        let stored = try await HTTP.upload(collector, bundle)
+        #expect(stored.status == 201, "\(stored.text)")
+        let bundleID = try #require(stored.json["bundleID"] as? Int)
+        let files = try await HTTP.get(collector, "/api/v1/bundles/\(bundleID)/files")
+        let list = try #require(try JSONSerialization.jsonObject(with: files.body) as? [[String: Any]])
+        let fileID = try #require(list.first { $0["kind"] as? String == "log" }?["id"] as? Int)
+        #expect(try await HTTP.get(collector, "/api/v1/files/\(fileID)/content").body == long)
+        let page = try await HTTP.get(collector, "/files/\(fileID)").text
+        #expect(page.contains("showing the first 20000 lines"), "the log has \(long.filter { $0 == 10 }.count) lines")
+    }
+
     @Test("with too little disk space uploads get 503 insufficient_storage and /ready 503 disk_low")
     func lowDisk() async throws {
         let collector = try await TestCollector.start { $0.limits.minFreeBytes = Int64.max / 4 }

@@ -60,7 +60,6 @@ struct ReadAPI {
             guard let file = try await store.file(id: try context.id()),
                 let bundle = try await store.bundle(id: file.bundleID), bundle.projectID == context.projectID
             else { return notFound("file") }
-            let data = try reader.contents(of: file.path, inBlob: bundle.blob)
             let name = file.path.split(separator: "/").last.map(String.init) ?? "file"
             let safeName = name.filter { $0.isLetter || $0.isNumber || ".-_".contains($0) }
             return Response(
@@ -69,7 +68,7 @@ struct ReadAPI {
                     .contentType: file.kind == .report ? "application/json" : "application/octet-stream",
                     .contentDisposition: "attachment; filename=\"\(safeName.isEmpty ? "file" : safeName)\"",
                 ],
-                body: .init(byteBuffer: ByteBuffer(bytes: data)))
+                body: FileStreamer(reader: reader).body(of: file.path, inBlob: bundle.blob))
         }
         group.get("logs/search") { request, context in
             let query: String

@@ -35,6 +35,33 @@ struct BundleReader {
         }
     }
 
+    /// The first `limit` bytes of the file (all of it when shorter), inflating no further.
+    func prefix(of path: String, inBlob blob: String, limit: Int) throws -> (data: Data, isComplete: Bool) {
+        struct Enough: Error {}
+        var data = Data()
+        do {
+            try extract(path, inBlob: blob, chunkBytes: 64 << 10) { chunk in
+                data.append(chunk.prefix(limit - data.count))
+                if data.count >= limit { throw Enough() }
+            }
+            return (data, true)
+        } catch is Enough {
+            return (data, false)
+        }
+    }
+
+    /// Hands the file's bytes to `consumer` chunk by chunk, as they are inflated.
+    func extract(_ path: String, inBlob blob: String, chunkBytes: Int, consumer: (Data) throws -> Void) throws {
+        let archive = try open(blob)
+        guard let entry = archive[path] else { throw Failure.missing(path) }
+        var size = 0
+        _ = try archive.extract(entry, bufferSize: chunkBytes) { chunk in
+            size += chunk.count
+            if size > maxBytes { throw Failure.tooLarge(path) }
+            try consumer(chunk)
+        }
+    }
+
     private func contents(of entry: Entry, in archive: Archive) throws -> Data {
         let path = entry.path
         var data = Data()

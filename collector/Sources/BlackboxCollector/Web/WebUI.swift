@@ -105,13 +105,23 @@ struct WebUI {
             guard let file = try await store.file(id: try context.id()),
                 let bundle = try await store.bundle(id: file.bundleID), bundle.projectID == context.projectID
             else { return notFound() }
-            let lines = try reader.lines(of: file.path, inBlob: bundle.blob)
+            // The viewer shows the beginning of a file: a few MiB, not the whole of a 256 MiB log.
             let limit = 20_000
+            let lines: [String]
+            let truncated: Bool
+            if file.path.hasSuffix(".gz") {
+                lines = try reader.lines(of: file.path, inBlob: bundle.blob, maxLines: limit + 1)
+                truncated = lines.count > limit
+            } else {
+                let (head, isComplete) = try reader.prefix(of: file.path, inBlob: bundle.blob, limit: 8 << 20)
+                lines = head.withUnsafeBytes { BundleReader.lines(in: $0, maxLineBytes: 8 << 10, maxLines: limit + 1) }
+                truncated = !isComplete || lines.count > limit
+            }
             return render(
                 "file",
                 [
                     "title": file.path, "path": file.path, "bundleID": bundle.id, "fileID": file.id,
-                    "truncated": lines.count > limit, "shown": limit,
+                    "truncated": truncated, "shown": min(lines.count, limit),
                     "lines": lines.prefix(limit).enumerated().map {
                         ["number": $0.offset + 1, "text": String($0.element)]
                     },
