@@ -95,6 +95,10 @@ public struct IngestLimits: Sendable {
     /// The manifest and all crash reports of one bundle together, as inflated (they are held in
     /// memory to be decoded). Default 32 MiB; beyond it: 422 `reports_too_large`.
     public var maxReportBytesPerBundle = 32 << 20
+    /// The same, for all uploads being inspected at once: past it an upload is answered 503
+    /// `too_many_uploads` (resend later). Default 128 MiB, so that peak memory stays bounded however
+    /// many uploads arrive together.
+    public var maxReportBytesInFlight = 128 << 20
     /// One string of a report or manifest as indexed and shown (a function name, a reason, a host, a
     /// log line of the report's tail): longer ones are cut and marked `…[cut]`, the raw bundle keeps
     /// them whole. Default 8 KiB.

@@ -122,7 +122,8 @@ public struct CollectorServer: Sendable {
         let ingest = IngestService(
             store: store, blobs: blobs, limits: configuration.limits, committer: committer, metrics: metrics,
             indexerWakeup: { [indexer] in indexer.wake() },
-            uploadActivity: { [indexer] started in indexer.noteUpload(started: started) }, keys: KeyCache(store: store))
+            uploadActivity: { [indexer] started in indexer.noteUpload(started: started) }, keys: KeyCache(store: store),
+            inspectionMemory: MemoryBudget(limit: configuration.limits.maxReportBytesInFlight))
         router.post("api/v1/bundles") { request, context in try await ingest.receive(request, context: context) }
         router.get("api/v1/key") { request, _ in await ingest.describeKey(request) }
 

@@ -17,6 +17,11 @@ import ZIPFoundation
 ///   Without one (a plain zip from `zip` or Python's zipfile), every file is taken as a log.
 struct BundleInspector {
     let limits: IngestLimits
+    /// Shared by all uploads; nil: only the per-bundle limit applies (tests of single bundles).
+    var memory: MemoryBudget? = nil
+    /// When set, inspection stops with `IngestRejection.tooMuchWorkInline` once this many bytes are
+    /// inflated: the caller is on the async executor and moves the rest to a thread pool.
+    var inlineWorkLimit: Int? = nil
 
     struct Inspection {
         var manifest: BundleManifest?
@@ -56,6 +61,8 @@ struct BundleInspector {
     }
 
     private func inspect(_ archive: Archive, bodySize: Int) throws(IngestRejection) -> Inspection {
+        var held = 0
+        defer { memory?.giveBack(held) }
         var entries: [Entry] = []
         for entry in archive {
             entries.append(entry)
@@ -84,6 +91,7 @@ struct BundleInspector {
                 _ = try archive.extract(entry, bufferSize: Self.bufferSize(for: entry), skipCRC32: true) { chunk in
                     consumed.size += chunk.count
                     total += chunk.count
+                    if let inlineWorkLimit, total > inlineWorkLimit { throw IngestRejection.tooMuchWorkInline }
                     if consumed.firstBytes.count < 4 {
                         consumed.firstBytes.append(chunk.prefix(4 - consumed.firstBytes.count))
                     }
@@ -101,6 +109,12 @@ struct BundleInspector {
                         keptTotal += chunk.count
                         if keptTotal > limits.maxReportBytesPerBundle {
                             throw IngestRejection.reportsTooLarge(limit: limits.maxReportBytesPerBundle)
+                        }
+                        if let memory {
+                            guard memory.take(chunk.count) else {
+                                throw IngestRejection.tooManyUploads(limit: limits.maxConcurrentUploads)
+                            }
+                            held += chunk.count
                         }
                         consumed.kept.append(chunk)
                     }

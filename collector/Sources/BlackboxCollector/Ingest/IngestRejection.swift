@@ -88,5 +88,9 @@ public struct IngestRejection: Error, Sendable, Equatable, CustomStringConvertib
             status: 408, code: "upload_too_slow",
             message: "the body did not arrive within \(limit.components.seconds) seconds")
     }
+    /// Not an answer: tells the ingest service that a small body inflates to more than it inspects
+    /// on the async executor (see `IngestService`).
+    static let tooMuchWorkInline = Self(status: 0, code: "inline_limit", message: "inspect on the thread pool")
+
     static func noFiles() -> Self { .init(status: 422, code: "empty_zip", message: "the zip holds no files") }
 }

@@ -24,6 +24,8 @@ struct IngestService: Sendable {
     let keys: KeyCache
     /// Uploads being received now, for `maxConcurrentUploads`.
     let inFlight = UploadCounter()
+    /// Manifests and reports held in memory by inspections running now.
+    let inspectionMemory: MemoryBudget
     let logger = Logger(label: "collector.ingest")
 
     struct Acknowledgement: ResponseEncodable {
@@ -82,30 +84,38 @@ struct IngestService: Sendable {
         // The same bytes under another Upload-Id are found by the index transaction itself.
 
         // Inflating blocks a thread: a large bundle is inspected off the async executor. A small one
-        // is inspected right here, from memory: typically a fraction of a millisecond, at worst (a
-        // 64 KiB bomb at the ratio limit) about 13 MB of inflating; the two thread hops would cost
-        // more than the usual work.
-        let inspector = BundleInspector(limits: limits)
+        // is inspected right here, from memory (typically a fraction of a millisecond; two thread
+        // hops would cost more), but only up to 1 MiB inflated: a small body can inflate 200× and hold
+        // a manifest whose decoding would stall every request on this executor, so past that the
+        // inspection starts again on the thread pool.
+        let inspector = BundleInspector(limits: limits, memory: inspectionMemory)
         let path = temporary.path
-        let inspection =
-            if let bytes = body.bytes {
-                try inspector.inspect(bytes: bytes)
-            } else {
-                try await NIOThreadPool.singleton.runIfActive { try inspector.inspect(path: path, bodySize: size) }
+        let inspection = try body.bytes.flatMap { bytes throws(IngestRejection) in
+            try Self.inspectInline(bytes, with: inspector)
+        }
+        let inspected: BundleInspector.Inspection
+        if let inspection {
+            inspected = inspection
+        } else if let bytes = body.bytes {
+            inspected = try await NIOThreadPool.singleton.runIfActive { try inspector.inspect(bytes: bytes) }
+        } else {
+            inspected = try await NIOThreadPool.singleton.runIfActive {
+                try inspector.inspect(path: path, bodySize: size)
             }
+        }
         // From here the committer owns the temporary file: it makes it durable with the others of
         // its batch, then indexes them all in one transaction.
         committed = true
         let outcome = try await committer.submit(
             NewBundle(
                 projectID: key.projectID, uploadID: uploadID, sha256: sha256, size: Int64(size),
-                blob: BlobStore.blobName(sha256: sha256), manifest: inspection.manifest, files: inspection.files,
-                reports: inspection.reports, receivedAt: Date()),
+                blob: BlobStore.blobName(sha256: sha256), manifest: inspected.manifest, files: inspected.files,
+                reports: inspected.reports, receivedAt: Date()),
             temporaryPath: path)
-        if case .stored = outcome, inspection.files.contains(where: { $0.kind == .log }) { indexerWakeup() }
+        if case .stored = outcome, inspected.files.contains(where: { $0.kind == .log }) { indexerWakeup() }
         if case .stored(let record) = outcome {
             logger.info(
-                "stored bundle \(record.id): \(size) bytes, \(inspection.files.count) files, \(inspection.reports.count) reports"
+                "stored bundle \(record.id): \(size) bytes, \(inspected.files.count) files, \(inspected.reports.count) reports"
             )
         }
         return (
@@ -143,6 +153,21 @@ struct IngestService: Sendable {
     }
 
     static let inlineInspectionBytes = 64 << 10
+    static let inlineInflateBytes = 1 << 20
+
+    /// The inspection, or nil when the body inflates past `inlineInflateBytes`.
+    private static func inspectInline(_ bytes: Data, with inspector: BundleInspector) throws(IngestRejection)
+        -> BundleInspector.Inspection?
+    {
+        var inline = inspector
+        inline.inlineWorkLimit = inlineInflateBytes
+        do {
+            return try inline.inspect(bytes: bytes)
+        } catch {
+            if error == .tooMuchWorkInline { return nil }
+            throw error
+        }
+    }
 
     static func uploadID(_ request: Request) throws(IngestRejection) -> String? {
         guard let value = request.headers[HTTPField.Name("Upload-Id")!] else { return nil }

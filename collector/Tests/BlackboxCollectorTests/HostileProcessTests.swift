@@ -1,0 +1,148 @@
+import AsyncHTTPClient
+import BlackboxFormat
+import CollectorTestSupport
+import Foundation
+import Testing
+
+@testable import BlackboxCollector
+
+/// The hostile holder of an ingest key, all at once, against a real collector process whose memory
+/// is read from /proc: idle connections, the manifest that once took a server to 2.2 GB, reports
+/// filling the per-bundle limit from several uploads together, a log of millions of short lines,
+/// and zip bombs, while an honest client keeps uploading and a watcher keeps asking /health.
+@Suite("Hostile clients against a collector process")
+struct HostileProcessTests {
+    @Test("memory stays bounded, /health keeps answering and honest uploads go through")
+    func underAttack() async throws {
+        let directory = NSTemporaryDirectory() + "collector-hostile-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let collector = try CollectorProcess(dataDirectory: directory)
+        defer { collector.kill(SIGTERM) }
+        let port = try #require(URL(string: collector.baseURL)?.port)
+        let key = [("Authorization", "Bearer \(collector.ingestKey)"), ("Content-Type", "application/zip")]
+        func upload(_ body: Data) async throws -> HTTPResult {
+            try await HTTP.request(
+                "\(collector.baseURL)/api/v1/bundles", method: .POST, headers: key + [("Upload-Id", UUID().uuidString)],
+                body: body)
+        }
+
+        // Megabytes of bodies are built on a thread of their own: built on the test's cooperative
+        // threads, they starved every other test running in parallel for seconds.
+        let bodies = try await Self.offThePool { try Self.makeBodies() }
+        let (honest, shortLines, fullReports, repeatedListing, ratioBomb) = bodies
+
+        // A client of its own: on the shared one, /health would queue behind the uploads for a
+        // connection and measure the client's pool, not the server.
+        let healthClient = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
+        let watcher = Task { () -> (worst: Duration, failures: Int) in
+            var worst = Duration.zero
+            var failures = 0
+            while !Task.isCancelled {
+                let started = ContinuousClock.now
+                let status = (try? await HTTP.request("\(collector.baseURL)/health", client: healthClient).status) ?? 0
+                if status != 200 && !Task.isCancelled { failures += 1 }  // cancelling ends the last request
+                worst = max(worst, ContinuousClock.now - started)
+                try? await Task.sleep(for: .milliseconds(100))
+            }
+            return (worst, failures)
+        }
+
+        var idle: [RawConnection] = []
+        for _ in 0..<1_100 { idle.append(try await RawConnection(port: port)) }
+
+        let honestLatencies = try await withThrowingTaskGroup(of: Duration?.self) { group in
+            for _ in 0..<3 {
+                group.addTask {
+                    let answer = try await upload(repeatedListing)
+                    #expect(answer.status == 422, "\(answer.text.prefix(200))")
+                    return nil
+                }
+            }
+            for _ in 0..<6 {
+                group.addTask {
+                    // Refused when the shared budget is spent (503, resend later), or stored.
+                    let answer = try await upload(fullReports)
+                    #expect([201, 200, 503].contains(answer.status), "\(answer.text.prefix(200))")
+                    return nil
+                }
+            }
+            group.addTask {
+                let answer = try await upload(shortLines)
+                #expect(answer.status == 201, "\(answer.text.prefix(200))")
+                return nil
+            }
+            group.addTask {
+                let answer = try await upload(ratioBomb)
+                #expect(answer.status == 422, "\(answer.text.prefix(200))")
+                return nil
+            }
+            group.addTask {
+                var honestTimes: [Duration] = []
+                for _ in 0..<10 {
+                    let started = ContinuousClock.now
+                    var answer = try await upload(honest)
+                    while answer.status == 503 {  // as the uploader does: resend later
+                        try await Task.sleep(for: .milliseconds(200))
+                        answer = try await upload(honest)
+                    }
+                    #expect([200, 201].contains(answer.status), "\(answer.text.prefix(200))")
+                    honestTimes.append(ContinuousClock.now - started)
+                }
+                return honestTimes.max()
+            }
+            return try await group.reduce(into: [Duration]()) { if let value = $1 { $0.append(value) } }
+        }
+        for connection in idle { connection.close() }
+        watcher.cancel()
+        let health = await watcher.value
+        try await healthClient.shutdown()
+        let peak = collector.peakRSS
+        print(
+            "hostile suite: collector peak RSS \(Int(peak)) MiB; slowest /health \(health.worst); "
+                + "slowest honest upload \(honestLatencies.max() ?? .zero)")
+        #expect(peak < 512, "peak RSS \(peak) MiB")
+        #expect(health.failures == 0, "/health failed \(health.failures) times")
+        // The bar (1 s) is for a release build on a quiet machine; this debug build runs beside the
+        // other tests, so only "never stuck" is asserted here and the figure is printed.
+        #expect(health.worst < .seconds(30))
+        #expect((honestLatencies.max() ?? .zero) < .seconds(60), "an honest upload was held up")
+    }
+
+    typealias Bodies = (honest: Data, shortLines: Data, fullReports: Data, repeatedListing: Data, ratioBomb: Data)
+
+    static func makeBodies() throws -> Bodies {
+        let hostile = HostileUploadTests()
+        let honest = try BundleArchive.make(
+            app: .init(name: "shop"), host: "h", reports: [Reports.crash(functions: ["shop.f() -> ()"])],
+            logs: [("a.log", Data("honest line\n".utf8))])
+        var generator = SystemRandomNumberGenerator()
+        var lines = Data(capacity: 4 << 20)
+        for _ in 0..<2_000_000 { lines.append(contentsOf: [UInt8(ascii: "a") + (generator.next() as UInt8) % 26, 10]) }
+        let shortLines = try BundleArchive.make(app: .init(name: "shop"), host: "h", logs: [("short.log", lines)])
+        return (
+            honest, shortLines, try reportsNearTheBundleLimit(), try hostile.repeatedListing(),
+            try hostile.ratioOnlyBomb()
+        )
+    }
+
+    static func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try work() }) }.start()
+        }
+    }
+
+    /// Four reports of just under 8 MiB of hex (which deflates only about 2×, so the inflation
+    /// ratio stays low): about 30 MiB of reports in one bundle, under the per-bundle limit.
+    static func reportsNearTheBundleLimit() throws -> Data {
+        var generator = SystemRandomNumberGenerator()
+        let digits = Array("0123456789abcdef".utf8)
+        var reports: [CrashReport] = []
+        for _ in 0..<4 {
+            var report = Reports.crash(functions: ["shop.f() -> ()"])
+            let padding = (0..<(7 << 20)).map { _ in digits[Int((generator.next() as UInt8) & 0xF)] }
+            report.metadata = ["padding": String(decoding: padding, as: UTF8.self)]
+            reports.append(report)
+        }
+        return try BundleArchive.make(app: .init(name: "shop"), host: "h", reports: reports)
+    }
+}
