@@ -6,7 +6,11 @@ BENCH_PACKAGES := libspdlog-dev g++
 RUN_DIR ?= $(CURDIR)/.run/example
 COLLECTOR_DATA ?= $(CURDIR)/.run/collector
 
-.PHONY: run example demo test test-library test-collector deps test-deps bench-deps bench bench-collector format clean
+.PHONY: help run example demo test check lint test-library test-collector deps test-deps bench-deps bench bench-collector format clean
+
+## This list.
+help:
+	@awk '/^## /{doc = doc substr($$0, 4) " "; next} /^[a-z-]+:/{if (doc != "") {split($$0, t, ":"); printf "  %-16s %s\n", t[1], doc}; doc = ""; next} {doc = ""}' $(MAKEFILE_LIST)
 
 ## The collector on 127.0.0.1:8080 with an embedded SQLite store in .run/collector; prints the URL,
 ## the keys and a curl command that uploads a bundle.
@@ -28,8 +32,16 @@ demo: deps
 
 ## Install missing system packages, build everything, run every test (library, then collector).
 test: test-deps
+	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory test-library
 	@$(MAKE) --no-print-directory test-collector
+
+## A quick inner loop: format lint and the library's tests (no browser, database or collector).
+check: deps lint test-library
+
+## swift format lint --strict over every source and test (as CI runs it).
+lint:
+	$(SWIFT) format lint --strict --recursive Sources Tests collector/Sources collector/Tests
 
 # The crash matrix also runs a release build of the crashing child (optimized code crashes differently).
 test-library:
