@@ -73,15 +73,6 @@ struct IngestTests {
         #expect(stored.status == 201, "\(stored.text)")
         let blob = "\(collector.directory)/blobs/\(BlobStore.blobName(sha256: BundleArchive.sha256(bundle)))"
         #expect(FileManager.default.contents(atPath: blob) == bundle)
-        // They hold personal data: private to the collector's user, like the database.
-        for (path, mode) in [
-            (collector.directory, 0o700), ("\(collector.directory)/collector.sqlite", 0o600), (blob, 0o600),
-            ("\(collector.directory)/collector.sqlite-wal", 0o600),
-        ] {
-            var info = stat()
-            #expect(stat(path, &info) == 0, "\(path)")
-            #expect(Int(info.st_mode & 0o777) == mode, "\(path): \(String(info.st_mode & 0o777, radix: 8))")
-        }
         let files = try await HTTP.get(
             collector, "/api/v1/bundles/\(try #require(stored.json["bundleID"] as? Int))/files")
         let list = try #require(try JSONSerialization.jsonObject(with: files.body) as? [[String: Any]])
