@@ -56,6 +56,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Largest accepted upload in bytes (env BLACKBOX_COLLECTOR_MAX_BODY; default 64 MiB).")
     var maxBodyBytes: Int?
     @Option(
+        name: .customLong("limit"),
+        help:
+            "A limit, name=value (sizes with K/M/G, durations in seconds); repeatable (env BLACKBOX_COLLECTOR_LIMITS, comma-separated). Names and defaults: docs/collector.md."
+    )
+    var limits: [String] = []
+    @Option(
         help:
             "Delete bundles older than this many days; 0 keeps them (env BLACKBOX_COLLECTOR_RETENTION_DAYS; default 30)."
     )
@@ -69,6 +75,12 @@ struct Serve: AsyncParsableCommand {
         configuration.port = port ?? environment("BLACKBOX_COLLECTOR_PORT").flatMap(Int.init) ?? 8080
         if let limit = maxBodyBytes ?? environment("BLACKBOX_COLLECTOR_MAX_BODY").flatMap(Int.init) {
             configuration.limits.maxBodyBytes = limit
+        }
+        do {
+            if let settings = environment("BLACKBOX_COLLECTOR_LIMITS") { try configuration.limits.set(settings) }
+            for setting in limits { try configuration.limits.set(setting) }
+        } catch {
+            throw ValidationError(error.description)
         }
         let days = retentionDays ?? environment("BLACKBOX_COLLECTOR_RETENTION_DAYS").flatMap(Int.init) ?? 30
         configuration.retentionDays = days > 0 ? days : nil

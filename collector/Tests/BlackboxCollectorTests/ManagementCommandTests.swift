@@ -2,6 +2,8 @@ import CollectorTestSupport
 import Foundation
 import Testing
 
+@testable import BlackboxCollector
+
 /// The `blackbox-collector` command's management subcommands, run as a process.
 @Suite("Management commands")
 struct ManagementCommandTests {
@@ -58,5 +60,21 @@ struct ManagementCommandTests {
             "\(unreachable.output.suffix(300))")
         let malformed = try collector(["migrate", "--data-dir", directory, "--database-url", "mysql://somewhere"])
         #expect(malformed.status == 1 && malformed.output.contains("must look like postgres://"))
+    }
+
+    @Test("limits are set by name on the command line and in the environment; a bad one is a clear error")
+    func limitSettings() throws {
+        var limits = IngestLimits()
+        try limits.set("maxConcurrentUploads=3, maxReportBytes=2M,idleTimeout=5")
+        try limits.set("minFreeBytes=1G")
+        #expect(limits.maxConcurrentUploads == 3 && limits.maxReportBytes == 2 << 20)
+        #expect(limits.idleTimeout == .seconds(5) && limits.minFreeBytes == 1 << 30)
+        for bad in ["nonsense=1", "maxEntries", "maxEntries=-2", "maxEntries=lots", "maxBodyBytes=99999999999G"] {
+            #expect(throws: IngestLimits.SettingError.self, "\(bad)") { try limits.set(bad) }
+        }
+        let directory = NSTemporaryDirectory() + "collector-limits-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let refused = try collector(["serve", "--data-dir", directory, "--port", "0", "--limit", "nonsense=1"])
+        #expect(refused.status != 0 && refused.output.contains("unknown limit \"nonsense\""), "\(refused.output)")
     }
 }
