@@ -102,9 +102,8 @@ struct HostileProcessTests {
                 + "slowest honest upload \(honestLatencies.max() ?? .zero)")
         #expect(peak < 512, "peak RSS \(peak) MiB")
         #expect(health.failures == 0, "/health failed \(health.failures) times")
-        // The bar (1 s) is for a release build on a quiet machine; this debug build runs beside the
-        // other tests, so only "never stuck" is asserted here and the figure is printed.
-        #expect(health.worst < .seconds(30))
+        // The bar. Measured 64–99 ms in debug builds beside two CI runs, so a miss is no accident.
+        #expect(health.worst < .seconds(1), "slowest /health \(health.worst)")
         #expect((honestLatencies.max() ?? .zero) < .seconds(60), "an honest upload was held up")
     }
 
