@@ -6,13 +6,25 @@ extension IngestLimits {
         public let description: String
     }
 
-    /// The names `set(_:)` accepts.
-    public static let settingNames = [
-        "maxConnections", "idleTimeout", "maxUploadDuration", "maxConcurrentUploads", "minFreeBytes",
-        "maxBodyBytes", "maxEntries", "maxEntryBytes", "maxTotalBytes", "maxCompressionRatio", "maxReportBytes",
-        "maxReportBytesPerBundle", "maxReportBytesInFlight", "maxFieldBytes", "maxIndexedLinesPerFile",
-        "maxIndexedLinesPerBundle",
+    private static let counts: [String: WritableKeyPath<IngestLimits, Int> & Sendable] = [
+        "maxConnections": \.maxConnections, "maxConcurrentUploads": \.maxConcurrentUploads,
+        "maxBodyBytes": \.maxBodyBytes, "maxEntries": \.maxEntries, "maxEntryBytes": \.maxEntryBytes,
+        "maxTotalBytes": \.maxTotalBytes, "maxCompressionRatio": \.maxCompressionRatio,
+        "maxReportBytes": \.maxReportBytes, "maxReportBytesPerBundle": \.maxReportBytesPerBundle,
+        "maxReportBytesInFlight": \.maxReportBytesInFlight, "maxFieldBytes": \.maxFieldBytes,
+        "maxIndexedLinesPerFile": \.maxIndexedLinesPerFile, "maxIndexedLinesPerBundle": \.maxIndexedLinesPerBundle,
     ]
+    private static let durations: [String: WritableKeyPath<IngestLimits, Duration> & Sendable] = [
+        "idleTimeout": \.idleTimeout, "maxUploadDuration": \.maxUploadDuration,
+    ]
+    private static let largeSizes: [String: WritableKeyPath<IngestLimits, Int64> & Sendable] = [
+        "minFreeBytes": \.minFreeBytes
+    ]
+
+    /// The names `set(_:)` accepts.
+    public static var settingNames: [String] {
+        (Array(counts.keys) + Array(durations.keys) + Array(largeSizes.keys)).sorted()
+    }
 
     /// Applies `name=value` settings, separated by commas.
     public mutating func set(_ settings: String) throws(SettingError) {
@@ -21,25 +33,13 @@ extension IngestLimits {
             guard parts.count == 2, let number = Self.number(parts[1]), number > 0 else {
                 throw SettingError(description: "limit \"\(setting)\": expected name=positive number")
             }
-            let count = Int(clamping: number)
-            switch parts[0] {
-            case "maxConnections": maxConnections = count
-            case "idleTimeout": idleTimeout = .seconds(number)
-            case "maxUploadDuration": maxUploadDuration = .seconds(number)
-            case "maxConcurrentUploads": maxConcurrentUploads = count
-            case "minFreeBytes": minFreeBytes = number
-            case "maxBodyBytes": maxBodyBytes = count
-            case "maxEntries": maxEntries = count
-            case "maxEntryBytes": maxEntryBytes = count
-            case "maxTotalBytes": maxTotalBytes = count
-            case "maxCompressionRatio": maxCompressionRatio = count
-            case "maxReportBytes": maxReportBytes = count
-            case "maxReportBytesPerBundle": maxReportBytesPerBundle = count
-            case "maxReportBytesInFlight": maxReportBytesInFlight = count
-            case "maxFieldBytes": maxFieldBytes = count
-            case "maxIndexedLinesPerFile": maxIndexedLinesPerFile = count
-            case "maxIndexedLinesPerBundle": maxIndexedLinesPerBundle = count
-            default:
+            if let property = Self.counts[parts[0]] {
+                self[keyPath: property] = Int(clamping: number)
+            } else if let property = Self.durations[parts[0]] {
+                self[keyPath: property] = .seconds(number)
+            } else if let property = Self.largeSizes[parts[0]] {
+                self[keyPath: property] = number
+            } else {
                 throw SettingError(
                     description: "unknown limit \"\(parts[0])\"; known: \(Self.settingNames.joined(separator: ", "))")
             }
