@@ -152,6 +152,44 @@ struct IngestTests {
         #expect(revoked.status == 401 && revoked.json["error"] as? String == "invalid_key")
     }
 
+    @Test("the API refuses in one JSON shape, and another project's admin token finds nothing of this one")
+    func oneErrorShapeAndProjectScope() async throws {
+        let collector = try await TestCollector.start()
+        defer { Task { await collector.stop() } }
+        let report = Reports.crash(functions: ["shop.Cart.total() -> Swift.Int"])
+        let bundle = try BundleArchive.make(app: report.app, host: report.host.name, reports: [report])
+        #expect(try await HTTP.upload(collector, bundle).status == 201)
+        let groups = try #require(try await HTTP.get(collector, "/api/v1/groups").json["items"] as? [[String: Any]])
+        let groupID = try #require(groups.first?["id"] as? Int)
+
+        let refusals: [(path: String, token: String?, status: Int, code: String)] = [
+            ("/api/v1/groups/abc", collector.adminToken, 400, "invalid_id"),
+            ("/api/v1/groups/999999", collector.adminToken, 404, "not_found"),
+            ("/api/v1/logs/search", collector.adminToken, 400, "missing_query"),
+            ("/api/v1/groups", nil, 401, "missing_key"),
+            ("/api/v1/groups", "bbx_admin_nope", 401, "invalid_key"),
+        ]
+        for refusal in refusals {
+            let response = try await HTTP.request(
+                "\(collector.baseURL)\(refusal.path)",
+                headers: refusal.token.map { [("Authorization", "Bearer \($0)")] } ?? [])
+            #expect(response.status == refusal.status, "\(refusal.path): \(response.text)")
+            #expect(Set(response.json.keys) == ["error", "message"], "\(refusal.path): \(response.text)")
+            #expect(response.json["error"] as? String == refusal.code, "\(refusal.path): \(response.text)")
+        }
+
+        let store = collector.server.store
+        let other = try await store.createProject(name: "other")
+        let otherToken = "bbx_admin_" + UUID().uuidString
+        _ = try await store.createKey(projectID: other.id, kind: .admin, secret: otherToken)
+        for path in ["/api/v1/groups/\(groupID)", "/api/v1/groups/\(groupID)/occurrences"] {
+            let response = try await HTTP.get(collector, path, token: otherToken)
+            #expect(response.status == 404 && response.json["error"] as? String == "not_found", "\(path)")
+        }
+        let list = try await HTTP.get(collector, "/api/v1/groups", token: otherToken)
+        #expect((list.json["items"] as? [Any])?.isEmpty == true, "\(list.text)")
+    }
+
     @Test("grouping: the same stack in other builds groups together; another function is another group")
     func grouping() async throws {
         let collector = try await TestCollector.start()

@@ -70,11 +70,11 @@ struct StoreContractTests {
             Issue.record("not stored: \(outcomes)")
             return
         }
-        let group = try #require(try await store.groups(projectID: project, page: Page()).first)
+        let group = try #require(try await store.groups(in: ProjectScope(projectID: project), page: Page()).first)
         #expect(group.title.contains("shop.a\u{FFFD}b("), "\(group.title)")
         #expect(group.versions.keys.contains("1.\u{FFFD}0") && group.hosts.keys.contains("web\u{FFFD}1"))
         let latest = try #require(group.latestReportID)
-        let stored = try #require(try await store.report(id: latest))
+        let stored = try #require(try await store.report(id: latest, in: ProjectScope(projectID: project)))
         #expect(stored.report.reason == "bad\u{FFFD}reason" && stored.report.metadata["k\u{FFFD}ey"] == "v\u{FFFD}alue")
         let function = try #require(stored.report.frames[2].symbols.first).function
         #expect(function.utf8.count <= limits.maxFieldBytes)
@@ -127,27 +127,109 @@ struct StoreContractTests {
         #expect(
             try await store.existingBundle(projectID: project, uploadID: nil, sha256: "s1")?.id == outcomes[0].record.id
         )
-        #expect(try await store.bundles(projectID: project, page: Page()).count == 2)
+        #expect(try await store.bundles(in: ProjectScope(projectID: project), page: Page()).count == 2)
 
-        let groups = try await store.groups(projectID: project, page: Page())
+        let groups = try await store.groups(in: ProjectScope(projectID: project), page: Page())
         #expect(groups.count == 2)
         let cart = try #require(groups.first { $0.title.contains("Cart") })
         #expect(cart.count == 2)
         #expect(cart.versions == ["1.0": 1, "1.1": 1])
         #expect(cart.hosts == ["a": 1, "b": 1])
         #expect(groups.first?.id == cart.id, "the most recently seen group comes first")
-        let occurrences = try await store.occurrences(groupID: cart.id, page: Page())
+        let occurrences = try await store.occurrences(
+            groupID: cart.id, in: ProjectScope(projectID: project), page: Page())
         #expect(occurrences.map(\.reportUUID) == [second.id, first.id].map { $0.uuidString.lowercased() })
         #expect(cart.latestReportID == occurrences.first?.reportID)
-        let stored = try #require(try await store.report(id: occurrences[1].reportID))
+        let stored = try #require(
+            try await store.report(id: occurrences[1].reportID, in: ProjectScope(projectID: project)))
         #expect(stored.report.id == first.id && stored.groupID == cart.id)
         #expect(
-            try await store.occurrences(groupID: cart.id, page: Page(limit: 1, offset: 1)).map(\.reportID) == [
+            try await store.occurrences(
+                groupID: cart.id, in: ProjectScope(projectID: project), page: Page(limit: 1, offset: 1)
+            ).map(\.reportID) == [
                 occurrences[1].reportID
             ])
-        #expect(try await store.group(id: cart.id) == cart)
-        let files = try await store.files(bundleID: outcomes[0].record.id)
+        #expect(try await store.group(id: cart.id, in: ProjectScope(projectID: project)) == cart)
+        let files = try await store.files(bundleID: outcomes[0].record.id, in: ProjectScope(projectID: project))
         #expect(files.count == 2 && files.allSatisfy { $0.kind == .report })
+    }
+
+    @Test(
+        "a report seen before, under a new signature, creates no group (it once left a zero-count group in PostgreSQL)",
+        arguments: Kind.allCases)
+    func duplicateReportUnderNewSignatureCreatesNoGroup(_ kind: Kind) async throws {
+        let (store, cleanup) = try Self.makeStore(kind)
+        defer { cleanup() }
+        try await store.migrate()
+        let project = try await store.createProject(name: "p").id
+        let original = Reports.crash(functions: ["shop.Cart.total() -> Swift.Int"])
+        // The same report again (same id), symbolicated differently: a new signature.
+        var resymbolicated = Reports.crash(functions: ["shop.Checkout.pay() -> ()"])
+        resymbolicated.id = original.id
+        #expect(CrashSignature.compute(original).hash != CrashSignature.compute(resymbolicated).hash)
+        _ = try await store.index([Self.newBundle(project: project, reports: [original])])
+        let outcomes = try await store.index([Self.newBundle(project: project, reports: [resymbolicated])])
+        guard case .stored = outcomes.first else {
+            Issue.record("the second bundle is new bytes and must be stored: \(outcomes)")
+            return
+        }
+        let groups = try await store.groups(in: ProjectScope(projectID: project), page: Page())
+        #expect(groups.map(\.count) == [1], "\(groups.map { ($0.title, $0.count) })")
+        #expect(groups.first?.title.contains("Cart") == true)
+    }
+
+    @Test(
+        "every read is confined to its project: another project's ids are not found, its lists are empty",
+        arguments: Kind.allCases)
+    func readsAreScopedToTheProject(_ kind: Kind) async throws {
+        let (store, cleanup) = try Self.makeStore(kind)
+        defer { cleanup() }
+        try await store.migrate()
+        let mine = ProjectScope(projectID: try await store.createProject(name: "mine").id)
+        let theirs = ProjectScope(projectID: try await store.createProject(name: "theirs").id)
+        let outcome = try await store.index([
+            Self.newBundle(project: theirs.projectID, reports: [Reports.crash(functions: ["shop.f() -> ()"])], logs: 1)
+        ])[0]
+        for file in try await store.unindexedLogFiles(limit: 10) {
+            try await store.storeLogLines(fileID: file.id, lines: ["secret line"])
+        }
+        let group = try #require(try await store.groups(in: theirs, page: Page()).first)
+        let reportID = try #require(group.latestReportID)
+        let file = try #require(try await store.files(bundleID: outcome.record.id, in: theirs).first)
+        #expect(try await store.searchLogs(in: theirs, query: "secret", page: Page()).count == 1)
+
+        #expect(try await store.groups(in: mine, page: Page()).isEmpty)
+        #expect(try await store.group(id: group.id, in: mine) == nil)
+        #expect(try await store.occurrences(groupID: group.id, in: mine, page: Page()).isEmpty)
+        #expect(try await store.report(id: reportID, in: mine) == nil)
+        #expect(try await store.bundles(in: mine, page: Page()).isEmpty)
+        #expect(try await store.bundle(id: outcome.record.id, in: mine) == nil)
+        #expect(try await store.files(bundleID: outcome.record.id, in: mine).isEmpty)
+        #expect(try await store.file(id: file.id, in: mine) == nil)
+        #expect(try await store.searchLogs(in: mine, query: "secret", page: Page()).isEmpty)
+    }
+
+    @Test("a page of groups carries each group's own versions and hosts", arguments: Kind.allCases)
+    func groupPageKeepsTalliesApart(_ kind: Kind) async throws {
+        let (store, cleanup) = try Self.makeStore(kind)
+        defer { cleanup() }
+        try await store.migrate()
+        let project = try await store.createProject(name: "p").id
+        let reports = (0..<30).flatMap { index in
+            (0...index % 3).map { copy in
+                Reports.crash(functions: ["shop.f\(index)() -> ()"], version: "\(index).\(copy)", host: "h\(index)")
+            }
+        }
+        _ = try await store.index([Self.newBundle(project: project, reports: reports)])
+        let groups = try await store.groups(in: ProjectScope(projectID: project), page: Page(limit: 100))
+        #expect(groups.count == 30)
+        for group in groups {
+            let index = try #require(Int(group.title.split(separator: "f").last?.prefix(while: \.isNumber) ?? ""))
+            let copies = index % 3 + 1
+            #expect(group.count == copies)
+            #expect(group.hosts == ["h\(index)": copies])
+            #expect(group.versions == Dictionary(uniqueKeysWithValues: (0..<copies).map { ("\(index).\($0)", 1) }))
+        }
     }
 
     @Test(
@@ -174,16 +256,21 @@ struct StoreContractTests {
         }
         #expect(try await store.unindexedLogFiles(limit: 10).isEmpty)
         let mine = Set(files.filter { $0.bundleID != files.last?.bundleID }.map(\.id))
-        let checkout = try await store.searchLogs(projectID: project, query: "checkout", page: Page())
+        let checkout = try await store.searchLogs(in: ProjectScope(projectID: project), query: "checkout", page: Page())
         #expect(checkout.count == 4)  // two lines in each of the project's two files
         #expect(Set(checkout.map(\.fileID)) == mine)
-        let both = try await store.searchLogs(projectID: project, query: "payment visa", page: Page())
+        let both = try await store.searchLogs(in: ProjectScope(projectID: project), query: "payment visa", page: Page())
         #expect(both.count == 2 && both.allSatisfy { $0.lineNumber == 2 && $0.text.contains("declined") })
-        #expect(try await store.searchLogs(projectID: project, query: "payment mastercard", page: Page()).isEmpty)
-        #expect(try await store.searchLogs(projectID: project, query: "\"odd\"", page: Page()).count == 2)
-        #expect(try await store.searchLogs(projectID: project, query: "   ", page: Page()).isEmpty)
         #expect(
-            try await store.searchLogs(projectID: project, query: "checkout", page: Page(limit: 1, offset: 1)).count
+            try await store.searchLogs(in: ProjectScope(projectID: project), query: "payment mastercard", page: Page())
+                .isEmpty)
+        #expect(
+            try await store.searchLogs(in: ProjectScope(projectID: project), query: "\"odd\"", page: Page()).count == 2)
+        #expect(try await store.searchLogs(in: ProjectScope(projectID: project), query: "   ", page: Page()).isEmpty)
+        #expect(
+            try await store.searchLogs(
+                in: ProjectScope(projectID: project), query: "checkout", page: Page(limit: 1, offset: 1)
+            ).count
                 == 1)
     }
 
@@ -205,23 +292,25 @@ struct StoreContractTests {
         for file in files {
             try await store.storeLogLines(fileID: file.id, lines: ["needle in file \(file.id)"])
         }
-        #expect(try await store.searchLogs(projectID: project, query: "needle", page: Page()).count == 2)
+        #expect(
+            try await store.searchLogs(in: ProjectScope(projectID: project), query: "needle", page: Page()).count == 2)
 
         let retention = try await store.deleteBundles(receivedBefore: Date().addingTimeInterval(-86_400))
         #expect(retention == RetentionOutcome(deletedBundles: 1, unreferencedBlobs: ["blob-old"]))
-        #expect(try await store.bundle(id: outcomes[0].record.id) == nil)
-        #expect(try await store.bundle(id: outcomes[1].record.id) != nil)
-        let hits = try await store.searchLogs(projectID: project, query: "needle", page: Page())
+        #expect(try await store.bundle(id: outcomes[0].record.id, in: ProjectScope(projectID: project)) == nil)
+        #expect(try await store.bundle(id: outcomes[1].record.id, in: ProjectScope(projectID: project)) != nil)
+        let hits = try await store.searchLogs(in: ProjectScope(projectID: project), query: "needle", page: Page())
         #expect(hits.map(\.bundleID) == [outcomes[1].record.id])
         // An indexer that read both files before the deletion stores them in one batch: the deleted
         // file's lines are skipped, the other's replace what it had.
         try await store.storeLogLines(files.map { LogFileLines(fileID: $0.id, lines: ["late \($0.id)"]) })
-        let late = try await store.searchLogs(projectID: project, query: "late", page: Page())
+        let late = try await store.searchLogs(in: ProjectScope(projectID: project), query: "late", page: Page())
         #expect(late.map(\.bundleID) == [outcomes[1].record.id])
-        #expect(try await store.searchLogs(projectID: project, query: "needle", page: Page()).isEmpty)
-        let group = try #require(try await store.groups(projectID: project, page: Page()).first)
+        #expect(try await store.searchLogs(in: ProjectScope(projectID: project), query: "needle", page: Page()).isEmpty)
+        let group = try #require(try await store.groups(in: ProjectScope(projectID: project), page: Page()).first)
         #expect(group.count == 1 && group.latestReportID == nil)
-        #expect(try await store.occurrences(groupID: group.id, page: Page()).isEmpty)
+        #expect(
+            try await store.occurrences(groupID: group.id, in: ProjectScope(projectID: project), page: Page()).isEmpty)
         #expect(try await store.deleteBundles(receivedBefore: Date().addingTimeInterval(-86_400)).deletedBundles == 0)
     }
 
@@ -241,7 +330,7 @@ struct StoreContractTests {
                 project: project,
                 reports: [Reports.crash(functions: ["shop.f() -> ()"], version: "9.3", host: "host-3")])
         ])
-        let group = try #require(try await store.groups(projectID: project, page: Page()).first)
+        let group = try #require(try await store.groups(in: ProjectScope(projectID: project), page: Page()).first)
         #expect(group.count == reports.count + 1)
         #expect(group.versions.count == CrashGroup.maxTrackedValues + 1 && group.hosts.count == group.versions.count)
         #expect(group.versions[CrashGroup.otherValues] == 5 && group.hosts[CrashGroup.otherValues] == 5)
@@ -291,7 +380,7 @@ struct StoreContractTests {
             return all
         }
         #expect(Set(ids).count == 1 && ids.count == 16)
-        #expect(try await store.groups(projectID: project, page: Page()).first?.count == 1)
+        #expect(try await store.groups(in: ProjectScope(projectID: project), page: Page()).first?.count == 1)
     }
 }
 
@@ -313,6 +402,27 @@ struct PostgresCoordinationTests {
         #expect(Set(claimedA.map(\.id)).isDisjoint(with: claimedB.map(\.id)))
         #expect(claimedA.count + claimedB.count == 10)
         #expect(try await first.unindexedLogFiles(limit: 10).isEmpty, "claimed files are not handed out again")
+    }
+
+    @Test(
+        "two instances storing the same report at once, under different signatures: one occurrence, no empty group")
+    func concurrentDuplicateReportsLeaveNoEmptyGroup() async throws {
+        let url = try PostgresServer.running().makeDatabase()
+        let first = try PostgresStore(url: url)
+        let second = try PostgresStore(url: url)
+        try await first.migrate()
+        let project = try await first.createProject(name: "p").id
+        for round in 0..<20 {
+            let report = Reports.crash(functions: ["shop.a\(round)() -> ()"])
+            var other = Reports.crash(functions: ["shop.b\(round)() -> ()"])
+            other.id = report.id
+            async let a = first.index([StoreContractTests.newBundle(project: project, reports: [report])])
+            async let b = second.index([StoreContractTests.newBundle(project: project, reports: [other])])
+            _ = try await (a, b)
+        }
+        let groups = try await first.groups(in: ProjectScope(projectID: project), page: Page(limit: 100))
+        #expect(groups.count == 20)
+        #expect(groups.allSatisfy { $0.count == 1 }, "\(groups.filter { $0.count != 1 }.map(\.title))")
     }
 
     @Test("retention drops whole day partitions of log lines")

@@ -4,7 +4,7 @@ import Hummingbird
 /// session (`WebSessions`, started at `/login`) for the web UI. Ingest keys are refused here.
 struct AdminAuthentication: RouterMiddleware {
     typealias Context = CollectorContext
-    let store: any CollectorStore
+    let store: any KeyStore
     let sessions: WebSessions
     /// Web pages redirect to the login page; the API answers 401 with a JSON reason.
     let redirectToLogin: Bool
@@ -22,21 +22,21 @@ struct AdminAuthentication: RouterMiddleware {
     {
         let key: APIKey
         if let secret = Self.bearer(request) {
-            guard let found = try await store.authenticate(secret: secret) else { return refuse(.invalidKey()) }
+            guard let found = try await store.authenticate(secret: secret) else { return try refuse(.invalidKey()) }
             key = found
         } else if redirectToLogin, let found = try await sessions.key(for: request) {
             key = found
         } else {
-            return refuse(.missingKey())
+            return try refuse(.missingKey())
         }
-        guard key.kind == .admin else { return refuse(.forbidden()) }
+        guard key.kind == .admin else { return try refuse(.forbidden()) }
         var context = context
         context.key = key
         return try await next(request, context)
     }
 
-    private func refuse(_ rejection: IngestRejection) -> Response {
+    private func refuse(_ error: APIError) throws -> Response {
         if redirectToLogin { return Response(status: .seeOther, headers: [.location: "/login"]) }
-        return JSONResponse.error(rejection)
+        throw error
     }
 }

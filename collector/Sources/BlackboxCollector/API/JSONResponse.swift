@@ -16,18 +16,6 @@ enum JSONResponse {
             body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
-    /// `{"error": "<code>", "message": "…"}`: every 4xx carries a machine-readable reason.
-    static func error(_ rejection: IngestRejection) -> Response {
-        struct Body: Encodable {
-            var error: String
-            var message: String
-        }
-        let data = (try? encoder.encode(Body(error: rejection.code, message: rejection.message))) ?? Data()
-        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
-        if let seconds = rejection.retryAfter { headers[.retryAfter] = String(seconds) }
-        return Response(
-            status: .init(code: rejection.status), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
-    }
 }
 
 /// A page of results with the link to the next one.

@@ -5,61 +5,56 @@ import Hummingbird
 /// The JSON read API under `/api/v1` (admin token). Lists are paginated with `limit` and `offset` and
 /// carry the link to the next page.
 struct ReadAPI {
-    let store: any CollectorStore
+    let store: any ProjectReader
     let reader: BundleReader
 
-    func register(on group: RouterGroup<CollectorContext>) {
+    func register(on group: RouterGroup<AuthenticatedContext>) {
         group.get("groups") { request, context in
             let page = request.page
-            let groups = try await store.groups(projectID: context.projectID, page: page)
+            let groups = try await store.groups(in: context.scope, page: page)
             return try JSONResponse.make(PageOf(groups, page: page, path: "/api/v1/groups"))
         }
         group.get("groups/:id") { request, context in
-            guard let group = try await store.group(id: try context.id()), group.projectID == context.projectID else {
-                return notFound("group")
+            guard let group = try await store.group(id: try context.id(), in: context.scope) else {
+                throw APIError.notFound("group")
             }
             return try JSONResponse.make(group)
         }
         group.get("groups/:id/occurrences") { request, context in
             let id = try context.id()
-            guard let group = try await store.group(id: id), group.projectID == context.projectID else {
-                return notFound("group")
-            }
+            guard try await store.group(id: id, in: context.scope) != nil else { throw APIError.notFound("group") }
             let page = request.page
-            let occurrences = try await store.occurrences(groupID: id, page: page)
+            let occurrences = try await store.occurrences(groupID: id, in: context.scope, page: page)
             return try JSONResponse.make(PageOf(occurrences, page: page, path: "/api/v1/groups/\(id)/occurrences"))
         }
         group.get("reports/:id") { _, context in
-            guard let stored = try await store.report(id: try context.id()),
-                try await store.group(id: stored.groupID)?.projectID == context.projectID
-            else { return notFound("report") }
+            guard let stored = try await store.report(id: try context.id(), in: context.scope) else {
+                throw APIError.notFound("report")
+            }
             return Response(
                 status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
                 body: .init(byteBuffer: ByteBuffer(bytes: try CrashReport.makeEncoder().encode(stored.report))))
         }
         group.get("bundles") { request, context in
             let page = request.page
-            let bundles = try await store.bundles(projectID: context.projectID, page: page)
+            let bundles = try await store.bundles(in: context.scope, page: page)
             return try JSONResponse.make(PageOf(bundles, page: page, path: "/api/v1/bundles"))
         }
         group.get("bundles/:id") { _, context in
-            guard let bundle = try await store.bundle(id: try context.id()), bundle.projectID == context.projectID
-            else {
-                return notFound("bundle")
+            guard let bundle = try await store.bundle(id: try context.id(), in: context.scope) else {
+                throw APIError.notFound("bundle")
             }
             return try JSONResponse.make(bundle)
         }
         group.get("bundles/:id/files") { _, context in
             let id = try context.id()
-            guard let bundle = try await store.bundle(id: id), bundle.projectID == context.projectID else {
-                return notFound("bundle")
-            }
-            return try JSONResponse.make(try await store.files(bundleID: id))
+            guard try await store.bundle(id: id, in: context.scope) != nil else { throw APIError.notFound("bundle") }
+            return try JSONResponse.make(try await store.files(bundleID: id, in: context.scope))
         }
         group.get("files/:id/content") { _, context in
-            guard let file = try await store.file(id: try context.id()),
-                let bundle = try await store.bundle(id: file.bundleID), bundle.projectID == context.projectID
-            else { return notFound("file") }
+            guard let file = try await store.file(id: try context.id(), in: context.scope),
+                let bundle = try await store.bundle(id: file.bundleID, in: context.scope)
+            else { throw APIError.notFound("file") }
             let name = file.path.split(separator: "/").last.map(String.init) ?? "file"
             let safeName = name.filter { $0.isLetter || $0.isNumber || ".-_".contains($0) }
             return Response(
@@ -74,34 +69,14 @@ struct ReadAPI {
             let query: String
             switch SearchQuery.normalized(request.uri.queryParameters.get("q") ?? "") {
             case .success(let words): query = words
-            case .failure(.empty):
-                return JSONResponse.error(
-                    .init(status: 400, code: "missing_query", message: "give the search words as q="))
-            case .failure(.tooLong):
-                return JSONResponse.error(
-                    .init(
-                        status: 400, code: "query_too_long",
-                        message: "search for at most \(SearchQuery.maxBytes) bytes of words"))
+            case .failure(.empty): throw APIError.missingQuery()
+            case .failure(.tooLong): throw APIError.queryTooLong(limit: SearchQuery.maxBytes)
             }
             let page = request.page
-            let hits = try await store.searchLogs(projectID: context.projectID, query: query, page: page)
+            let hits = try await store.searchLogs(in: context.scope, query: query, page: page)
             let encoded = query.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
             return try JSONResponse.make(
                 PageOf(hits, page: page, path: "/api/v1/logs/search", extraQuery: "q=\(encoded)&"))
         }
-    }
-
-    private func notFound(_ what: String) -> Response {
-        JSONResponse.error(.init(status: 404, code: "not_found", message: "no such \(what) in this project"))
-    }
-}
-
-extension CollectorContext {
-    /// The `:id` path parameter; a non-number is a 400 with a reason.
-    func id() throws -> Int64 {
-        guard let text = parameters.get("id"), let id = Int64(text) else {
-            throw HTTPError(.badRequest, message: "the id must be a number")
-        }
-        return id
     }
 }

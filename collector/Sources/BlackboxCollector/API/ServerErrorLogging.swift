@@ -16,7 +16,8 @@ struct ServerErrorLogging: RouterMiddleware {
                 logger.error("\(request.method) \(request.uri.path) answered \(response.status.code)")
             }
             return response
-        } catch let error as any HTTPResponseError where error.status.code < 500 {
+        } catch let error as any HTTPResponseError where error.status != .internalServerError {
+            // A refusal (4xx, or 503 with Retry-After): the client is told why; nothing to fix here.
             throw error
         } catch {
             logger.error("\(request.method) \(request.uri.path) failed: \(error)")

@@ -98,13 +98,10 @@ public struct CollectorServer: Sendable {
             do {
                 try await store.ping()
             } catch {
-                return JSONResponse.error(.init(status: 503, code: "storage_unavailable", message: "\(error)"))
+                throw APIError.storageUnavailable(error)
             }
             if let available = DiskSpace.available(at: blobRoot), available < minFreeBytes {
-                return JSONResponse.error(
-                    .init(
-                        status: 503, code: "disk_low",
-                        message: "\(available) bytes free where blobs are stored; at least \(minFreeBytes) needed"))
+                throw APIError.diskLow(available: available, needed: minFreeBytes)
             }
             return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "ready\n")))
         }
@@ -125,24 +122,25 @@ public struct CollectorServer: Sendable {
             uploadActivity: { [indexer] started in indexer.noteUpload(started: started) }, keys: KeyCache(store: store),
             inspectionMemory: MemoryBudget(limit: configuration.limits.maxReportBytesInFlight))
         router.post("api/v1/bundles") { request, context in try await ingest.receive(request, context: context) }
-        router.get("api/v1/key") { request, _ in await ingest.describeKey(request) }
+        router.get("api/v1/key") { request, _ in try await ingest.describeKey(request) }
 
         let sessions = WebSessions(store: store, lifetime: configuration.sessionLifetime)
-        let api = router.group("api/v1").add(
-            middleware: AdminAuthentication(store: store, sessions: sessions, redirectToLogin: false))
+        let api = router.group("api/v1")
+            .add(middleware: AdminAuthentication(store: store, sessions: sessions, redirectToLogin: false))
+            .group(context: AuthenticatedContext.self)
         // A one-time sign-in link for a browser, for scripts and operators holding the admin token.
         api.post("login-links") { _, context in
-            guard let key = context.key else { return JSONResponse.error(.missingKey()) }
             struct Link: Encodable { var path: String }
-            return try JSONResponse.make(Link(path: try await sessions.makeLink(for: key)), status: .created)
+            return try JSONResponse.make(Link(path: try await sessions.makeLink(for: context.key)), status: .created)
         }
         ReadAPI(store: store, reader: reader).register(on: api)
 
         let web = WebUI(store: store, reader: reader, library: try await WebUI.loadTemplates(), sessions: sessions)
         web.registerLogin(on: router)
         web.register(
-            on: router.group().add(
-                middleware: AdminAuthentication(store: store, sessions: sessions, redirectToLogin: true)))
+            on: router.group()
+                .add(middleware: AdminAuthentication(store: store, sessions: sessions, redirectToLogin: true))
+                .group(context: AuthenticatedContext.self))
         return router
     }
 

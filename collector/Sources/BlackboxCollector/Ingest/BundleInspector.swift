@@ -19,7 +19,7 @@ struct BundleInspector {
     let limits: IngestLimits
     /// Shared by all uploads; nil: only the per-bundle limit applies (tests of single bundles).
     var memory: MemoryBudget? = nil
-    /// When set, inspection stops with `IngestRejection.tooMuchWorkInline` once this many bytes are
+    /// When set, inspection stops with `APIError.tooMuchWorkInline` once this many bytes are
     /// inflated: the caller is on the async executor and moves the rest to a thread pool.
     var inlineWorkLimit: Int? = nil
 
@@ -39,7 +39,7 @@ struct BundleInspector {
     }
 
     /// Inspects an upload streamed to a file.
-    func inspect(path: String, bodySize: Int) throws(IngestRejection) -> Inspection {
+    func inspect(path: String, bodySize: Int) throws(APIError) -> Inspection {
         let archive: Archive
         do {
             archive = try Archive(url: URL(fileURLWithPath: path), accessMode: .read)
@@ -50,7 +50,7 @@ struct BundleInspector {
     }
 
     /// Inspects an upload held in memory (a small one: no file to reopen and read back).
-    func inspect(bytes: Data) throws(IngestRejection) -> Inspection {
+    func inspect(bytes: Data) throws(APIError) -> Inspection {
         let archive: Archive
         do {
             archive = try Archive(data: bytes, accessMode: .read)
@@ -60,7 +60,7 @@ struct BundleInspector {
         return try inspect(archive, bodySize: bytes.count)
     }
 
-    private func inspect(_ archive: Archive, bodySize: Int) throws(IngestRejection) -> Inspection {
+    private func inspect(_ archive: Archive, bodySize: Int) throws(APIError) -> Inspection {
         var held = 0
         defer { memory?.giveBack(held) }
         var entries: [Entry] = []
@@ -91,28 +91,28 @@ struct BundleInspector {
                 _ = try archive.extract(entry, bufferSize: Self.bufferSize(for: entry), skipCRC32: true) { chunk in
                     consumed.size += chunk.count
                     total += chunk.count
-                    if let inlineWorkLimit, total > inlineWorkLimit { throw IngestRejection.tooMuchWorkInline }
+                    if let inlineWorkLimit, total > inlineWorkLimit { throw APIError.tooMuchWorkInline }
                     if consumed.firstBytes.count < 4 {
                         consumed.firstBytes.append(chunk.prefix(4 - consumed.firstBytes.count))
                     }
                     if consumed.size > limits.maxEntryBytes {
-                        throw IngestRejection.entryTooLarge(name, limit: limits.maxEntryBytes)
+                        throw APIError.entryTooLarge(name, limit: limits.maxEntryBytes)
                     }
-                    if total > limits.maxTotalBytes { throw IngestRejection.totalTooLarge(limit: limits.maxTotalBytes) }
+                    if total > limits.maxTotalBytes { throw APIError.totalTooLarge(limit: limits.maxTotalBytes) }
                     if total > 1 << 20, total / max(bodySize, 1) > limits.maxCompressionRatio {
-                        throw IngestRejection.compressionRatio(limit: limits.maxCompressionRatio)
+                        throw APIError.compressionRatio(limit: limits.maxCompressionRatio)
                     }
                     if keep {
                         if consumed.kept.count + chunk.count > limits.maxReportBytes {
-                            throw IngestRejection.invalidReport(name, "larger than \(limits.maxReportBytes) bytes")
+                            throw APIError.invalidReport(name, "larger than \(limits.maxReportBytes) bytes")
                         }
                         keptTotal += chunk.count
                         if keptTotal > limits.maxReportBytesPerBundle {
-                            throw IngestRejection.reportsTooLarge(limit: limits.maxReportBytesPerBundle)
+                            throw APIError.reportsTooLarge(limit: limits.maxReportBytesPerBundle)
                         }
                         if let memory {
                             guard memory.take(chunk.count) else {
-                                throw IngestRejection.tooManyUploads(limit: limits.maxConcurrentUploads)
+                                throw APIError.tooManyUploads(limit: limits.maxConcurrentUploads)
                             }
                             held += chunk.count
                         }
@@ -124,7 +124,7 @@ struct BundleInspector {
                         if countsLines { consumed.lines += Self.countNewlines(bytes) }
                     }
                 }
-            } catch let rejection as IngestRejection {
+            } catch let rejection as APIError {
                 throw rejection
             } catch {
                 throw .corrupt("entry \"\(name.prefix(200))\": \(error)")
@@ -171,7 +171,7 @@ struct BundleInspector {
         return count
     }
 
-    private func classify(_ files: [InspectedFile], contents: [String: Data]) throws(IngestRejection) -> Inspection {
+    private func classify(_ files: [InspectedFile], contents: [String: Data]) throws(APIError) -> Inspection {
         var files = files
         guard let manifestData = contents["manifest.json"] else {
             // A plain zip of logs.
@@ -231,7 +231,7 @@ struct BundleInspector {
         return Int(min(max(declared, 4 << 10), 256 << 10))
     }
 
-    static func checkPath(_ name: String) throws(IngestRejection) {
+    static func checkPath(_ name: String) throws(APIError) {
         let components = name.split(separator: "/", omittingEmptySubsequences: false)
         if name.isEmpty || name.hasPrefix("/") || name.contains("\\") || name.contains("\0")
             || components.contains("..") || (name.count >= 2 && name.dropFirst().first == ":")

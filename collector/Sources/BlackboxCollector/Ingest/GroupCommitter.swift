@@ -17,7 +17,7 @@ import Synchronization
 /// are serialized by the store.
 final class GroupCommitter: Service, Sendable {
     private typealias Waiter = (
-        bundle: NewBundle, temporaryPath: String, continuation: CheckedContinuation<IndexOutcome, any Error>
+        plan: IngestPlan, temporaryPath: String, continuation: CheckedContinuation<IndexOutcome, any Error>
     )
     private struct State {
         var pending: [Waiter] = []
@@ -25,7 +25,7 @@ final class GroupCommitter: Service, Sendable {
         /// While above zero no batch starts (see `withBatchesPaused`).
         var pauses = 0
     }
-    private let store: any CollectorStore
+    private let store: any BundleIndex
     private let blobs: BlobStore
     private let window: Duration
     private let maxBatch = 256
@@ -35,7 +35,7 @@ final class GroupCommitter: Service, Sendable {
     private let wake: AsyncStream<Void>.Continuation
     private let logger = Logger(label: "collector.commit")
 
-    init(store: any CollectorStore, blobs: BlobStore, window: Duration) {
+    init(store: any BundleIndex, blobs: BlobStore, window: Duration) {
         self.store = store
         self.blobs = blobs
         self.window = window
@@ -43,9 +43,9 @@ final class GroupCommitter: Service, Sendable {
     }
 
     /// `temporaryPath` holds the bundle's bytes (closed, not yet fsynced); the committer moves it.
-    func submit(_ bundle: NewBundle, temporaryPath: String) async throws -> IndexOutcome {
+    func submit(_ plan: IngestPlan, temporaryPath: String) async throws -> IndexOutcome {
         try await withCheckedThrowingContinuation { continuation in
-            state.withLock { $0.pending.append((bundle, temporaryPath, continuation)) }
+            state.withLock { $0.pending.append((plan, temporaryPath, continuation)) }
             wake.yield()
         }
     }
@@ -101,7 +101,7 @@ final class GroupCommitter: Service, Sendable {
 
     private func commit(_ batch: [Waiter]) async {
         let blobs = self.blobs
-        let paths = batch.map { ($0.temporaryPath, $0.bundle.sha256, $0.bundle.size) }
+        let paths = batch.map { ($0.temporaryPath, $0.plan.bundle.sha256, $0.plan.bundle.size) }
         do {
             try await NIOThreadPool.singleton.runIfActive { try blobs.commit(paths) }
         } catch {
@@ -113,13 +113,13 @@ final class GroupCommitter: Service, Sendable {
             return
         }
         do {
-            let outcomes = try await store.index(batch.map(\.bundle))
+            let outcomes = try await store.apply(batch.map(\.plan))
             for (waiter, outcome) in zip(batch, outcomes) { waiter.continuation.resume(returning: outcome) }
         } catch {
             logger.warning("group commit of \(batch.count) bundles failed (\(error)); retrying one by one")
             for waiter in batch {
                 do {
-                    let outcome = try await store.index([waiter.bundle])
+                    let outcome = try await store.apply([waiter.plan])
                     waiter.continuation.resume(returning: outcome[0])
                 } catch {
                     waiter.continuation.resume(throwing: error)

@@ -46,28 +46,28 @@ struct IngestService: Sendable {
             let (acknowledgement, bytes) = try await ingest(request, context: context)
             metrics.accepted(bytes: bytes, duplicate: acknowledgement.duplicate, latency: ContinuousClock.now - started)
             return try JSONResponse.make(acknowledgement, status: acknowledgement.duplicate ? .ok : .created)
-        } catch let rejection as IngestRejection {
+        } catch let rejection as APIError {
             metrics.rejected(reason: rejection.code)
             logger.notice("upload refused: \(rejection)")
-            return JSONResponse.error(rejection)
+            throw rejection
         }
     }
 
     private func ingest(_ request: Request, context: CollectorContext) async throws -> (Acknowledgement, Int) {
         let key = try await authenticate(request)
         guard inFlight.enter(limit: limits.maxConcurrentUploads) else {
-            throw IngestRejection.tooManyUploads(limit: limits.maxConcurrentUploads)
+            throw APIError.tooManyUploads(limit: limits.maxConcurrentUploads)
         }
         defer { inFlight.leave() }
         let uploadID = try Self.uploadID(request)
         let declaredLength = request.headers[.contentLength].flatMap(Int.init)
         if let length = declaredLength, length > limits.maxBodyBytes {
-            throw IngestRejection.bodyTooLarge(limit: limits.maxBodyBytes)
+            throw APIError.bodyTooLarge(limit: limits.maxBodyBytes)
         }
         if let available = DiskSpace.available(at: blobs.root),
             available < limits.minFreeBytes + Int64(declaredLength ?? limits.maxBodyBytes)
         {
-            throw IngestRejection.insufficientStorage(available: available)
+            throw APIError.insufficientStorage(available: available)
         }
         if let uploadID,
             let existing = try await store.existingBundle(projectID: key.projectID, uploadID: uploadID, sha256: "")
@@ -80,7 +80,7 @@ struct IngestService: Sendable {
         defer { if !committed { unlink(temporary.path) } }
         let body = try await receiveBody(request, into: temporary)
         let (sha256, size) = (body.sha256, body.size)
-        guard size > 0 else { throw IngestRejection.emptyBody() }
+        guard size > 0 else { throw APIError.emptyBody() }
         // The same bytes under another Upload-Id are found by the index transaction itself.
 
         // Inflating blocks a thread: a large bundle is inspected off the async executor. A small one
@@ -90,32 +90,37 @@ struct IngestService: Sendable {
         // inspection starts again on the thread pool.
         let inspector = BundleInspector(limits: limits, memory: inspectionMemory)
         let path = temporary.path
-        let inspection = try body.bytes.flatMap { bytes throws(IngestRejection) in
+        let receivedAt = Date()
+        // The plan (grouping, the reports' stored JSON) is made where the inspection runs, so that
+        // neither a large report's encoding nor its signature is computed inside the write transaction.
+        let makePlan = { @Sendable (inspected: BundleInspector.Inspection) throws -> IngestPlan in
+            try IngestPlan(
+                NewBundle(
+                    projectID: key.projectID, uploadID: uploadID, sha256: sha256, size: Int64(size),
+                    blob: BlobStore.blobName(sha256: sha256), manifest: inspected.manifest, files: inspected.files,
+                    reports: inspected.reports, receivedAt: receivedAt))
+        }
+        let inspection = try body.bytes.flatMap { bytes throws(APIError) in
             try Self.inspectInline(bytes, with: inspector)
         }
-        let inspected: BundleInspector.Inspection
+        let plan: IngestPlan
         if let inspection {
-            inspected = inspection
+            plan = try makePlan(inspection)
         } else if let bytes = body.bytes {
-            inspected = try await NIOThreadPool.singleton.runIfActive { try inspector.inspect(bytes: bytes) }
+            plan = try await NIOThreadPool.singleton.runIfActive { try makePlan(try inspector.inspect(bytes: bytes)) }
         } else {
-            inspected = try await NIOThreadPool.singleton.runIfActive {
-                try inspector.inspect(path: path, bodySize: size)
+            plan = try await NIOThreadPool.singleton.runIfActive {
+                try makePlan(try inspector.inspect(path: path, bodySize: size))
             }
         }
         // From here the committer owns the temporary file: it makes it durable with the others of
         // its batch, then indexes them all in one transaction.
         committed = true
-        let outcome = try await committer.submit(
-            NewBundle(
-                projectID: key.projectID, uploadID: uploadID, sha256: sha256, size: Int64(size),
-                blob: BlobStore.blobName(sha256: sha256), manifest: inspected.manifest, files: inspected.files,
-                reports: inspected.reports, receivedAt: Date()),
-            temporaryPath: path)
-        if case .stored = outcome, inspected.files.contains(where: { $0.kind == .log }) { indexerWakeup() }
+        let outcome = try await committer.submit(plan, temporaryPath: path)
         if case .stored(let record) = outcome {
+            if plan.files.contains(where: { $0.kind == .log }) { indexerWakeup() }
             logger.info(
-                "stored bundle \(record.id): \(size) bytes, \(inspected.files.count) files, \(inspected.reports.count) reports"
+                "stored bundle \(record.id): \(size) bytes, \(plan.files.count) files, \(plan.bundle.reportCount) reports"
             )
         }
         return (
@@ -126,29 +131,31 @@ struct IngestService: Sendable {
 
     /// `GET /api/v1/key`: lets a client (`blackbox doctor`) check its key without uploading, and
     /// learn the body size limit.
-    func describeKey(_ request: Request) async -> Response {
+    func describeKey(_ request: Request) async throws -> Response {
         struct KeyDescription: Encodable {
             var projectID: Int64
             var kind: String
             var prefix: String
             var maxBodyBytes: Int
         }
+        let key: APIKey
         do {
-            let key = try await authenticate(request)
-            return try JSONResponse.make(
-                KeyDescription(
-                    projectID: key.projectID, kind: key.kind.rawValue, prefix: key.prefix,
-                    maxBodyBytes: limits.maxBodyBytes), status: .ok)
-        } catch let rejection as IngestRejection {
-            return JSONResponse.error(rejection)
+            key = try await authenticate(request)
+        } catch let error as APIError {
+            throw error
         } catch {
-            return JSONResponse.error(IngestRejection(status: 503, code: "storage_unavailable", message: "\(error)"))
+            throw APIError.storageUnavailable(error)
         }
+        return try JSONResponse.make(
+            KeyDescription(
+                projectID: key.projectID, kind: key.kind.rawValue, prefix: key.prefix, maxBodyBytes: limits.maxBodyBytes
+            ),
+            status: .ok)
     }
 
     private func authenticate(_ request: Request) async throws -> APIKey {
-        guard let secret = AdminAuthentication.bearer(request) else { throw IngestRejection.missingKey() }
-        guard let key = try await keys.authenticate(secret) else { throw IngestRejection.invalidKey() }
+        guard let secret = AdminAuthentication.bearer(request) else { throw APIError.missingKey() }
+        guard let key = try await keys.authenticate(secret) else { throw APIError.invalidKey() }
         return key
     }
 
@@ -156,7 +163,7 @@ struct IngestService: Sendable {
     static let inlineInflateBytes = 1 << 20
 
     /// The inspection, or nil when the body inflates past `inlineInflateBytes`.
-    private static func inspectInline(_ bytes: Data, with inspector: BundleInspector) throws(IngestRejection)
+    private static func inspectInline(_ bytes: Data, with inspector: BundleInspector) throws(APIError)
         -> BundleInspector.Inspection?
     {
         var inline = inspector
@@ -169,7 +176,7 @@ struct IngestService: Sendable {
         }
     }
 
-    static func uploadID(_ request: Request) throws(IngestRejection) -> String? {
+    static func uploadID(_ request: Request) throws(APIError) -> String? {
         guard let value = request.headers[HTTPField.Name("Upload-Id")!] else { return nil }
         guard let uuid = UUID(uuidString: value.trimmingCharacters(in: .whitespaces)) else {
             throw .invalidUploadID(value)
@@ -197,18 +204,18 @@ struct IngestService: Sendable {
         let deadline = ContinuousClock.now + limits.maxUploadDuration
         do {
             try await receiveChunks()
-        } catch let rejection as IngestRejection {
+        } catch let rejection as APIError {
             throw rejection
         } catch {
             // The client went away or stalled past the idle timeout: its fault, not a server error.
-            throw IngestRejection.bodyIncomplete("\(error)")
+            throw APIError.bodyIncomplete("\(error)")
         }
         func receiveChunks() async throws {
             for try await buffer in request.body {
                 size += buffer.readableBytes
-                if size > limits.maxBodyBytes { throw IngestRejection.bodyTooLarge(limit: limits.maxBodyBytes) }
+                if size > limits.maxBodyBytes { throw APIError.bodyTooLarge(limit: limits.maxBodyBytes) }
                 if ContinuousClock.now > deadline {
-                    throw IngestRejection.uploadTooSlow(limit: limits.maxUploadDuration)
+                    throw APIError.uploadTooSlow(limit: limits.maxUploadDuration)
                 }
                 buffer.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
                 if gathered != nil, size <= Self.inlineInspectionBytes {

@@ -14,7 +14,7 @@ import Synchronization
 /// indexed after it, and under sustained load the search index lags by at most about `maxDeferral`
 /// plus the time to index the backlog.
 final class LogIndexer: Service, Sendable {
-    private let store: any CollectorStore
+    private let store: any LogIndex
     private let reader: BundleReader
     private let wakeups: AsyncStream<Void>
     private let wakeContinuation: AsyncStream<Void>.Continuation
@@ -44,7 +44,7 @@ final class LogIndexer: Service, Sendable {
     private let maxLinesPerFile: Int
 
     init(
-        store: any CollectorStore, reader: BundleReader, maxLinesPerFile: Int = 100_000,
+        store: any LogIndex, reader: BundleReader, maxLinesPerFile: Int = 100_000,
         maxDeferral: Duration = .seconds(30)
     ) {
         self.store = store
@@ -160,13 +160,13 @@ final class LogIndexer: Service, Sendable {
     private func read(_ files: [BundleFile]) async -> [(BundleFile, [String])]? {
         guard let bundleID = files.first?.bundleID else { return [] }
         do {
-            guard let bundle = try await store.bundle(id: bundleID) else { return files.map { ($0, []) } }
+            guard let blob = try await store.blob(ofBundle: bundleID) else { return files.map { ($0, []) } }
             // Inflating and splitting block a thread: never on the async executor, where they would
             // stall request handling.
             let (reader, maxLinesPerFile) = (self.reader, self.maxLinesPerFile)
             let results = try await Self.pool.runIfActive {
                 try reader.lines(
-                    of: files.map(\.path), inBlob: bundle.blob, maxLineBytes: Self.maxLineLength,
+                    of: files.map(\.path), inBlob: blob, maxLineBytes: Self.maxLineLength,
                     maxLines: maxLinesPerFile)
             }
             return files.map { file in

@@ -22,7 +22,7 @@ struct WebSessions: Sendable {
         return (0..<4).map { _ in String(format: "%016llx", generator.next() as UInt64) }.joined()
     }
 
-    static func hash(_ token: String) -> String { SQLiteStore.hash(token) }
+    static func hash(_ token: String) -> String { APIKey.hash(token) }
 
     /// The admin key of the request's live session, if any.
     func key(for request: Request) async throws -> APIKey? {

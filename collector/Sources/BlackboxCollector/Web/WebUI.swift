@@ -18,10 +18,10 @@ struct WebUI {
         return try await MustacheLibrary(directory: directory)
     }
 
-    func register(on group: RouterGroup<CollectorContext>) {
+    func register(on group: RouterGroup<AuthenticatedContext>) {
         group.get("/") { request, context in
             let page = request.page
-            let groups = try await store.groups(projectID: context.projectID, page: page)
+            let groups = try await store.groups(in: context.scope, page: page)
             var values: [String: Any] = [
                 "title": "Crash groups", "hasGroups": !groups.isEmpty,
                 "groups": groups.map { group -> [String: Any] in
@@ -36,15 +36,13 @@ struct WebUI {
         }
         group.get("groups/:id") { request, context in
             let id = try context.id()
-            guard let group = try await store.group(id: id), group.projectID == context.projectID else {
-                return notFound()
-            }
-            let occurrences = try await store.occurrences(groupID: id, page: request.page)
+            guard let group = try await store.group(id: id, in: context.scope) else { return notFound() }
+            let occurrences = try await store.occurrences(groupID: id, in: context.scope, page: request.page)
             var values: [String: Any] = [
                 "title": group.title, "group": group, "firstSeen": iso(group.firstSeen),
                 "lastSeen": iso(group.lastSeen),
                 "versions": summary(group.versions), "hosts": summary(group.hosts),
-                "signatureText": try await signatureText(of: group),
+                "signatureText": try await signatureText(of: group, in: context.scope),
                 "occurrences": occurrences.map { occurrence -> [String: Any] in
                     [
                         "reportID": occurrence.reportID, "bundleID": occurrence.bundleID,
@@ -53,7 +51,8 @@ struct WebUI {
                     ]
                 },
             ]
-            if let latestID = group.latestReportID, let latest = try await store.report(id: latestID) {
+            if let latestID = group.latestReportID, let latest = try await store.report(id: latestID, in: context.scope)
+            {
                 values["latest"] = [
                     "reportID": latestID, "reason": latest.report.reason ?? "",
                     "fatalMessage": latest.report.fatalMessage ?? "", "stack": stackText(latest.report),
@@ -62,14 +61,14 @@ struct WebUI {
             return render("group", values)
         }
         group.get("reports/:id") { _, context in
-            guard let stored = try await store.report(id: try context.id()),
-                try await store.group(id: stored.groupID)?.projectID == context.projectID
-            else { return notFound() }
+            guard let stored = try await store.report(id: try context.id(), in: context.scope) else {
+                return notFound()
+            }
             return render("report", reportValues(stored))
         }
         group.get("bundles") { request, context in
             let page = request.page
-            let bundles = try await store.bundles(projectID: context.projectID, page: page)
+            let bundles = try await store.bundles(in: context.scope, page: page)
             var values: [String: Any] = [
                 "title": "Bundles", "hasBundles": !bundles.isEmpty,
                 "bundles": bundles.map { bundle -> [String: Any] in
@@ -85,10 +84,8 @@ struct WebUI {
         }
         group.get("bundles/:id") { _, context in
             let id = try context.id()
-            guard let bundle = try await store.bundle(id: id), bundle.projectID == context.projectID else {
-                return notFound()
-            }
-            let files = try await store.files(bundleID: id)
+            guard let bundle = try await store.bundle(id: id, in: context.scope) else { return notFound() }
+            let files = try await store.files(bundleID: id, in: context.scope)
             return render(
                 "bundle",
                 [
@@ -102,8 +99,8 @@ struct WebUI {
                 ])
         }
         group.get("files/:id") { _, context in
-            guard let file = try await store.file(id: try context.id()),
-                let bundle = try await store.bundle(id: file.bundleID), bundle.projectID == context.projectID
+            guard let file = try await store.file(id: try context.id(), in: context.scope),
+                let bundle = try await store.bundle(id: file.bundleID, in: context.scope)
             else { return notFound() }
             // The viewer shows the beginning of a file: a few MiB, not the whole of a 256 MiB log.
             let limit = 20_000
@@ -135,7 +132,7 @@ struct WebUI {
             }
             if case .success(let query) = SearchQuery.normalized(typed) {
                 let page = request.page
-                let hits = try await store.searchLogs(projectID: context.projectID, query: query, page: page)
+                let hits = try await store.searchLogs(in: context.scope, query: query, page: page)
                 let encoded = query.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
                 var searched: [String: Any] = [
                     "count": hits.count, "more": hits.count == page.limit,
@@ -246,8 +243,8 @@ struct WebUI {
         return response
     }
 
-    private func signatureText(of group: CrashGroup) async throws -> String {
-        guard let latest = group.latestReportID, let report = try await store.report(id: latest) else {
+    private func signatureText(of group: CrashGroup, in scope: ProjectScope) async throws -> String {
+        guard let latest = group.latestReportID, let report = try await store.report(id: latest, in: scope) else {
             return group.signature
         }
         return CrashSignature.compute(report.report).text

@@ -1,13 +1,30 @@
-/// Why an upload was refused: an HTTP status, a machine-readable code (the JSON body's `error`) and
-/// a sentence for people. The uploader's retry contract: 400/413/422 are final, never resent.
-public struct IngestRejection: Error, Sendable, Equatable, CustomStringConvertible {
-    public var status: Int
+import Foundation
+import Hummingbird
+
+/// Every refusal of the HTTP API, in one JSON shape: `{"error": "<code>", "message": "…"}` with an
+/// HTTP status, a machine-readable code and a sentence for people. Thrown anywhere in a route or
+/// middleware; Hummingbird renders it (`HTTPResponseError`). The uploader's retry contract:
+/// 400/413/422 are final, never resent.
+public struct APIError: HTTPResponseError, Sendable, Equatable, CustomStringConvertible {
+    public var status: HTTPResponse.Status
     public var code: String
     public var message: String
     /// Seconds after which a resend may succeed, sent as `Retry-After` (with 503).
     public var retryAfter: Int? = nil
 
-    public var description: String { "\(status) \(code): \(message)" }
+    public var description: String { "\(status.code) \(code): \(message)" }
+
+    private struct Body: Encodable {
+        var error: String
+        var message: String
+    }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        let data = try JSONResponse.encoder.encode(Body(error: code, message: message))
+        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
+        if let retryAfter { headers[.retryAfter] = String(retryAfter) }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
 
     static func missingKey() -> Self {
         .init(status: 401, code: "missing_key", message: "send Authorization: Bearer <project key>")
@@ -90,7 +107,30 @@ public struct IngestRejection: Error, Sendable, Equatable, CustomStringConvertib
     }
     /// Not an answer: tells the ingest service that a small body inflates to more than it inspects
     /// on the async executor (see `IngestService`).
-    static let tooMuchWorkInline = Self(status: 0, code: "inline_limit", message: "inspect on the thread pool")
+    static let tooMuchWorkInline = Self(
+        status: .internalServerError, code: "inline_limit", message: "inspect on the thread pool")
 
     static func noFiles() -> Self { .init(status: 422, code: "empty_zip", message: "the zip holds no files") }
+
+    // The read side.
+    static func notFound(_ what: String) -> Self {
+        .init(status: 404, code: "not_found", message: "no such \(what) in this project")
+    }
+    static func invalidID() -> Self { .init(status: 400, code: "invalid_id", message: "the id must be a number") }
+    static func missingQuery() -> Self {
+        .init(status: 400, code: "missing_query", message: "give the search words as q=")
+    }
+    static func queryTooLong(limit: Int) -> Self {
+        .init(status: 400, code: "query_too_long", message: "search for at most \(limit) bytes of words")
+    }
+
+    // Readiness and storage.
+    static func storageUnavailable(_ error: any Error) -> Self {
+        .init(status: 503, code: "storage_unavailable", message: "\(error)")
+    }
+    static func diskLow(available: Int64, needed: Int64) -> Self {
+        .init(
+            status: 503, code: "disk_low",
+            message: "\(available) bytes free where blobs are stored; at least \(needed) needed")
+    }
 }

@@ -1,0 +1,93 @@
+import BlackboxFormat
+import Foundation
+
+/// What storing one validated bundle means, decided once in plain Swift: every store applies a plan
+/// and only translates it to SQL, so the stores cannot disagree about defaults, grouping or counting.
+///
+/// A store applies the plans of a batch in one transaction, each in this order:
+/// 1. If the project already holds a bundle with the plan's upload id, or else with its sha256, the
+///    outcome is `.duplicate(existing)` and nothing is written.
+/// 2. The bundle row, then one row per file.
+/// 3. For each occurrence, in order: if the project already holds a report with its id (the same
+///    report in an earlier bundle), it is skipped: no group is created or counted for it. Otherwise
+///    its group is created when new (count 0), the report is inserted, and the group's count,
+///    first and last seen, latest report, and version and host tallies are updated.
+///
+/// Built off the database's transaction (on the ingest path, where inspection ran), so that encoding
+/// a large report never holds the write lock.
+public struct IngestPlan: Sendable {
+    struct BundleRow: Sendable {
+        var projectID: Int64
+        var uploadID: String?
+        var sha256: String
+        var size: Int64
+        var blob: String
+        /// From the manifest, or else the first report.
+        var appName: String?
+        var appVersion: String?
+        var host: String?
+        var hasManifest: Bool
+        var receivedAt: Date
+        var fileCount: Int
+        var reportCount: Int
+    }
+
+    struct OccurrenceRow: Sendable {
+        var reportUUID: String
+        var signature: CrashSignature.Result
+        var kind: String
+        var occurredAt: Date
+        /// As the report gives them (shown on the occurrence).
+        var appVersion: String?
+        var host: String
+        var reason: String?
+        /// What the group tallies: "unknown" when the report gives none.
+        var versionKey: String
+        var hostKey: String
+        /// The report as stored and served by the read API.
+        var json: Data
+    }
+
+    var bundle: BundleRow
+    var files: [InspectedFile]
+    /// One per distinct report id of the bundle, in the bundle's order.
+    var occurrences: [OccurrenceRow]
+
+    init(_ new: NewBundle) throws {
+        let firstReport = new.reports.first
+        bundle = BundleRow(
+            projectID: new.projectID,
+            uploadID: new.uploadID,
+            sha256: new.sha256,
+            size: new.size,
+            blob: new.blob,
+            appName: new.manifest?.app.name ?? firstReport?.app.name,
+            appVersion: new.manifest?.app.version ?? firstReport?.app.version,
+            host: new.manifest?.host ?? firstReport?.host.name,
+            hasManifest: new.manifest != nil,
+            receivedAt: new.receivedAt,
+            fileCount: new.files.count,
+            reportCount: new.reports.count)
+        files = new.files
+        var seen = Set<String>()
+        var occurrences: [OccurrenceRow] = []
+        let encoder = CrashReport.makeEncoder()
+        for report in new.reports {
+            let uuid = report.id.uuidString.lowercased()
+            guard seen.insert(uuid).inserted else { continue }
+            occurrences.append(
+                OccurrenceRow(
+                    reportUUID: uuid,
+                    signature: CrashSignature.compute(report),
+                    kind: report.kind.rawValue,
+                    occurredAt: report.process.crashTime,
+                    appVersion: report.app.version,
+                    host: report.host.name,
+                    reason: report.reason ?? report.fatalMessage,
+                    versionKey: report.app.version ?? "unknown",
+                    hostKey: report.host.name.isEmpty ? "unknown" : report.host.name,
+                    json: try encoder.encode(report)))
+        }
+        self.occurrences = occurrences
+    }
+}

@@ -1,0 +1,23 @@
+import Foundation
+
+/// Occurrences of one problem, grouped by `CrashSignature`.
+public struct CrashGroup: Codable, Sendable, Equatable {
+    /// Distinct versions (and hosts) counted by name per group; occurrences from further ones are
+    /// counted under `otherValues`, so that a client inventing versions cannot grow a group's page
+    /// without bound (10 uploads once gave one group 19,000).
+    public static let maxTrackedValues = 100
+    public static let otherValues = "(other)"
+
+    public var id: Int64
+    public var projectID: Int64
+    public var signature: String
+    public var signatureVersion: Int
+    public var kind: String
+    public var title: String
+    public var count: Int
+    public var firstSeen: Date
+    public var lastSeen: Date
+    public var latestReportID: Int64?
+    public var versions: [String: Int]
+    public var hosts: [String: Int]
+}

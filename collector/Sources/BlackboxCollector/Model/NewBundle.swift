@@ -1,0 +1,15 @@
+import BlackboxFormat
+import Foundation
+
+/// A validated bundle, durable on disk, ready to be indexed.
+public struct NewBundle: Sendable {
+    public var projectID: Int64
+    public var uploadID: String?
+    public var sha256: String
+    public var size: Int64
+    public var blob: String
+    public var manifest: BundleManifest?
+    public var files: [InspectedFile]
+    public var reports: [CrashReport]
+    public var receivedAt: Date
+}

@@ -1,0 +1,165 @@
+import BlackboxFormat
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The scale-out store: PostgreSQL through postgres-nio, shared by any number of collector
+/// instances. The same contract as `SQLiteStore` (the storage tests run against both), with
+/// what several writers need:
+/// - idempotent ingest under concurrency: unique constraints plus `ON CONFLICT DO NOTHING`, so two
+///   instances receiving the same Upload-Id at once store it once and both answer with the record;
+/// - log indexing claimed per file with `FOR UPDATE SKIP LOCKED` and a lease (`claimed_until`): any
+///   number of indexers, no file indexed twice at once, a dead instance's claim expires;
+/// - retention under an advisory lock (one instance at a time), dropping whole day partitions of
+///   `log_lines` (docs/scale-out.md).
+public final class PostgresStore: CollectorStore {
+    let client: PostgresClient
+    let logger = Logger(label: "collector.postgres")
+    private let runner: Task<Void, Never>
+    /// `host:port/database`, for error messages.
+    private let target: String
+
+    /// How long an indexer's claim on a log file lasts before another instance may take it over.
+    static let claimSeconds = 300.0
+    static let migrationLock: Int64 = 0x626C_6B62_6D69_6731  // "blkbmig1"
+    static let retentionLock: Int64 = 0x626C_6B62_7265_7431  // "blkbret1"
+
+    /// `postgres://user:password@host:port/database` (`?sslmode=require` for TLS).
+    public init(url: String) throws {
+        let configuration = try Self.configuration(url)
+        target = URLComponents(string: url).map { "\($0.host ?? "")\($0.port.map { ":\($0)" } ?? "")\($0.path)" } ?? "?"
+        client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        let client = self.client
+        runner = Task { await client.run() }
+    }
+
+    deinit { runner.cancel() }
+
+    static func configuration(_ url: String) throws -> PostgresClient.Configuration {
+        guard let components = URLComponents(string: url),
+            components.scheme == "postgres" || components.scheme == "postgresql", let host = components.host,
+            !host.isEmpty
+        else {
+            throw StorageError.invalidConfiguration(
+                "the database URL must look like postgres://user:password@host:5432/database, got \(url.prefix(100))")
+        }
+        let database = String(components.path.drop(while: { $0 == "/" }))
+        let sslMode = components.queryItems?.first { $0.name == "sslmode" }?.value ?? "disable"
+        let tls: PostgresClient.Configuration.TLS =
+            switch sslMode {
+            case "require", "verify-full": .require(.makeClientConfiguration())
+            case "prefer": .prefer(.makeClientConfiguration())
+            default: .disable
+            }
+        return PostgresClient.Configuration(
+            host: host, port: components.port ?? 5432, username: components.user ?? "postgres",
+            password: components.password, database: database.isEmpty ? nil : database, tls: tls)
+    }
+
+    // MARK: Helpers
+
+    static func rows<T>(
+        _ connection: PostgresConnection, _ query: PostgresQuery, logger: Logger,
+        _ map: (PostgresRandomAccessRow) throws -> T
+    ) async throws -> [T] {
+        var result: [T] = []
+        for try await row in try await connection.query(query, logger: logger) {
+            result.append(try map(row.makeRandomAccess()))
+        }
+        return result
+    }
+
+    func read<T: Sendable>(
+        _ query: PostgresQuery, _ map: @escaping @Sendable (PostgresRandomAccessRow) throws -> T
+    ) async throws -> [T] {
+        let logger = self.logger
+        return try await client.withConnection { try await Self.rows($0, query, logger: logger, map) }
+    }
+
+    func transaction<T: Sendable>(_ body: (PostgresConnection, Logger) async throws -> T) async throws -> T {
+        let logger = self.logger
+        return try await client.withTransaction(logger: logger) { connection in try await body(connection, logger) }
+    }
+
+    /// Fails with a clear error when the server cannot be reached within `timeout`: postgres-nio
+    /// itself would keep reconnecting while the query waits, forever.
+    public func checkReachable(timeout: Duration = .seconds(10)) async throws {
+        let reached = try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                try await self.ping()
+                return true
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return false
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? false
+        }
+        guard reached else {
+            throw StorageError.invalidConfiguration(
+                "cannot reach PostgreSQL at \(target) within \(timeout) (is it running, and are the URL and credentials right?)"
+            )
+        }
+    }
+
+    public func migrate() async throws {
+        try await checkReachable()
+        try await transaction { connection, logger in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: logger)
+            try await connection.query(
+                """
+                CREATE TABLE IF NOT EXISTS schema_migrations (
+                    version BIGINT PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)
+                """, logger: logger)
+            let applied = Set(
+                try await Self.rows(connection, "SELECT version FROM schema_migrations", logger: logger) {
+                    try $0["version"].decode(Int64.self)
+                })
+            for (index, statements) in PostgresSchema.migrations.enumerated() where !applied.contains(Int64(index + 1))
+            {
+                for statement in statements {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                try await connection.query(
+                    "INSERT INTO schema_migrations (version, applied_at) VALUES (\(Int64(index + 1)), \(Date().timeIntervalSince1970))",
+                    logger: logger)
+            }
+        }
+    }
+
+    public func ping() async throws {
+        _ = try await read("SELECT 1 AS one") { try $0["one"].decode(Int32.self) }
+    }
+
+    // MARK: Rows
+
+    static func key(_ row: PostgresRandomAccessRow) throws -> APIKey {
+        APIKey(
+            id: try row["id"].decode(Int64.self), projectID: try row["project_id"].decode(Int64.self),
+            kind: APIKey.Kind(rawValue: try row["kind"].decode(String.self)) ?? .ingest,
+            prefix: try row["prefix"].decode(String.self),
+            createdAt: Date(timeIntervalSince1970: try row["created_at"].decode(Double.self)),
+            revokedAt: try row["revoked_at"].decode(Double?.self).map(Date.init(timeIntervalSince1970:)))
+    }
+
+    static func bundle(_ row: PostgresRandomAccessRow) throws -> BundleRecord {
+        BundleRecord(
+            id: try row["id"].decode(Int64.self), projectID: try row["project_id"].decode(Int64.self),
+            uploadID: try row["upload_id"].decode(String?.self), sha256: try row["sha256"].decode(String.self),
+            size: try row["size"].decode(Int64.self), blob: try row["blob"].decode(String.self),
+            appName: try row["app_name"].decode(String?.self), appVersion: try row["app_version"].decode(String?.self),
+            host: try row["host"].decode(String?.self), hasManifest: try row["has_manifest"].decode(Bool.self),
+            receivedAt: Date(timeIntervalSince1970: try row["received_at"].decode(Double.self)),
+            fileCount: Int(try row["file_count"].decode(Int64.self)),
+            reportCount: Int(try row["report_count"].decode(Int64.self)))
+    }
+
+    static func file(_ row: PostgresRandomAccessRow) throws -> BundleFile {
+        BundleFile(
+            id: try row["id"].decode(Int64.self), bundleID: try row["bundle_id"].decode(Int64.self),
+            path: try row["path"].decode(String.self),
+            kind: BundleFile.Kind(rawValue: try row["kind"].decode(String.self)) ?? .other,
+            size: try row["size"].decode(Int64.self), sha256: try row["sha256"].decode(String.self))
+    }
+}
