@@ -5,18 +5,15 @@ import Foundation
 
 /// Turns the paths given to `bundle` and `upload` into bundle items: crash and non-fatal reports
 /// (JSON that parses as a report) go to `reports/`, everything else to `logs/`. A diagnostics
-/// directory contributes its outbox reports and its log files; any other directory, every regular
-/// file below it (hidden ones skipped).
+/// directory contributes its outbox reports (`DiagnosticsDirectory.reportFiles`, the uploader's
+/// definition) and its log files; any other directory, every regular file below it (hidden ones
+/// skipped).
 struct BundleInputs {
     var items: [BundleItem] = []
     /// The app named by the first report, if any.
     var app: CrashReport.App?
     var host: String?
     private var usedNames = Set<String>()
-
-    static func isDiagnosticsDirectory(_ path: String) -> Bool {
-        ["journal", "outbox", "logs", "crashes"].contains { FileManager.default.fileExists(atPath: "\(path)/\($0)") }
-    }
 
     init(paths: [String]) throws {
         for path in paths {
@@ -26,13 +23,13 @@ struct BundleInputs {
             }
             if !isDirectory.boolValue {
                 try add(file: path)
-            } else if Self.isDiagnosticsDirectory(path) {
+            } else if DiagnosticsDirectory.isDiagnosticsDirectory(path) {
+                // The outbox's reports as the uploader defines them, and every log file.
+                let layout = DiagnosticsDirectory(path)
                 let root = Self.resolved(path)
-                for name in Self.names(in: "\(path)/outbox") where name.hasSuffix(".json") {
-                    try addIfInside(root, "\(path)/outbox/\(name)")
-                }
-                for name in Self.names(in: "\(path)/logs") where name.hasSuffix(".log") || name.hasSuffix(".log.gz") {
-                    try addIfInside(root, "\(path)/logs/\(name)")
+                for report in layout.reportFiles() { try addIfInside(root, report) }
+                for name in Self.names(in: layout.logs) where name.hasSuffix(".log") || name.hasSuffix(".log.gz") {
+                    try addIfInside(root, "\(layout.logs)/\(name)")
                 }
             } else {
                 guard let walker = FileManager.default.enumerator(atPath: path) else {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Blackbox
+import BlackboxFormat
 import BlackboxUpload
 import Foundation
 
@@ -53,7 +54,8 @@ struct Doctor: AsyncParsableCommand {
         } else {
             report.ok("\(path): private, writable")
         }
-        let journal = "\(path)/journal"
+        let layout = DiagnosticsDirectory(path)
+        let journal = layout.journal
         if FileManager.default.fileExists(atPath: journal) {
             do {
                 let pending = try JournalInspector.pendingLines(path: journal)
@@ -68,19 +70,29 @@ struct Doctor: AsyncParsableCommand {
         } else {
             report.warn("no journal: Blackbox has not started with this directory")
         }
-        let counts: [(String, String, (String) -> Bool)] = [
-            ("crashes/pending", "raw crash reports waiting for the app's next start", { $0.hasSuffix(".raw") }),
-            ("crashes/quarantine", "raw crash reports whose processing failed", { $0.hasSuffix(".raw") }),
-            ("outbox", "reports not yet bundled", { $0.hasSuffix(".json") }),
-            ("outbox/bundles", "bundles waiting for upload", { $0.hasSuffix(".zip") }),
-            ("outbox/rejected", "bundles the collector refused", { $0.hasSuffix(".zip") }),
-            ("logs", "log files", { $0.hasSuffix(".log") || $0.hasSuffix(".log.gz") }),
+        let counts: [(String, String, String, (String) -> Bool)] = [
+            (
+                "crashes/pending", layout.pendingCrashes, "raw crash reports waiting for the app's next start",
+                {
+                    $0.hasSuffix(".raw")
+                }
+            ),
+            (
+                "crashes/quarantine", layout.quarantine, "raw crash reports whose processing failed",
+                {
+                    $0.hasSuffix(".raw")
+                }
+            ),
+            ("outbox", layout.outbox, "reports not yet bundled", DiagnosticsDirectory.isReportFileName),
+            ("outbox/bundles", layout.spool, "bundles waiting for upload", { $0.hasSuffix(".zip") }),
+            ("outbox/rejected", layout.rejected, "bundles the collector refused", { $0.hasSuffix(".zip") }),
+            ("logs", layout.logs, "log files", { $0.hasSuffix(".log") || $0.hasSuffix(".log.gz") }),
         ]
-        for (folder, meaning, matches) in counts {
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: "\(path)/\(folder)")) ?? []
+        for (folder, directory, meaning, matches) in counts {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
             let count = names.filter(matches).count
             let line = "\(folder): \(count) \(meaning)"
-            if folder == "outbox/rejected" && count > 0 || folder == "crashes/quarantine" && count > 0 {
+            if directory == layout.rejected && count > 0 || directory == layout.quarantine && count > 0 {
                 report.warn(line)
             } else {
                 report.ok(line)

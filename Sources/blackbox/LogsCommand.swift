@@ -47,9 +47,10 @@ struct Logs: AsyncParsableCommand {
         if journal {
             for directory in sources.diagnosticsDirectories {
                 do {
-                    pendings.append((directory, try JournalInspector.pendingLines(path: "\(directory)/journal")))
+                    pendings.append(
+                        (directory, try JournalInspector.pendingLines(path: DiagnosticsDirectory(directory).journal)))
                 } catch {
-                    throw Self.failing("\(directory)/journal: \(error)")
+                    throw Self.failing("\(DiagnosticsDirectory(directory).journal): \(error)")
                 }
             }
         }
@@ -109,8 +110,9 @@ enum LogSources {
                 result.files.append(path)
                 continue
             }
-            if FileManager.default.fileExists(atPath: "\(path)/journal") { result.diagnosticsDirectories.append(path) }
-            let logs = FileManager.default.fileExists(atPath: "\(path)/logs") ? "\(path)/logs" : path
+            let layout = DiagnosticsDirectory(path)
+            if FileManager.default.fileExists(atPath: layout.journal) { result.diagnosticsDirectories.append(path) }
+            let logs = FileManager.default.fileExists(atPath: layout.logs) ? layout.logs : path
             let names = ((try? FileManager.default.contentsOfDirectory(atPath: logs)) ?? []).filter {
                 $0.hasSuffix(".log") || $0.hasSuffix(".log.gz")
             }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Blackbox
+import BlackboxFormat
 import BlackboxUpload
 import Foundation
 
@@ -96,7 +97,7 @@ struct Upload: AsyncParsableCommand {
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
                 throw InputProblem(description: "\(path): no such file or directory")
             }
-            if isDirectory.boolValue && BundleInputs.isDiagnosticsDirectory(path) {
+            if isDirectory.boolValue && DiagnosticsDirectory.isDiagnosticsDirectory(path) {
                 result.append(try spoolDiagnostics(path))
             } else if !isDirectory.boolValue && path.hasSuffix(".zip") {
                 try stage(zip: path, into: temporary)
@@ -128,7 +129,7 @@ struct Upload: AsyncParsableCommand {
         var options = BundleOptions()
         options.activeLog = .always
         options.maxBundleBytes = maxSize
-        let bases = LogFiles.baseNames(inDirectory: "\(directory)/logs")
+        let bases = LogFiles.baseNames(inDirectory: DiagnosticsDirectory(directory).logs)
         for base in bases.isEmpty ? [""] : bases {
             let snapshot = DiagnosticsSnapshot(directory: directory, baseFileName: base, options: options)
             let selection = snapshot.select()
@@ -137,11 +138,8 @@ struct Upload: AsyncParsableCommand {
             let writer = BundleWriter(
                 app: inputs.app ?? .init(name: base.isEmpty ? "unknown" : base, version: nil, build: nil),
                 host: inputs.host ?? ProcessInfo.processInfo.hostName)
-            var sized = writer
-            sized.maxBundleBytes = maxSize
             do {
-                _ = try sized.write(selection.items, into: spool.directory)
-                try snapshot.markBundled(selection)
+                try snapshot.bundle(selection, as: writer, into: spool)
             } catch {
                 throw InputProblem(description: "\(error)")
             }

@@ -209,6 +209,9 @@ struct CLITests {
         try FileManager.default.createDirectory(atPath: "\(app)/logs", withIntermediateDirectories: true)
         try CrashReport.makeEncoder().encode(report).write(
             to: URL(fileURLWithPath: "\(app)/outbox/crash-\(report.id.uuidString.lowercased()).json"))
+        // Not a report by the outbox's one definition (`DiagnosticsDirectory.reportFiles`), though it
+        // decodes as one: the uploader leaves it, and so does `bundle`.
+        try CrashReport.makeEncoder().encode(report).write(to: URL(fileURLWithPath: "\(app)/outbox/copy.json"))
         try String(repeating: "a log line\n", count: 300).write(
             toFile: "\(app)/logs/shop.log", atomically: true, encoding: .utf8)
         try String(repeating: "older line\n", count: 300).write(
@@ -229,7 +232,8 @@ struct CLITests {
             listing.stdout.contains(
                 "'logs/shop.20261121T100000.000Z--20261121T110000.000Z.log', 'logs/shop.log', 'manifest.json', 'reports/crash-"
             ), "\(listing.stdout)")
-        #expect(listing.stdout.contains("shop ['report', 'log', 'log']"))
+        #expect(listing.stdout.contains("shop ['report', 'log', 'log']"), "\(listing.stdout)")
+        #expect(!listing.stdout.contains("copy.json"))
 
         let split = try runProgram(cli, ["bundle", app, "-o", "\(directory.path)/split.zip", "--max-size", "4000"])
         #expect(

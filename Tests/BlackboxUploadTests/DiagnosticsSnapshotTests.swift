@@ -1,6 +1,8 @@
+import BlackboxFormat
 import Foundation
 import Testing
 
+@testable import Blackbox
 @testable import BlackboxUpload
 
 @Suite struct DiagnosticsSnapshotTests {
@@ -34,6 +36,30 @@ import Testing
         let utf8 = Array(text.utf8)
         let tail = String(decoding: utf8[Int(active.range.lowerBound)..<Int(active.range.upperBound)], as: UTF8.self)
         #expect(tail == "line 97\nline 98\nline 99\n")
+    }
+
+    @Test func whatTheOutboxWritesTheSnapshotBundlesOnceAndALinkedReportStaysOut() throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        let layout = DiagnosticsDirectory(scratch.path)
+        let report = Fixtures.report(kind: .nonfatal)
+        let written = try Outbox(layout).write(report)
+        #expect(written == layout.reportBasePath(report) + ".json")
+        #expect(FileManager.default.fileExists(atPath: String(written.dropLast(5)) + ".txt"))
+        let elsewhere = scratch.write("elsewhere/crash-0.json", "{}")
+        #expect(symlink(elsewhere, "\(layout.outbox)/crash-linked.json") == 0)
+        #expect(layout.reportFiles() == [written])
+
+        let snapshot = DiagnosticsSnapshot(directory: scratch.path, baseFileName: "shop")
+        let selection = snapshot.select()
+        #expect(selection.reports.map(\.sourcePath) == [written])
+        let spool = Spool(diagnosticsDirectory: scratch.path)
+        let bundles = try snapshot.bundle(
+            selection, as: BundleWriter(app: .init(name: "shop"), host: "h"), into: spool)
+        #expect(bundles.count == 1 && spool.pending().count == 1)
+        #expect(!FileManager.default.fileExists(atPath: written), "the report left the outbox once bundled")
+        #expect(!FileManager.default.fileExists(atPath: String(written.dropLast(5)) + ".txt"))
+        #expect(snapshot.select().isEmpty)
     }
 
     @Test func markBundledRemovesTheReportsAndSendsEachArchiveOnce() throws {

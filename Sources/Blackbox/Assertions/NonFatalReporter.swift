@@ -40,7 +40,7 @@ enum NonFatalReporter {
         report.metadata["location"] = failure.location
         if suppressed > 0 { report.notes.append("\(suppressed) more failures at this call site since the last report") }
         do {
-            let path = try Blackbox.crashReportProcessor(configuration).write(report)
+            let path = try Outbox(DiagnosticsDirectory(configuration.directory)).write(report)
             configuration.delivery?.reportWritten(path: path)
         } catch {
             InternalDiagnostics.report("cannot write a non-fatal report: \(error)", key: "nonfatal-write")

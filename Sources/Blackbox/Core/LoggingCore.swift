@@ -1,4 +1,5 @@
 import Atomics
+import BlackboxFormat
 import Logging
 
 #if canImport(Glibc)
@@ -71,12 +72,13 @@ public final class LoggingCore: @unchecked Sendable {
         self.metadataProvider = configuration.metadataProvider
         self.recent = RecentLines(lineCapacity: configuration.recentLineCapacity)
 
-        let logs = "\(configuration.directory)/logs"
+        let layout = DiagnosticsDirectory(configuration.directory)
+        let logs = layout.logs
         try makeDirectory(configuration.directory)
         try makeDirectory(logs)
         Self.ignoreFileSizeSignal()
 
-        let journalPath = "\(configuration.directory)/journal"
+        let journalPath = layout.journal
         var file = try JournalFile.open(path: journalPath, capacity: configuration.journalSize)
         var journal = Journal(file: file)
         let checkpoint = file.reopened ? journal.loadCheckpoint() : nil

@@ -28,7 +28,7 @@ public enum CrashCapture {
         directory: String, appName: String, appVersion: String?, appBuild: String?, options: CrashReportingOptions,
         journal: JournalFile?
     ) throws(InstallError) {
-        let pending = "\(directory)/crashes/pending"
+        let pending = DiagnosticsDirectory(directory).pendingCrashes
         do {
             try makeDirectory(pending)
         } catch {

@@ -28,9 +28,10 @@ public struct CrashReportProcessor: Sendable {
         self.directory = directory
     }
 
-    var pendingDirectory: String { "\(directory)/crashes/pending" }
-    var quarantineDirectory: String { "\(directory)/crashes/quarantine" }
-    var outboxDirectory: String { "\(directory)/outbox" }
+    var layout: DiagnosticsDirectory { DiagnosticsDirectory(directory) }
+    var pendingDirectory: String { layout.pendingCrashes }
+    var quarantineDirectory: String { layout.quarantine }
+    var outboxDirectory: String { layout.outbox }
 
     public struct Outcome: Sendable {
         /// Reports now in the outbox, with the path of their JSON file.
@@ -110,23 +111,8 @@ public struct CrashReportProcessor: Sendable {
         return builder.build(from: raw)
     }
 
-    /// Writes `<id>.txt` then `<id>.json`, both durably: the JSON's presence means the report is whole.
     func write(_ report: CrashReport) throws(DurableFile.Failure) -> String {
-        do {
-            try makeDirectory(outboxDirectory)
-        } catch {
-            throw DurableFile.Failure(path: outboxDirectory, reason: error.description)
-        }
-        let base = "\(outboxDirectory)/\(report.kind.rawValue)-\(report.id.uuidString.lowercased())"
-        let json: Data
-        do {
-            json = try CrashReport.makeEncoder().encode(report)
-        } catch {
-            throw DurableFile.Failure(path: base + ".json", reason: "cannot encode: \(error)")
-        }
-        try DurableFile.write(Array(report.textRendering.utf8), to: base + ".txt")
-        try DurableFile.write(Array(json), to: base + ".json")
-        return base + ".json"
+        try Outbox(layout).write(report)
     }
 
     private func quarantine(_ name: String, as target: String, because reason: String, into outcome: inout Outcome) {

@@ -9,52 +9,88 @@ public enum GzipData {
 
     /// Concatenated gzip members (what `cat a.gz b.gz` makes) are decompressed one after the other.
     public static func decompress(_ input: [UInt8], limit: Int) throws(Failure) -> [UInt8] {
-        var stream = z_stream()
-        // 15 + 32: accept both gzip and zlib headers.
-        guard inflateInit2_(&stream, 15 + 32, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
-            throw Failure(description: "zlib cannot start")
-        }
-        defer { inflateEnd(&stream) }
+        let inflater = try GzipInflater()
         var output: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 << 10)
-        var offset = 0
-        var ended = false
-        try input.withUnsafeBufferPointer { (source) throws(Failure) in
-            guard let base = source.baseAddress else { return }
-            while offset < source.count {
-                stream.next_in = UnsafeMutablePointer(mutating: base + offset)
-                stream.avail_in = UInt32(min(source.count - offset, Int(UInt32.max)))
-                ended = false
-                repeat {
-                    let result = chunk.withUnsafeMutableBufferPointer { out in
-                        stream.next_out = out.baseAddress
-                        stream.avail_out = UInt32(out.count)
-                        return inflate(&stream, Z_NO_FLUSH)
-                    }
-                    let produced = chunk.count - Int(stream.avail_out)
-                    if output.count + produced > limit {
+        do {
+            try input.withUnsafeBytes { bytes in
+                try inflater.feed(bytes) { piece in
+                    if output.count + piece.count > limit {
                         throw Failure(description: "inflates past the limit of \(limit) bytes")
                     }
-                    output.append(contentsOf: chunk[0..<produced])
-                    if result == Z_STREAM_END {
-                        ended = true
-                        break
-                    }
-                    guard result == Z_OK || result == Z_BUF_ERROR else {
-                        throw Failure(description: "not valid gzip data (zlib error \(result))")
-                    }
-                } while stream.avail_out == 0
-                let consumed = source.count - offset - Int(stream.avail_in)
-                offset += consumed
-                if ended {
-                    if offset < source.count { inflateReset(&stream) }  // another member follows
-                } else if consumed == 0 {
-                    break
+                    output.append(contentsOf: piece)
                 }
             }
+        } catch let failure as Failure {
+            throw failure
+        } catch {
+            throw Failure(description: "\(error)")
         }
-        guard ended || input.isEmpty else { throw Failure(description: "truncated or invalid gzip data") }
+        guard inflater.atMemberEnd || input.isEmpty else {
+            throw Failure(description: "truncated or invalid gzip data")
+        }
         return output
+    }
+}
+
+/// Inflates gzip (or zlib) data handed to it piece by piece, so that a reader can stop as soon as it
+/// has what it wants (the collector's log viewer shows the start of an archive without inflating,
+/// or even reading, the rest).
+public final class GzipInflater {
+    // zlib keeps a pointer back to its stream: it must never move, so it is not a stored struct.
+    private let stream: UnsafeMutablePointer<z_stream>
+    private var chunk = [UInt8](repeating: 0, count: 64 << 10)
+    /// At the end of a gzip member: the data so far is complete (another member may follow).
+    public private(set) var atMemberEnd = false
+
+    public init() throws(GzipData.Failure) {
+        stream = .allocate(capacity: 1)
+        stream.initialize(to: z_stream())
+        // 15 + 32: accept both gzip and zlib headers.
+        guard inflateInit2_(stream, 15 + 32, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
+            stream.deallocate()
+            throw GzipData.Failure(description: "zlib cannot start")
+        }
+    }
+
+    deinit {
+        inflateEnd(stream)
+        stream.deallocate()
+    }
+
+    /// Inflates all of `input`, handing the output to `output` piece by piece; `output` may throw to
+    /// stop early.
+    public func feed(_ input: UnsafeRawBufferPointer, output: (ArraySlice<UInt8>) throws -> Void) throws {
+        guard let base = input.baseAddress?.assumingMemoryBound(to: UInt8.self), !input.isEmpty else { return }
+        if atMemberEnd { inflateReset(stream) }  // the previous piece ended exactly with a member
+        var offset = 0
+        while offset < input.count {
+            stream.pointee.next_in = UnsafeMutablePointer(mutating: base + offset)
+            stream.pointee.avail_in = UInt32(min(input.count - offset, Int(UInt32.max)))
+            atMemberEnd = false
+            repeat {
+                let result = chunk.withUnsafeMutableBufferPointer { out in
+                    stream.pointee.next_out = out.baseAddress
+                    stream.pointee.avail_out = UInt32(out.count)
+                    return inflate(stream, Z_NO_FLUSH)
+                }
+                let produced = chunk.count - Int(stream.pointee.avail_out)
+                if produced > 0 { try output(chunk[0..<produced]) }
+                if result == Z_STREAM_END {
+                    atMemberEnd = true
+                    break
+                }
+                guard result == Z_OK || result == Z_BUF_ERROR else {
+                    throw GzipData.Failure(description: "not valid gzip data (zlib error \(result))")
+                }
+            } while stream.pointee.avail_out == 0
+            let consumed = input.count - offset - Int(stream.pointee.avail_in)
+            offset += consumed
+            if atMemberEnd {
+                if offset < input.count { inflateReset(stream) }  // another member follows
+            } else if consumed == 0 {
+                break
+            }
+        }
     }
 }
 

@@ -29,15 +29,14 @@ public struct DiagnosticsSnapshot: Sendable {
     /// What would go out now. Call `LoggingCore.flush` first so the active file is complete.
     public func select() -> Selection {
         var selection = Selection()
-        let outbox = "\(directory)/outbox"
-        for name in entries(outbox).sorted() where Self.isReportFile(name) {
-            let path = "\(outbox)/\(name)"
+        for path in layout.reportFiles() {
+            let name = path.split(separator: "/").last.map(String.init) ?? path
             if let size = fileSize(path) {
                 selection.reports.append(
                     BundleItem(sourcePath: path, entryPath: "reports/\(name)", kind: .report, range: 0..<size))
             }
         }
-        let logs = "\(directory)/logs"
+        let logs = layout.logs
         if options.includeArchives {
             let sent = SentArchives(diagnosticsDirectory: directory)
             for name in LogFiles.archives(inDirectory: logs, baseName: baseFileName) where !sent.contains(name) {
@@ -62,22 +61,31 @@ public struct DiagnosticsSnapshot: Sendable {
         return selection
     }
 
+    /// The one bundling sequence (the app's uploader and `blackbox upload` both use it): writes
+    /// `selection` as bundles into `spool`, and only once they are durable marks it bundled.
+    @discardableResult
+    public func bundle(_ selection: Selection, as writer: BundleWriter, into spool: Spool) throws -> [BundleWriter
+        .Written]
+    {
+        var writer = writer
+        writer.maxBundleBytes = options.maxBundleBytes
+        let written = try writer.write(selection.items, into: spool.directory)
+        try markBundled(selection)
+        return written
+    }
+
     /// After the bundles holding `selection` are durable in the spool: the reports leave the outbox
     /// (JSON and text) and the archives are recorded as sent.
     public func markBundled(_ selection: Selection) throws(DurableFile.Failure) {
-        for report in selection.reports {
-            unlink(report.sourcePath)
-            unlink(String(report.sourcePath.dropLast(5)) + ".txt")
-        }
+        let outbox = Outbox(layout)
+        for report in selection.reports { outbox.remove(reportAt: report.sourcePath) }
         guard !selection.archives.isEmpty else { return }
         var sent = SentArchives(diagnosticsDirectory: directory)
-        let present = Set(LogFiles.archives(inDirectory: "\(directory)/logs", baseName: baseFileName))
+        let present = Set(LogFiles.archives(inDirectory: layout.logs, baseName: baseFileName))
         try sent.record(selection.archives.map { String($0.entryPath.dropFirst("logs/".count)) }, stillPresent: present)
     }
 
-    static func isReportFile(_ name: String) -> Bool {
-        name.hasSuffix(".json") && (name.hasPrefix("crash-") || name.hasPrefix("nonfatal-"))
-    }
+    private var layout: DiagnosticsDirectory { DiagnosticsDirectory(directory) }
 
     /// The last `activeLogMaxBytes` of the active file, starting at a line boundary.
     private func activeTail(path: String, entryName: String) -> BundleItem? {
@@ -94,9 +102,6 @@ public struct DiagnosticsSnapshot: Sendable {
         return BundleItem(sourcePath: path, entryPath: "logs/\(entryName)", kind: .log, range: start..<size)
     }
 
-    private func entries(_ directory: String) -> [String] {
-        (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-    }
 }
 
 /// What bundles carry and how large they get.

@@ -79,14 +79,12 @@ public struct CollectorUpload: DiagnosticsDelivery {
             return nil
         }
         if !selection.isEmpty {
-            var writer = BundleWriter(
+            let writer = BundleWriter(
                 app: .init(
                     name: configuration.appName, version: configuration.appVersion, build: configuration.appBuild),
                 host: ProcessInfo.processInfo.hostName)
-            writer.maxBundleBytes = bundles.maxBundleBytes
             do {
-                _ = try writer.write(selection.items, into: spool.directory)
-                try snapshot.markBundled(selection)
+                try snapshot.bundle(selection, as: writer, into: spool)
             } catch {
                 logger.error("cannot bundle diagnostics for upload: \(error)")
             }

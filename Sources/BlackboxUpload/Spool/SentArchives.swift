@@ -1,4 +1,5 @@
 import Blackbox
+import BlackboxFormat
 
 /// The log archives already put into a bundle, so each is uploaded once: one file name per line in
 /// `<dir>/outbox/sent-archives`, written durably after the bundle that holds them is durable (a crash
@@ -9,7 +10,7 @@ struct SentArchives {
     private(set) var names: Set<String>
 
     init(diagnosticsDirectory: String) {
-        path = "\(diagnosticsDirectory)/outbox/sent-archives"
+        path = DiagnosticsDirectory(diagnosticsDirectory).sentArchives
         let text = DurableFile.read(path).map { String(decoding: $0, as: UTF8.self) } ?? ""
         names = Set(text.split(separator: "\n").map(String.init))
     }

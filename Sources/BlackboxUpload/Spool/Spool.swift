@@ -1,4 +1,5 @@
 import Blackbox
+import BlackboxFormat
 import Foundation
 
 /// Bundles waiting for upload, in a directory that survives restarts:
@@ -21,9 +22,8 @@ public struct Spool: Sendable {
 
     /// The spool of an app's diagnostics directory.
     public init(diagnosticsDirectory: String) {
-        self.init(
-            directory: "\(diagnosticsDirectory)/outbox/bundles",
-            rejectedDirectory: "\(diagnosticsDirectory)/outbox/rejected")
+        let layout = DiagnosticsDirectory(diagnosticsDirectory)
+        self.init(directory: layout.spool, rejectedDirectory: layout.rejected)
     }
 
     public struct Bundle: Sendable, Equatable {

@@ -35,16 +35,24 @@ struct BundleReader {
         }
     }
 
-    /// The first `limit` bytes of the file (all of it when shorter), inflating no further.
-    func prefix(of path: String, inBlob blob: String, limit: Int) throws -> (data: Data, isComplete: Bool) {
+    /// The first `limit` bytes of the file (all of it when shorter), gunzipped first when `gunzip`,
+    /// reading and inflating no further than that.
+    func prefix(of path: String, inBlob blob: String, limit: Int, gunzip: Bool = false) throws
+        -> (data: Data, isComplete: Bool)
+    {
         struct Enough: Error {}
         var data = Data()
+        func take(_ piece: some Collection<UInt8>) throws {
+            data.append(contentsOf: piece.prefix(limit - data.count))
+            if data.count >= limit { throw Enough() }
+        }
+        let inflater = gunzip ? try GzipInflater() : nil
         do {
             try extract(path, inBlob: blob, chunkBytes: 64 << 10) { chunk in
-                data.append(chunk.prefix(limit - data.count))
-                if data.count >= limit { throw Enough() }
+                guard let inflater else { return try take(chunk) }
+                try chunk.withUnsafeBytes { try inflater.feed($0, output: take) }
             }
-            return (data, true)
+            return (data, inflater?.atMemberEnd ?? true)
         } catch is Enough {
             return (data, false)
         }

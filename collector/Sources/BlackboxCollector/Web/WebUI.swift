@@ -106,14 +106,11 @@ struct WebUI {
             let limit = 20_000
             let lines: [String]
             let truncated: Bool
-            if file.path.hasSuffix(".gz") {
-                lines = try reader.lines(of: file.path, inBlob: bundle.blob, maxLines: limit + 1)
-                truncated = lines.count > limit
-            } else {
-                let (head, isComplete) = try reader.prefix(of: file.path, inBlob: bundle.blob, limit: 8 << 20)
-                lines = head.withUnsafeBytes { BundleReader.lines(in: $0, maxLineBytes: 8 << 10, maxLines: limit + 1) }
-                truncated = !isComplete || lines.count > limit
-            }
+            // A `.gz` archive too: only as much is read and inflated as the first 8 MiB of text need.
+            let (head, isComplete) = try reader.prefix(
+                of: file.path, inBlob: bundle.blob, limit: 8 << 20, gunzip: file.path.hasSuffix(".gz"))
+            lines = head.withUnsafeBytes { BundleReader.lines(in: $0, maxLineBytes: 8 << 10, maxLines: limit + 1) }
+            truncated = !isComplete || lines.count > limit
             return render(
                 "file",
                 [

@@ -1,0 +1,67 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The directory an app keeps its diagnostics in, and the one place its layout is defined
+/// (docs/layout.md describes it for people). The library writes it, the uploader and the `blackbox`
+/// CLI read it, tests build it: all through this type, never by joining path strings.
+/// ```
+/// journal              the crash-proof ring of log records
+/// logs/                the active log file and its archives
+/// crashes/pending/     raw reports the signal handler wrote, for the next launch
+/// crashes/quarantine/  raw reports whose processing crashed the app once
+/// outbox/              finished reports: crash-<uuid>.json/.txt, nonfatal-<uuid>.json/.txt
+/// outbox/bundles/      the spool: bundles waiting for upload
+/// outbox/rejected/     bundles the collector refused for good
+/// outbox/sent-archives log archives already bundled
+/// ```
+public struct DiagnosticsDirectory: Sendable, Hashable {
+    public let root: String
+
+    public init(_ root: String) {
+        self.root = root
+    }
+
+    public var journal: String { root + "/journal" }
+    public var logs: String { root + "/logs" }
+    public var pendingCrashes: String { root + "/crashes/pending" }
+    public var quarantine: String { root + "/crashes/quarantine" }
+    public var outbox: String { root + "/outbox" }
+    public var spool: String { outbox + "/bundles" }
+    public var rejected: String { outbox + "/rejected" }
+    public var sentArchives: String { outbox + "/sent-archives" }
+
+    /// Whether `path` holds any part of the layout (how the CLI tells a diagnostics directory from
+    /// a directory of loose files).
+    public static func isDiagnosticsDirectory(_ path: String) -> Bool {
+        let directory = DiagnosticsDirectory(path)
+        let parts = [directory.journal, directory.logs, directory.outbox, path + "/crashes"]
+        return parts.contains { (part: String) in FileManager.default.fileExists(atPath: part) }
+    }
+
+    /// The one definition of a finished report in the outbox: `crash-<uuid>.json` or
+    /// `nonfatal-<uuid>.json` (each with its `.txt` rendering beside it, written first).
+    public static func isReportFileName(_ name: String) -> Bool {
+        name.hasSuffix(".json") && (name.hasPrefix("crash-") || name.hasPrefix("nonfatal-"))
+    }
+
+    /// Where a report is written, without the extension: `.txt` and `.json` are added.
+    public func reportBasePath(_ report: CrashReport) -> String {
+        "\(outbox)/\(report.kind.rawValue)-\(report.id.uuidString.lowercased())"
+    }
+
+    /// The outbox's reports, as paths sorted by name: regular files only (a symbolic link planted
+    /// in the outbox must not carry another file into a bundle).
+    public func reportFiles() -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: outbox)) ?? []
+        return names.filter(Self.isReportFileName).sorted().map { "\(outbox)/\($0)" }.filter { path in
+            var info = stat()
+            return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+        }
+    }
+}
