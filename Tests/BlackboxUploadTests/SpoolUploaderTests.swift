@@ -1,4 +1,6 @@
+import AsyncHTTPClient
 import Foundation
+import NIOCore
 import Synchronization
 import Testing
 
@@ -122,10 +124,22 @@ final class Waits: Sendable {
             Issue.record("expected unreachable, got \(String(describing: summary.stoppedBy))")
             return
         }
-        #expect(reason.contains("refused"))
+        #expect(reason == "connection refused (is the collector running?)", "\(reason)")
         #expect(summary.remaining == 2)
         #expect(waits.list.withLock { $0 }.count == 2)
         #expect(spool.pending().count == 2)
+    }
+
+    @Test func transportErrorsAreDescribedByTheirTypeNotTheirText() {
+        #expect(CollectorClient.describe(HTTPClientError.connectTimeout) == "connecting timed out")
+        #expect(CollectorClient.describe(HTTPClientError.deadlineExceeded) == "the request timed out")
+        #expect(
+            CollectorClient.describe(HTTPClientError.remoteConnectionClosed) == "the collector closed the connection")
+        #expect(
+            CollectorClient.describe(IOError(errnoCode: ECONNREFUSED, reason: "connect"))
+                == "connection refused (is the collector running?)")
+        #expect(
+            CollectorClient.describe(IOError(errnoCode: EHOSTUNREACH, reason: "connect")).hasPrefix("cannot connect: "))
     }
 
     @Test func backoffGrowsToItsCapWithJitterInTheUpperHalf() {

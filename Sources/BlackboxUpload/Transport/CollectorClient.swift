@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 
 /// Talks to a collector over HTTP(S) with AsyncHTTPClient.
 ///
@@ -78,17 +79,32 @@ public struct CollectorClient: Sendable {
         return (attributes[.size] as? NSNumber)?.int64Value ?? 0
     }
 
-    /// AsyncHTTPClient's errors print as type names; say what happened instead.
+    /// AsyncHTTPClient's and NIO's errors print as type names; say what happened instead. Matched by
+    /// type and value (`HTTPClientError` is `Equatable`; NIO keeps the errno), never by their text.
     static func describe(_ error: any Error) -> String {
-        let text = String(describing: error)
-        if text.contains("connectTimeout") || text.contains("connectionTimeout") { return "connecting timed out" }
-        if text.contains("deadlineExceeded") { return "the request timed out" }
-        if text.contains("connectionRefused") || text.contains("Connection refused") {
-            return "connection refused (is the collector running?)"
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .connectTimeout: return "connecting timed out"
+            case .deadlineExceeded, .readTimeout, .writeTimeout: return "the request timed out"
+            case .remoteConnectionClosed: return "the collector closed the connection"
+            default: break
+            }
         }
-        if text.contains("remoteConnectionClosed") { return "the collector closed the connection" }
-        if text.contains("NIOSSL") || text.contains("handshake") { return "TLS failed: \(text)" }
-        return text
+        if let errno = connectionErrno(error) {
+            if errno == ECONNREFUSED { return "connection refused (is the collector running?)" }
+            return "cannot connect: \(String(cString: strerror(errno)))"
+        }
+        if String(reflecting: type(of: error)).hasPrefix("NIOSSL.") { return "TLS failed: \(error)" }
+        return String(describing: error)
+    }
+
+    /// The errno of a failed connection attempt, however NIO wrapped it.
+    private static func connectionErrno(_ error: any Error) -> Int32? {
+        switch error {
+        case let error as IOError: error.errnoCode
+        case let error as NIOConnectionError: error.connectionErrors.lazy.compactMap { connectionErrno($0.error) }.first
+        default: nil
+        }
     }
 
     private func timeAmount(_ duration: Duration) -> TimeAmount {
