@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "Blackbox", targets: ["Blackbox"]),
         .library(name: "BlackboxFormat", targets: ["BlackboxFormat"]),
+        .library(name: "BlackboxCompression", targets: ["BlackboxCompression"]),
         // Domain/code errors with localization and recovery. Separate because it needs Foundation.
         .library(name: "BlackboxErrors", targets: ["BlackboxErrors"]),
         // Bundles and the background uploader. Separate because its HTTP client brings SwiftNIO.
@@ -31,6 +32,10 @@ let package = Package(
         .target(name: "CCrashHandler"),
         // Report and bundle formats shared by the library, the CLI and the collector.
         .target(name: "BlackboxFormat"),
+        // gzip and CRC-32 in memory, bounded: for the CLI and the collector, which read archives that
+        // come from elsewhere. Apart from `Blackbox`, so that the collector needs no logging library
+        // to read a bundle.
+        .target(name: "BlackboxCompression", dependencies: ["CBlackboxZlib"]),
         .target(
             name: "Blackbox",
             dependencies: [
@@ -59,7 +64,7 @@ let package = Package(
         .executableTarget(
             name: "blackbox",
             dependencies: [
-                "Blackbox", "BlackboxFormat", "BlackboxUpload",
+                "Blackbox", "BlackboxFormat", "BlackboxUpload", "BlackboxCompression",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -80,7 +85,9 @@ let package = Package(
             name: "blackbox-bench", dependencies: ["Blackbox", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "BlackboxTests",
-            dependencies: ["Blackbox", "BlackboxFormat", .product(name: "Logging", package: "swift-log")]),
+            dependencies: [
+                "Blackbox", "BlackboxFormat", "BlackboxCompression", .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(
             name: "BlackboxUploadTests",
             dependencies: [

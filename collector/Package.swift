@@ -30,7 +30,7 @@ let package = Package(
         .target(
             name: "BlackboxCollector",
             dependencies: [
-                .product(name: "Blackbox", package: "blackbox"),
+                .product(name: "BlackboxCompression", package: "blackbox"),
                 .product(name: "BlackboxFormat", package: "blackbox"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Mustache", package: "swift-mustache"),
@@ -50,6 +50,8 @@ let package = Package(
             name: "blackbox-collector",
             dependencies: [
                 "BlackboxCollector",
+                // The collector logs through Blackbox itself.
+                .product(name: "Blackbox", package: "blackbox"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Blackbox
+import BlackboxCompression
 import BlackboxFormat
 import Foundation
 

@@ -1,3 +1,4 @@
+import BlackboxCompression
 import Foundation
 import Testing
 

@@ -141,17 +141,3 @@ public struct RetentionPolicy: Sendable {
     public var checkInterval: Duration = .seconds(600)
     public init() {}
 }
-
-@Sendable
-func wallClockNanoseconds() -> UInt64 {
-    var now = timespec()
-    clock_gettime(CLOCK_REALTIME, &now)
-    return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
-}
-
-extension Duration {
-    var nanoseconds: UInt64 {
-        let (seconds, attoseconds) = components
-        return UInt64(max(0, seconds)) &* 1_000_000_000 &+ UInt64(max(0, attoseconds / 1_000_000_000))
-    }
-}

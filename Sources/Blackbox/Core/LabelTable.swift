@@ -15,7 +15,8 @@ import Synchronization
 /// 24  ...      label bytes
 /// ```
 @frozen
-public struct LabelHandle: @unchecked Sendable {
+@usableFromInline
+struct LabelHandle: @unchecked Sendable {
     @usableFromInline
     let entry: UnsafeMutableRawPointer
 

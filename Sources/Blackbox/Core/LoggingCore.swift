@@ -173,7 +173,7 @@ public final class LoggingCore: @unchecked Sendable {
 
     // MARK: Levels
 
-    public func handle(for label: String) -> LabelHandle { labels.handle(for: label) }
+    func handle(for label: String) -> LabelHandle { labels.handle(for: label) }
 
     public var levels: LevelSettings {
         get { labels.levels }
@@ -337,24 +337,4 @@ private final class ForkRegistry: @unchecked Sendable {
             if let core = slots[i] { body(core.takeUnretainedValue()) }
         }
     }
-}
-
-/// The kernel thread id of the calling thread, cached per thread (gettid is a syscall).
-@usableFromInline
-func currentThreadID() -> UInt32 {
-    if let cached = pthread_getspecific(threadIDKey) { return UInt32(truncatingIfNeeded: UInt(bitPattern: cached)) }
-    let tid = kernelThreadID()
-    pthread_setspecific(threadIDKey, UnsafeRawPointer(bitPattern: UInt(tid)))
-    return tid
-}
-
-private let threadIDKey: pthread_key_t = {
-    var key = pthread_key_t()
-    pthread_key_create(&key, nil)
-    return key
-}()
-
-func fileSize(_ path: String) -> UInt64 {
-    var st = stat()
-    return stat(path, &st) == 0 ? UInt64(st.st_size) : 0
 }

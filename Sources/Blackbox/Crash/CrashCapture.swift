@@ -141,5 +141,5 @@ extension Substring {
 extension Blackbox {
     /// Test support only: makes the crash handler fault while writing (1: inside a protected section,
     /// 2: outside), to exercise its nested-crash path.
-    public static func setCrashHandlerTestFault(_ mode: Int32) { bbx_crash_set_test_fault(mode) }
+    package static func setCrashHandlerTestFault(_ mode: Int32) { bbx_crash_set_test_fault(mode) }
 }

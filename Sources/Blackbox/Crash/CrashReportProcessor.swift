@@ -99,7 +99,7 @@ public struct CrashReportProcessor: Sendable {
     }
 
     /// Turns one raw report file into a report without touching any directory (the CLI's `show`).
-    public static func report(
+    package static func report(
         fromRawFile path: String, symbolizerPath: String? = nil, debugFileDirectories: [String] = []
     ) throws -> CrashReport {
         guard let bytes = DurableFile.read(path) else {

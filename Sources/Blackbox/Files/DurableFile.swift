@@ -5,7 +5,7 @@
 /// Whole-file writes that are either absent or complete after a crash or power loss: a temporary
 /// file in the same directory, fsync, rename over the destination, fsync of the directory.
 /// Public for the other Blackbox modules (the uploader's spool and ledger), not as app API.
-public enum DurableFile {
+package enum DurableFile {
     public struct Failure: Error, CustomStringConvertible {
         public var path: String
         public var reason: String

@@ -86,23 +86,3 @@ enum Gzip {
         return result
     }
 }
-
-/// write(2) until everything is written or an error occurs; false with errno set on error.
-func writeFully(_ fd: Int32, _ bytes: UnsafeRawPointer?, _ count: Int) -> Bool {
-    guard var pointer = bytes else { return count == 0 }
-    var remaining = count
-    while remaining > 0 {
-        let n = write(fd, pointer, remaining)
-        if n < 0 {
-            if errno == EINTR { continue }
-            return false
-        }
-        if n == 0 {
-            errno = EIO
-            return false
-        }
-        pointer += n
-        remaining -= n
-    }
-    return true
-}

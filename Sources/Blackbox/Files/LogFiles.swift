@@ -1,6 +1,6 @@
 /// The log files in a diagnostics directory's `logs/`, as the naming scheme (`ArchiveName`) sees
 /// them. For the uploader and the CLI, so that nobody else parses archive names.
-public enum LogFiles {
+package enum LogFiles {
     /// `<baseName>.log`
     public static func activeFileName(baseName: String) -> String { ArchiveName.activeFileName(baseName: baseName) }
 

@@ -214,7 +214,3 @@ final class JournalFile: @unchecked Sendable {
             formatVersion: formatVersion)
     }
 }
-
-func errnoDescription(_ code: Int32 = errno) -> String {
-    String(cString: strerror(code))
-}

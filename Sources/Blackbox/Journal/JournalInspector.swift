@@ -9,7 +9,7 @@
 ///
 /// It reads by the rules recovery uses (`JournalReader`), so the log file cut as `keptSize` says,
 /// followed by `lines`, is exactly what the log holds after the next start.
-public enum JournalInspector {
+package enum JournalInspector {
     public struct Pending: Sendable, Equatable {
         /// Text lines, oldest first.
         public var lines: [String]

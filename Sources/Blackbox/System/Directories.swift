@@ -47,3 +47,17 @@ func homeDirectory() -> String? {
     else { return nil }
     return directory
 }
+
+/// File names in `path` (not `.` and `..`); empty when it cannot be read.
+func directoryEntries(_ path: String) -> [String] {
+    guard let dir = opendir(path) else { return [] }
+    defer { closedir(dir) }
+    var names: [String] = []
+    while let entry = readdir(dir) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        if name != "." && name != ".." { names.append(name) }
+    }
+    return names
+}

@@ -76,7 +76,7 @@ public struct DiagnosticsSnapshot: Sendable {
 
     /// After the bundles holding `selection` are durable in the spool: the reports leave the outbox
     /// (JSON and text) and the archives are recorded as sent.
-    public func markBundled(_ selection: Selection) throws(DurableFile.Failure) {
+    package func markBundled(_ selection: Selection) throws(DurableFile.Failure) {
         let outbox = Outbox(layout)
         for report in selection.reports { outbox.remove(reportAt: report.sourcePath) }
         guard !selection.archives.isEmpty else { return }

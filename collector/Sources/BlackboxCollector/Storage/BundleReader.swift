@@ -1,4 +1,4 @@
-import Blackbox
+import BlackboxCompression
 import Foundation
 import ZIPFoundation
 

@@ -1,0 +1,69 @@
+import CCrashHandler
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Starts a detached pthread with a name and an alternate signal stack (so a stack overflow on it can
+/// still be reported once crash capture is installed).
+func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
+    final class Box: @unchecked Sendable {
+        let body: @Sendable () -> Void
+        let name: String
+        init(_ body: @escaping @Sendable () -> Void, name: String) {
+            self.body = body
+            self.name = name
+        }
+    }
+    let box = Unmanaged.passRetained(Box(body, name: name)).toOpaque()
+    var thread = pthread_t()
+    let rc = pthread_create(
+        &thread, nil,
+        { raw in
+            let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
+            setCurrentThreadName(box.name)
+            // The crash handler's own: mmap'd with a guard page, freed when the thread exits.
+            _ = bbx_crash_ensure_alternate_stack(64 << 10)
+            box.body()
+            return nil
+        }, box)
+    if rc == 0 {
+        pthread_detach(thread)
+    } else {
+        Unmanaged<AnyObject>.fromOpaque(box).release()
+        InternalDiagnostics.report("cannot start thread \(name): \(errnoDescription(rc))")
+    }
+}
+
+/// Names the calling thread (as `pthread_setname_np` would; that call is not visible to Swift here).
+func setCurrentThreadName(_ name: String) {
+    let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+    guard fd >= 0 else { return }
+    let bytes = Array(name.utf8.prefix(15))
+    _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    close(fd)
+}
+
+/// The kernel's id for the calling thread, read from /proc (`gettid` is not visible to Swift here).
+func kernelThreadID() -> UInt32 {
+    var buffer = [CChar](repeating: 0, count: 64)
+    let n = readlink("/proc/thread-self", &buffer, buffer.count - 1)
+    guard n > 0 else { return UInt32(truncatingIfNeeded: getpid()) }
+    let path = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    return path.split(separator: "/").last.flatMap { UInt32($0) } ?? UInt32(truncatingIfNeeded: getpid())
+}
+
+/// The kernel thread id of the calling thread, cached per thread (gettid is a syscall).
+@usableFromInline
+func currentThreadID() -> UInt32 {
+    if let cached = pthread_getspecific(threadIDKey) { return UInt32(truncatingIfNeeded: UInt(bitPattern: cached)) }
+    let tid = kernelThreadID()
+    pthread_setspecific(threadIDKey, UnsafeRawPointer(bitPattern: UInt(tid)))
+    return tid
+}
+
+private let threadIDKey: pthread_key_t = {
+    var key = pthread_key_t()
+    pthread_key_create(&key, nil)
+    return key
+}()
