@@ -81,4 +81,53 @@ import Testing
         await server.stop()
         #expect(server.received.count == 1)
     }
+
+    @Test func stopEndsTheLoopMidBackoffLosesNothingAndALaterStartBeginsAgain() async throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        // The collector answers 503 first: the pass waits out a long backoff when stop comes.
+        let server = try await StubCollector.start(answers: [(503, "{}")])
+        defer { Task { await server.stop() } }
+        try Fixtures.outboxReport(in: scratch, kind: .crash)
+        var configuration = BlackboxConfiguration(appName: "shop", directory: scratch.path)
+        configuration.sinks = [.file]
+        configuration.crashReporting.enabled = false
+        var settings = CollectorUpload(endpoint: try CollectorEndpoint(url: server.baseURL, key: "k"))
+        settings.retry.initialDelay = .seconds(3600)
+        settings.retry.maxDelay = .seconds(3600)
+        let upload = settings
+        configuration.delivery = upload
+        let core = try LoggingCore(configuration: configuration)
+        defer { core.shutdown() }
+        upload.started(DeliveryContext(configuration: configuration, core: core))
+        let deadline = ContinuousClock.now + .seconds(20)
+        while server.received.isEmpty && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        try #require(server.received.count == 1, "the first attempt reached the collector")
+
+        upload.stop()
+        let ended = await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await upload.waitUntilStopped()
+                return true
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(20))
+                return false
+            }
+            defer { group.cancelAll() }
+            return await group.next() ?? false
+        }
+        #expect(ended, "the loop ended without waiting out its hour of backoff")
+        #expect(Spool(diagnosticsDirectory: scratch.path).pending().count == 1, "the bundle waits in the spool")
+
+        upload.started(DeliveryContext(configuration: configuration, core: core))
+        let second = ContinuousClock.now + .seconds(20)
+        while server.received.count < 2 && ContinuousClock.now < second {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(server.received.count == 2, "a start after stop runs a pass again")
+        #expect(server.received.map(\.uploadID) == [server.received[0].uploadID, server.received[0].uploadID])
+        upload.stop()
+        await upload.waitUntilStopped()
+    }
 }

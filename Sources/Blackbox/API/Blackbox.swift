@@ -69,6 +69,8 @@ public enum Blackbox {
         let processor = crashReportProcessor(configuration)
         startThread(name: "bbx-crash-proc") {
             if processPending { _ = processor.processPending() }
+            // A shutdown while reports were being processed: delivery was stopped already.
+            guard Blackbox.core === core else { return }
             configuration.delivery?.started(DeliveryContext(configuration: configuration, core: core))
         }
     }
@@ -102,12 +104,15 @@ public enum Blackbox {
 
     public static func flush() async { await core?.flush() }
 
-    /// Drains and stops; `start` may be called again afterwards.
+    /// Stops in order: delivery first (nothing reads the directory any more), then logging (drained
+    /// to the file). Crash capture stays installed: a crash after shutdown is still recorded.
+    /// `start` may be called again afterwards.
     public static func shutdown() {
         let core = current.withLock { current in
             defer { current = nil }
             return current
         }
+        core?.configuration.delivery?.stop()
         core?.shutdown()
     }
 

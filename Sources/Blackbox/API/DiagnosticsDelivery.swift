@@ -12,11 +12,16 @@ public protocol DiagnosticsDelivery: Sendable {
     func archiveFinished(path: String)
     /// A non-fatal report was written to the outbox.
     func reportWritten(path: String)
+    /// `Blackbox.shutdown` is stopping: end background work now (work in flight may be cancelled;
+    /// what was not delivered must stay where the next start finds it). Called before the logging
+    /// core stops.
+    func stop()
 }
 
 extension DiagnosticsDelivery {
     public func archiveFinished(path: String) {}
     public func reportWritten(path: String) {}
+    public func stop() {}
 }
 
 /// What a delivery needs to know about the running app.

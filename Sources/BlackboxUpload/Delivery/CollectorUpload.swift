@@ -34,10 +34,14 @@ public struct CollectorUpload: DiagnosticsDelivery {
         self.consent = consent
     }
 
-    public func started(_ context: DeliveryContext) {
-        let settings = self
-        Task.detached(priority: .background) { await settings.loop.run(settings, context: context) }
-    }
+    public func started(_ context: DeliveryContext) { loop.start(self, context: context) }
+
+    /// Ends the background loop (`Blackbox.shutdown` calls it): a pass in flight is cancelled, and
+    /// what it had not sent stays in the spool for the next start.
+    public func stop() { loop.stop() }
+
+    /// Test support: waits until the loop that `started` began has ended (after `stop`).
+    func waitUntilStopped() async { await loop.ended() }
 
     /// Waits until the pass that `Blackbox.start` began has finished (true), at most `timeout`
     /// (false). For short-lived programs that should not exit before their reports are sent.
@@ -100,44 +104,71 @@ public struct CollectorUpload: DiagnosticsDelivery {
 
 /// Runs passes one at a time: at start, after announcements (debounced) and on the interval. One
 /// loop per `CollectorUpload` value; a later `Blackbox.start` with the same value hands the running
-/// loop its new context instead of starting a second one.
+/// loop its new context instead of starting a second one. `stop` ends it; a later start begins anew.
 final class DeliveryLoop: Sendable {
-    private let wakeups: AsyncStream<Void>
-    private let continuation: AsyncStream<Void>.Continuation
-    private let context = Mutex<DeliveryContext?>(nil)
+    private struct State {
+        var context: DeliveryContext?
+        var task: Task<Void, Never>?
+        /// Wakes the running loop; a new one per run (a stream whose consumer was cancelled is over).
+        var wakeup: AsyncStream<Void>.Continuation?
+    }
+    private let state = Mutex(State())
     private let startPass = Atomic<Bool>(false)
 
     var startPassFinished: Bool { startPass.load(ordering: .acquiring) }
 
-    init() {
-        (wakeups, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    func announce() { _ = state.withLock { $0.wakeup?.yield() } }
+
+    func start(_ upload: CollectorUpload, context newContext: DeliveryContext) {
+        state.withLock { state in
+            let running = state.context != nil
+            state.context = newContext
+            if running {
+                state.wakeup?.yield()
+                return
+            }
+            let (wakeups, wakeup) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+            state.wakeup = wakeup
+            startPass.store(false, ordering: .relaxed)
+            state.task = Task.detached(priority: .background) {
+                await self.run(upload, first: newContext, wakeups: wakeups, wakeup: wakeup)
+            }
+        }
     }
 
-    func announce() { continuation.yield() }
+    func stop() {
+        let task = state.withLock { state in
+            state.context = nil
+            state.wakeup?.finish()
+            state.wakeup = nil
+            return state.task
+        }
+        task?.cancel()
+    }
 
-    func run(_ upload: CollectorUpload, context newContext: DeliveryContext) async {
-        let alreadyRunning = context.withLock { current in
-            defer { current = newContext }
-            return current != nil
-        }
-        if alreadyRunning {
-            announce()
-            return
-        }
-        _ = await upload.runPass(newContext)
+    /// Waits for the last loop started to end.
+    func ended() async {
+        await state.withLock { $0.task }?.value
+    }
+
+    private func run(
+        _ upload: CollectorUpload, first: DeliveryContext, wakeups: AsyncStream<Void>,
+        wakeup: AsyncStream<Void>.Continuation
+    ) async {
+        _ = await upload.runPass(first)
         startPass.store(true, ordering: .releasing)
         let ticker = upload.interval.map { interval in
-            Task.detached { [continuation] in
+            Task.detached {
                 while !Task.isCancelled {
                     try? await Task.sleep(for: interval)
-                    continuation.yield()
+                    wakeup.yield()
                 }
             }
         }
         defer { ticker?.cancel() }
         for await _ in wakeups {
             try? await Task.sleep(for: upload.debounce)
-            guard let current = context.withLock({ $0 }) else { continue }
+            guard !Task.isCancelled, let current = state.withLock({ $0.context }) else { break }
             _ = await upload.runPass(current)
         }
     }
