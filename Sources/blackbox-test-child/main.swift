@@ -24,6 +24,7 @@ import Logging
 //   present-error DIR         present a recoverable error on stdin/stdout; print the outcome
 //   process-crashes DIR       turn DIR's pending raw crash reports into outbox reports; print them
 //   default-dir APP           print the default diagnostics directory for APP (run with HOME unset)
+//   own-core-ensure DIR       build a LoggingCore without Blackbox.start, fail an ensure (traps off)
 
 func fail(_ message: String, code: Int32 = 2) -> Never {
     let text = "blackbox-test-child: \(message)\n"
@@ -230,6 +231,18 @@ case "present-error":
             recovery: Recovery(options: ["Sign in", "Work offline"]) { index in index == 0 }))
     let outcome = DispatchBlocking.run { await TerminalErrorPresenter().present(error) }
     say("outcome: \(outcome)")
+
+case "own-core-ensure":
+    let core: LoggingCore
+    do {
+        core = try LoggingCore(configuration: configuration())
+    } catch {
+        fail("\(error)")
+    }
+    Assertions.policy = .neverTrap
+    Logger(label: "app") { BlackboxLogHandler(label: $0, core: core) }.info("before the failed ensure")
+    if !ensure(1 + 1 == 3, "arithmetic changed") { say("went on") }
+    core.shutdown()
 
 case "process-crashes":
     let outcome = CrashReportProcessor(directory: directory).processPending()

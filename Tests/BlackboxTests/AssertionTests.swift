@@ -62,6 +62,22 @@ struct AssertionChildTests {
     }
 }
 
+@Suite("Assertions with a core built without Blackbox.start")
+struct AssertionOwnCoreTests {
+    @Test("a failed ensure writes its non-fatal report through the app's own running core")
+    func nonFatalReportThroughOwnCore() throws {
+        let directory = TemporaryDirectory()
+        let result = try runProgram(helperExecutable("blackbox-test-child"), ["own-core-ensure", directory.path])
+        #expect(result.status == 0 && result.stdout.contains("went on"), "\(result.stderr)")
+        let reports = directoryEntries("\(directory.path)/outbox").filter { $0.hasSuffix(".json") }
+        #expect(reports.count == 1 && reports.first?.hasPrefix("nonfatal-") == true, "\(reports)")
+        let data = try #require(FileManager.default.contents(atPath: "\(directory.path)/outbox/\(reports[0])"))
+        let report = try CrashReport.decode(data)
+        #expect(report.reason?.contains("arithmetic changed") == true)
+        #expect(report.logTail.contains { $0.contains("before the failed ensure") }, "\(report.logTail)")
+    }
+}
+
 @Suite("Assertion policy", .serialized)
 struct AssertionPolicyTests {
     @Test("with traps off, ensure returns its condition and bug returns; call sites are rate limited")

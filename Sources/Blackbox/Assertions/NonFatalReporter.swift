@@ -14,12 +14,12 @@ import Runtime
 /// captured and symbolicated in-process by Swift's `Runtime` module (demangled names, inlined frames,
 /// file:line).
 enum NonFatalReporter {
-    /// Writes the report to the outbox when Blackbox is started; returns the backtrace as text for the
-    /// log line either way.
+    /// Writes the report to the outbox of the running core (`Blackbox.start`'s, or else the only one
+    /// an app or tool built itself); returns the backtrace as text for the log line either way.
     @discardableResult
     static func write(_ failure: AssertionFailure, suppressed: Int) -> String {
         let (frames, images, text) = captureBacktrace()
-        guard let core = Blackbox.core else { return text }
+        guard let core = Blackbox.core ?? LoggingCore.onlyRunning else { return text }
         let configuration = core.configuration
         var report = CrashReport(
             kind: .nonfatal,
@@ -34,7 +34,7 @@ enum NonFatalReporter {
         report.images = images
         report.frameSource = "runtime"
         report.symbolicated = frames.contains { !$0.symbols.isEmpty }
-        report.logTail = Blackbox.recentLines(configuration.crashReporting.logTailLines)
+        report.logTail = core.recentLines(configuration.crashReporting.logTailLines)
         report.metadata = configuration.crashReporting.metadata
         report.metadata["assertion"] = failure.kind.rawValue
         report.metadata["location"] = failure.location

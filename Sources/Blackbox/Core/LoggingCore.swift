@@ -299,6 +299,17 @@ public final class LoggingCore: @unchecked Sendable {
 
     private static let forkRegistry = ForkRegistry()
 
+    /// The core non-fatal assertion reports go through when `Blackbox.start` was not used: the one
+    /// an app or tool built itself. Nil when none or several are running (which directory would be
+    /// the app's is then anybody's guess).
+    static var onlyRunning: LoggingCore? {
+        var running: [LoggingCore] = []
+        forkRegistry.visit { core in
+            if core.mode.load(ordering: .relaxed) == Mode.running.rawValue { running.append(core) }
+        }
+        return running.count == 1 ? running[0] : nil
+    }
+
     private static func registerForFork(_ core: LoggingCore) {
         forkRegistry.add(core)
     }
