@@ -75,7 +75,26 @@ struct BlobStoreTests {
         try fixture.blobs.commit([again, try fixture.upload(Data("a third".utf8))])
         #expect(fixture.inode(stored) == original)
         #expect(FileManager.default.contents(atPath: stored) == bytes)
+        // The upload's copy waits as a standby until its transaction is done, then goes.
+        #expect(FileManager.default.fileExists(atPath: again.temporaryPath))
+        fixture.blobs.releaseStandby(temporaryPath: again.temporaryPath, sha256: again.sha256)
         #expect(!FileManager.default.fileExists(atPath: again.temporaryPath))
+        #expect(fixture.inode(stored) == original)
+    }
+
+    @Test("a blob that retention had moved aside when the process died is back in place at the next start")
+    func asideBlobRestoredAtStart() throws {
+        let fixture = try Fixture()
+        defer { fixture.remove() }
+        let bytes = Data("moved aside, then the process died".utf8)
+        let upload = try fixture.upload(bytes)
+        try fixture.blobs.commit([upload])
+        let blob = BlobStore.blobName(sha256: upload.sha256)
+        let aside = try #require(fixture.blobs.moveAside(blob))
+        #expect(!FileManager.default.fileExists(atPath: fixture.blobs.path(of: blob)))
+        fixture.blobs.restoreAsideBlobs()
+        #expect(FileManager.default.contents(atPath: fixture.blobs.path(of: blob)) == bytes)
+        #expect(!FileManager.default.fileExists(atPath: aside))
     }
 
     @Test("a blob left torn by a crash before the flush is repaired by the next upload of those bytes")

@@ -233,6 +233,62 @@ struct StoreContractTests {
     }
 
     @Test(
+        "retention and an upload of the same bytes, in either interleaving, on any instance: the blob stays",
+        arguments: Kind.allCases)
+    func retentionRaceWithAnUploadOfTheSameBytes(_ kind: Kind) async throws {
+        for retentionChecksFirst in [true, false] {
+            let (store, cleanup) = try Self.makeStore(kind)
+            defer { cleanup() }
+            try await store.migrate()
+            let project = try await store.createProject(name: "p").id
+            let directory = NSTemporaryDirectory() + "retention-race-\(UUID().uuidString)"
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let blobs = try BlobStore(root: "\(directory)/blobs", temporaryDirectory: "\(directory)/tmp")
+            let bytes = Data((0..<4096).map { _ in UInt8.random(in: 0...255) })
+            let sha256 = BundleArchive.sha256(bytes)
+            let blob = BlobStore.blobName(sha256: sha256)
+            func upload() throws -> String {
+                let file = try blobs.makeTemporaryFile()
+                close(file.descriptor)
+                try bytes.write(to: URL(fileURLWithPath: file.path))
+                _ = try blobs.commit(temporaryPath: file.path, sha256: sha256, size: Int64(bytes.count))
+                return file.path
+            }
+            func bundle(receivedAt: Date) -> NewBundle {
+                var new = Self.newBundle(project: project, sha256: sha256, receivedAt: receivedAt)
+                new.blob = blob
+                return new
+            }
+            // An old bundle holds the blob; retention deletes the bundle.
+            blobs.releaseStandby(temporaryPath: try upload(), sha256: sha256)
+            _ = try await store.index([bundle(receivedAt: Date().addingTimeInterval(-10 * 86_400))])
+            let outcome = try await store.deleteBundles(receivedBefore: Date().addingTimeInterval(-86_400))
+            #expect(outcome.unreferencedBlobs == [blob])
+
+            // Instance B receives the same bytes: the blob is there, its copy waits as a standby.
+            let standby = try upload()
+            #expect(FileManager.default.fileExists(atPath: standby))
+            // Instance A's retention moves the blob aside...
+            let aside = try #require(blobs.moveAside(blob))
+            if retentionChecksFirst {
+                // ...checks before B's transaction: unreferenced, deleted.
+                #expect(try await store.referencedBlobs([blob]).isEmpty)
+                blobs.removeAside(aside)
+                _ = try await store.index([bundle(receivedAt: Date())])
+                blobs.releaseStandby(temporaryPath: standby, sha256: sha256)
+            } else {
+                // ...B's transaction commits first: A sees the reference and puts the blob back.
+                _ = try await store.index([bundle(receivedAt: Date())])
+                blobs.releaseStandby(temporaryPath: standby, sha256: sha256)
+                #expect(try await store.referencedBlobs([blob]) == [blob])
+                blobs.restore(aside, as: blob)
+            }
+            #expect(try BlobStore.sha256(ofFileAt: blobs.path(of: blob)) == sha256, "\(retentionChecksFirst)")
+            #expect(!FileManager.default.fileExists(atPath: standby) && !FileManager.default.fileExists(atPath: aside))
+        }
+    }
+
+    @Test(
         "log search: every word must match; indexing is idempotent; an indexed file is not handed out again",
         arguments: Kind.allCases)
     func logSearch(_ kind: Kind) async throws {

@@ -38,6 +38,7 @@ public struct CollectorServer: Sendable {
     {
         try await store.migrate()
         blobs.removeTemporaryFiles()
+        blobs.restoreAsideBlobs()
         let router = try await makeRouter()
         let logger = Logger(label: "collector.http")
         Self.raiseDescriptorLimit(toFit: configuration.limits.maxConnections)

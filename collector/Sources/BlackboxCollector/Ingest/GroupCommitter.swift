@@ -112,6 +112,13 @@ final class GroupCommitter: Service, Sendable {
             }
             return
         }
+        // An upload whose blob existed already kept its copy as a standby: once its transaction is
+        // done, the standby replaces a blob that retention removed meanwhile (BlobStore).
+        defer {
+            for waiter in batch {
+                blobs.releaseStandby(temporaryPath: waiter.temporaryPath, sha256: waiter.plan.bundle.sha256)
+            }
+        }
         do {
             let outcomes = try await store.apply(batch.map(\.plan))
             for (waiter, outcome) in zip(batch, outcomes) { waiter.continuation.resume(returning: outcome) }

@@ -32,12 +32,23 @@ struct RetentionService: Service {
         do {
             let outcome = try await store.deleteBundles(receivedBefore: cutoff)
             // Blobs are named by content: the same bytes may belong to another project's bundle, or to
-            // an upload being committed right now. Delete only what nothing references, checked again
-            // while no batch is in flight.
+            // an upload being committed right now, here or on another instance. Each goes aside first,
+            // then the database is asked again: still unreferenced, it is deleted; else it goes back
+            // (BlobStore, "Deleting blobs safely"). This instance's batches also wait meanwhile.
             if !outcome.unreferencedBlobs.isEmpty {
                 try await committer.withBatchesPaused {
-                    let referenced = try await store.referencedBlobs(outcome.unreferencedBlobs)
-                    for blob in outcome.unreferencedBlobs where !referenced.contains(blob) { blobs.remove(blob) }
+                    let aside = outcome.unreferencedBlobs.compactMap { blob in blobs.moveAside(blob).map { (blob, $0) }
+                    }
+                    let referenced: Set<String>
+                    do {
+                        referenced = try await store.referencedBlobs(aside.map(\.0))
+                    } catch {
+                        for (blob, path) in aside { blobs.restore(path, as: blob) }
+                        throw error
+                    }
+                    for (blob, path) in aside {
+                        if referenced.contains(blob) { blobs.restore(path, as: blob) } else { blobs.removeAside(path) }
+                    }
                 }
             }
             if outcome.deletedBundles > 0 {

@@ -6,8 +6,9 @@ import Foundation
 #endif
 
 /// Raw bundles on disk, named by their sha256 (never by anything inside them). Uploads stream into
-/// `tmp/`; `commit` makes one durable: fsync, rename into `blobs/<2 hex>/<sha256>.zip`, fsync the
-/// directory. A blob that already exists is simply kept (same content, same name).
+/// `tmp/`; `commit` makes one durable: fsync, link into `blobs/<2 hex>/<sha256>.zip`, fsync the
+/// directory. A blob that already exists is kept (same content, same name), and the upload's copy
+/// waits as a standby until its transaction is done (see "Deleting blobs safely" below).
 ///
 /// Once durable, a large blob's pages are dropped from the page cache: it is read at most once more
 /// soon (by the log indexer, which can read it from disk), and caching every upload would push out
@@ -53,13 +54,10 @@ public final class BlobStore: Sendable {
 
     public func path(of blob: String) -> String { "\(root)/\(blob)" }
 
-    /// Makes a closed temporary file durable under its hash; returns the blob's relative name.
+    /// Makes a closed temporary file durable under its hash; returns the blob's relative name. When
+    /// the blob existed already, the temporary file stays as a standby copy until
+    /// `releaseStandby` (see there).
     public func commit(temporaryPath: String, sha256: String, size: Int64) throws -> String {
-        let blob = Self.blobName(sha256: sha256)
-        let directory = "\(root)/\(sha256.prefix(2))"
-        if mkdir(directory, 0o700) != 0 && errno != EEXIST {
-            throw StorageError.io(path: directory, reason: String(cString: strerror(errno)))
-        }
         let fd = open(temporaryPath, O_RDONLY | O_CLOEXEC)
         guard fd >= 0, fsync(fd) == 0 else {
             if fd >= 0 { close(fd) }
@@ -67,11 +65,9 @@ public final class BlobStore: Sendable {
         }
         if size >= Self.uncachedBlobBytes { Self.dropCachedPages(fd) }
         close(fd)
-        guard rename(temporaryPath, path(of: blob)) == 0 else {
-            throw StorageError.io(path: path(of: blob), reason: String(cString: strerror(errno)))
-        }
-        Self.syncDirectory(directory)
-        return blob
+        try place(temporaryPath: temporaryPath, sha256: sha256)
+        Self.syncDirectory("\(root)/\(sha256.prefix(2))")
+        return Self.blobName(sha256: sha256)
     }
 
     /// Makes many temporary files durable at once: each is linked into place under its hash, then one
@@ -129,7 +125,9 @@ public final class BlobStore: Sendable {
             throw StorageError.io(path: target, reason: String(cString: strerror(errno)))
         }
         if (try? Self.sha256(ofFileAt: target)) == sha256 {
-            unlink(temporaryPath)
+            // Kept as a standby until the batch's transaction: retention (of this or another
+            // instance) may be deleting this very blob because nothing referenced it a moment ago.
+            return
         } else if rename(temporaryPath, target) != 0 {
             throw StorageError.io(path: target, reason: String(cString: strerror(errno)))
         }
@@ -157,8 +155,57 @@ public final class BlobStore: Sendable {
         return unsafeBitCast(symbol, to: (@convention(c) (Int32) -> Int32).self)
     }()
 
-    public func remove(_ blob: String) {
-        unlink(path(of: blob))
+    // MARK: Deleting blobs safely against concurrent uploads of the same bytes
+    //
+    // Retention (of any instance) deletes a blob nothing references; an upload of the same bytes may
+    // be committing a reference to it at that moment. Neither waits for the other:
+    // - retention first moves the blob aside (`moveAside`), only then checks the database again, and
+    //   deletes the aside copy if still unreferenced, else puts it back (`restore`);
+    // - an upload that found its blob already in place kept its own copy as a standby; after its
+    //   transaction committed, `releaseStandby` puts the standby in place if the blob is gone.
+    // Whatever the interleaving, a blob referenced by a committed bundle ends up in place: either
+    // retention's check saw the reference, or the upload's check (after its commit, so after
+    // retention moved the blob aside) saw the blob missing.
+
+    /// Renames the blob to a unique aside name; nil when it is not there.
+    public func moveAside(_ blob: String) -> String? {
+        let aside = path(of: blob) + Self.asideMarker + UUID().uuidString
+        return rename(path(of: blob), aside) == 0 ? aside : nil
+    }
+
+    /// Puts an aside copy back (a copy placed meanwhile is kept) and removes the aside name.
+    public func restore(_ aside: String, as blob: String) {
+        if link(aside, path(of: blob)) == 0 {
+            Self.syncDirectory((path(of: blob) as NSString).deletingLastPathComponent)
+        }
+        unlink(aside)
+    }
+
+    public func removeAside(_ aside: String) { unlink(aside) }
+
+    /// After the transaction that references `sha256`'s blob: if the upload kept a standby copy and
+    /// the blob is gone, the standby takes its place; then the standby goes.
+    public func releaseStandby(temporaryPath: String, sha256: String) {
+        guard access(temporaryPath, F_OK) == 0 else { return }
+        let target = path(of: Self.blobName(sha256: sha256))
+        if access(target, F_OK) != 0, link(temporaryPath, target) == 0 {
+            Self.syncDirectory((target as NSString).deletingLastPathComponent)
+        }
+        unlink(temporaryPath)
+    }
+
+    static let asideMarker = ".deleting-"
+
+    /// Aside copies a crash left behind go back in place; the next retention pass decides again.
+    public func restoreAsideBlobs() {
+        guard let directories = try? FileManager.default.contentsOfDirectory(atPath: root) else { return }
+        for directory in directories {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: "\(root)/\(directory)")) ?? []
+            for name in names {
+                guard let marker = name.range(of: Self.asideMarker) else { continue }
+                restore("\(root)/\(directory)/\(name)", as: "\(directory)/\(name[..<marker.lowerBound])")
+            }
+        }
     }
 
     static func syncDirectory(_ path: String) {
