@@ -41,12 +41,11 @@ final class LogWriter: @unchecked Sendable {
     @exclusivity(unchecked) private var fileFormatter: LineFormatter
     @exclusivity(unchecked) private var consoleFormatter: LineFormatter
     @exclusivity(unchecked) private var linesInBatch = 0
-    private let maxFileSize: UInt64
+    private let rotation: RotationRule
     /// Lines dropped for a full journal whose notice is in the current batch: if the batch cannot be
     /// written, they are counted as lost with it, so every line is either written or counted.
     private var droppedNoticedInBatch: UInt64 = 0
-    private var linesLostToIO: UInt64 = 0
-    private var lastIOError: Int32 = 0
+    private var failure = FailureEpisode()
     private let notice = UnsafeMutableRawPointer.allocate(byteCount: 4096, alignment: 8)
 
     // Shared with producers and flushers.
@@ -78,7 +77,7 @@ final class LogWriter: @unchecked Sendable {
         self.dropped = dropped
         self.fileFormatter = LineFormatter(format: settings.format)
         self.consoleFormatter = LineFormatter(format: .text, colored: settings.consoleColored)
-        self.maxFileSize = settings.rotation.maxFileSize
+        self.rotation = RotationRule(settings.rotation)
         self.cursor = journal.loadCheckpoint().readPosition
         self.writtenPosition = ManagedAtomic(cursor)
     }
@@ -296,7 +295,7 @@ final class LogWriter: @unchecked Sendable {
         if let file {
             let mark = fileOut.count
             fileFormatter.append(record, to: &fileOut)
-            if file.size > 0 || mark > 0, file.size + UInt64(fileOut.count) > maxFileSize {
+            if rotation.rotatesBefore(lineBytes: fileOut.count - mark, fileSize: file.size, batchedBytes: mark) {
                 let line = Array(UnsafeRawBufferPointer(rebasing: fileOut.bytes[mark...]))
                 fileOut.truncate(to: mark)
                 // The records before this one are complete in the batch: write and checkpoint them.
@@ -318,18 +317,15 @@ final class LogWriter: @unchecked Sendable {
         var resumeAfterBatch = false
         if let file, !fileOut.isEmpty {
             if let error = file.write(fileOut.bytes) {
-                linesLostToIO += UInt64(linesInBatch) + droppedNoticedInBatch
-                // Once per failure episode: `lastIOError` is zero until the first failure.
-                if lastIOError == 0 {
+                if failure.batchFailed(lines: UInt64(linesInBatch) + droppedNoticedInBatch, error: error) {
                     InternalDiagnostics.say(
                         "cannot write \(file.activePath): \(errnoDescription(error)); counting lost lines until writing succeeds"
                     )
                 }
-                lastIOError = error
                 failing.store(true, ordering: .relaxed)
             } else {
                 recent.append(fileOut.bytes)
-                resumeAfterBatch = linesLostToIO > 0
+                resumeAfterBatch = failure.resumeNotice != nil
             }
         } else if file == nil {
             recent.append(consoleOut.bytes)
@@ -345,17 +341,12 @@ final class LogWriter: @unchecked Sendable {
 
     /// Writes the "lost N lines" notice; when that works, the failure is over.
     private func tryResumeAfterIOError() {
-        guard let file, linesLostToIO > 0 else { return }
-        let lost = linesLostToIO
-        appendNotice(
-            .warning,
-            "lost \(lost) log lines while the log file could not be written (\(errnoDescription(lastIOError)))",
-            console: false)
+        guard let file, let notice = failure.resumeNotice else { return }
+        appendNotice(.warning, notice, console: false)
         defer { fileOut.removeAll() }
         guard file.write(fileOut.bytes) == nil else { return }
         recent.append(fileOut.bytes)
-        linesLostToIO = 0
-        lastIOError = 0
+        let lost = failure.end()
         failing.store(false, ordering: .relaxed)
         InternalDiagnostics.say("writing \(file.activePath) works again; \(lost) lines were lost")
     }
@@ -389,11 +380,10 @@ final class LogWriter: @unchecked Sendable {
     }
 
     private func rotateByTimeIfDue() {
-        guard let file, file.size > 0, let interval = settings.rotation.interval else { return }
-        if settings.clock() >= file.startNanoseconds &+ interval.nanoseconds {
-            writeBatch(upTo: cursor)
-            rotate()
-        }
+        guard let file, rotation.isDue(fileSize: file.size, fileStart: file.startNanoseconds, now: settings.clock())
+        else { return }
+        writeBatch(upTo: cursor)
+        rotate()
     }
 
     private func runTimers() {
@@ -405,10 +395,11 @@ final class LogWriter: @unchecked Sendable {
     private func nextTimerDelay() -> UInt64 {
         var delay: UInt64 = 60_000_000_000
         if failing.load(ordering: .relaxed) { delay = 1_000_000_000 }
-        if let file, file.size > 0, let interval = settings.rotation.interval {
-            let due = file.startNanoseconds &+ interval.nanoseconds
-            let now = settings.clock()
-            delay = min(delay, due > now ? due - now : 0)
+        if let file,
+            let due = rotation.nanosecondsUntilDue(
+                fileSize: file.size, fileStart: file.startNanoseconds, now: settings.clock())
+        {
+            delay = min(delay, due)
         }
         return max(delay, 1_000_000)
     }
