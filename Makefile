@@ -45,7 +45,7 @@ lint:
 
 # The crash matrix also runs a release build of the crashing child (optimized code crashes differently).
 test-library:
-	$(SWIFT) build --build-tests
+	scripts/no-warnings.sh $(SWIFT) build --build-tests
 	$(SWIFT) build -c release --product blackbox-crash-child
 	BLACKBOX_TEST_BIN=$$($(SWIFT) build --show-bin-path) \
 	BLACKBOX_TEST_RELEASE_BIN=$$($(SWIFT) build -c release --show-bin-path) \
@@ -56,7 +56,7 @@ test-library:
 test-collector:
 	$(SWIFT) build --product blackbox
 	$(SWIFT) build --product blackbox-example
-	cd collector && $(SWIFT) build --build-tests
+	cd collector && ../scripts/no-warnings.sh $(SWIFT) build --build-tests
 	cd collector && BLACKBOX_REQUIRE_CHROMIUM=1 \
 		BLACKBOX_COLLECTOR_BIN=$$($(SWIFT) build --show-bin-path)/blackbox-collector \
 		BLACKBOX_BIN_DIR=$$(cd .. && $(SWIFT) build --show-bin-path) \

@@ -357,9 +357,9 @@ print(
         format: "disk: dd conv=fdatasync %.0f MB/s (median of %@); bare write+fsync+rename of 10 KB: %.0f files/s", dd,
         ddRuns.map { String(format: "%.0f", $0) }.joined(separator: ", "), bare))
 
-// BENCH_ROWS=small,large,postgres (default: all) runs a subset while investigating.
+// BENCH_ROWS=small,large,flood,postgres (default: all) runs a subset while investigating.
 let rows = Set(
-    (ProcessInfo.processInfo.environment["BENCH_ROWS"] ?? "small,large,postgres").split(separator: ",").map(String.init)
+    (ProcessInfo.processInfo.environment["BENCH_ROWS"] ?? "small,large,flood,postgres").split(separator: ",").map(String.init)
 )
 var measurements: [Measurement] = []
 // The 10 KB rows: wrk as the client, closed loop (the most uploads per second; latency there is
@@ -403,6 +403,64 @@ if rows.contains("large") {
                 indexDatabase: nil))
         collector.kill(SIGTERM)
     }
+}
+
+// Honest uploads while others flood the collector with work (issue 16: nothing stalls ingest for
+// more than a few seconds): six clients send bundles of ~30 MiB of crash reports (each inspected,
+// decoded, encoded and stored in full) back to back, while one app's 10 KB uploads arrive open loop
+// at 20/s. The row's latencies are the honest uploads'.
+if rows.contains("flood") {
+    let collector = try startCollector("\(workDirectory)/flood")
+    let heavy = try (0..<6).map { _ in try reportsNearTheBundleLimit() }
+    let flooding = ManagedCounter()
+    let flood = Task {
+        await withTaskGroup(of: Void.self) { group in
+            for bundle in heavy {
+                group.addTask {
+                    while !Task.isCancelled {
+                        var request = HTTPClientRequest(url: "\(collector.baseURL)/api/v1/bundles")
+                        request.method = .POST
+                        request.headers.add(name: "Authorization", value: "Bearer \(collector.ingestKey)")
+                        request.headers.add(name: "Upload-Id", value: UUID().uuidString)
+                        request.body = .bytes(ByteBuffer(bytes: bundle))
+                        if let response = try? await HTTPClient.shared.execute(request, timeout: .seconds(300)) {
+                            _ = try? await response.body.collect(upTo: 1 << 20)
+                            _ = flooding.increment()
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // Let the flood build up before measuring.
+    try await Task.sleep(for: .seconds(2))
+    var honest = try await measure(
+        name: "10 KB bundles at 20/s, open loop, beside 6 clients sending 30 MiB of reports each",
+        bundles: try makeBundles(count: 300, targetBytes: 10_000), clients: 8, baseURL: collector.baseURL,
+        key: collector.ingestKey, collectors: [collector], offeredRate: 20)
+    flood.cancel()
+    await flood.value
+    honest.clients = 8 + 6
+    measurements.append(honest)
+    print(
+        String(
+            format: "flood: %d heavy uploads answered meanwhile; honest p50 %.0f ms, p99 %.0f ms (bar: a few seconds)",
+            flooding.increment(), honest.p50Milliseconds, honest.p99Milliseconds))
+    collector.kill(SIGTERM)
+}
+
+/// Four reports of just under 8 MiB of hex each (hex deflates only about 2×, so the inflation ratio
+/// stays low): about 30 MiB of reports in one bundle, under the per-bundle limit.
+func reportsNearTheBundleLimit() throws -> Data {
+    var generator = SystemRandomNumberGenerator()
+    let digits = Array("0123456789abcdef".utf8)
+    let reports = (0..<4).map { index in
+        var report = benchReport(index)
+        let padding = (0..<(7 << 20)).map { _ in digits[Int((generator.next() as UInt8) & 0xF)] }
+        report.metadata = ["padding": String(decoding: padding, as: UTF8.self)]
+        return report
+    }
+    return try BundleArchive.make(app: .init(name: "bench"), host: "bench", reports: reports)
 }
 
 // PostgreSQL (durable defaults), one instance and then two behind nginx sharing a blob directory.

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Runs a build command and fails if the compiler warned about this repository's own sources or tests
+# (dependencies' warnings are theirs). Used by `make test`, so CI, building a fresh clone where every
+# file compiles, holds the code to zero warnings. Usage: scripts/no-warnings.sh <command> [args...]
+set -uo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+"$@" 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+[ "$status" -eq 0 ] || exit "$status"
+# Paths as the compiler prints them: <root>/{Sources,Tests,collector/Sources,collector/Tests}/…: warning:
+if grep -E "^$root/(collector/)?(Sources|Tests)/[^:]+:[0-9]+:[0-9]+: warning:" "$log" | sort -u | grep .; then
+    echo "error: the build above has warnings in this repository's code (they must be fixed)" >&2
+    exit 1
+fi
