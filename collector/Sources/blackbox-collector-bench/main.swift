@@ -359,7 +359,8 @@ print(
 
 // BENCH_ROWS=small,large,flood,postgres (default: all) runs a subset while investigating.
 let rows = Set(
-    (ProcessInfo.processInfo.environment["BENCH_ROWS"] ?? "small,large,flood,postgres").split(separator: ",").map(String.init)
+    (ProcessInfo.processInfo.environment["BENCH_ROWS"] ?? "small,large,flood,postgres").split(separator: ",").map(
+        String.init)
 )
 var measurements: [Measurement] = []
 // The 10 KB rows: wrk as the client, closed loop (the most uploads per second; latency there is

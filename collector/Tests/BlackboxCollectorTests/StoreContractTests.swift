@@ -508,6 +508,32 @@ struct PostgresCoordinationTests {
         #expect(try await partitions() == [PostgresStore.partitionName(PostgresStore.day(Date()))])
     }
 
+    @Test("stopping the server on PostgreSQL closes its database connections (the client is one of its services)")
+    func stoppingTheServerClosesItsConnections() async throws {
+        let url = try PostgresServer.running().makeDatabase()
+        let observer = try PostgresStore(url: url)
+        defer { Task { await observer.close() } }
+        func others() async throws -> Int64 {
+            try await observer.read(
+                """
+                SELECT count(*) AS n FROM pg_stat_activity
+                WHERE datname = current_database() AND pid <> pg_backend_pid()
+                """
+            ) { try $0["n"].decode(Int64.self) }.first ?? -1
+        }
+        let collector = try await TestCollector.start { $0.databaseURL = url }
+        #expect(try await HTTP.get(collector, "/api/v1/groups").status == 200)
+        #expect(try await others() > 0, "the server holds connections while it runs")
+        await collector.stop()
+        let deadline = ContinuousClock.now + .seconds(20)
+        var open = try await others()
+        while open > 0 && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+            open = try await others()
+        }
+        #expect(open == 0, "connections left open after the server stopped")
+    }
+
     @Test("the server on PostgreSQL: upload over HTTP, the group and the log line appear, a retry is a duplicate")
     func serverOnPostgres() async throws {
         let url = try PostgresServer.running().makeDatabase()

@@ -42,7 +42,10 @@ public struct CollectorServer: Sendable {
         let router = try await makeRouter()
         let logger = Logger(label: "collector.http")
         Self.raiseDescriptorLimit(toFit: configuration.limits.maxConnections)
-        var services: [any Service] = [committer, indexer]
+        // A group stops its services in reverse order: the store (when it is one) goes last, after
+        // everything that uses it.
+        var services: [any Service] = (store as? any Service).map { [$0] } ?? []
+        services += [committer, indexer]
         if let days = configuration.retentionDays {
             services.append(
                 RetentionService(

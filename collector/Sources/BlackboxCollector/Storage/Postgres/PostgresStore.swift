@@ -2,6 +2,7 @@ import BlackboxFormat
 import Foundation
 import Logging
 import PostgresNIO
+import ServiceLifecycle
 
 /// The scale-out store: PostgreSQL through postgres-nio, shared by any number of collector
 /// instances. The same contract as `SQLiteStore` (the storage tests run against both), with
@@ -34,6 +35,12 @@ public final class PostgresStore: CollectorStore {
     }
 
     deinit { runner.cancel() }
+
+    /// Closes the client's connections; the store cannot be used afterwards.
+    public func close() async {
+        runner.cancel()
+        await runner.value
+    }
 
     static func configuration(_ url: String) throws -> PostgresClient.Configuration {
         guard let components = URLComponents(string: url),
@@ -161,5 +168,15 @@ public final class PostgresStore: CollectorStore {
             path: try row["path"].decode(String.self),
             kind: BundleFile.Kind(rawValue: try row["kind"].decode(String.self)) ?? .other,
             size: try row["size"].decode(Int64.self), sha256: try row["sha256"].decode(String.self))
+    }
+}
+
+/// The application's ServiceGroup owns the client's lifetime: at shutdown, after the services that
+/// use the store (which the group stops first), the connections are closed. The client itself runs
+/// from `init`, so that operator commands and tests can use a store without a ServiceGroup.
+extension PostgresStore: Service {
+    public func run() async throws {
+        try? await gracefulShutdown()
+        await close()
     }
 }
