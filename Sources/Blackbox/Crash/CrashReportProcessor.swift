@@ -29,9 +29,6 @@ public struct CrashReportProcessor: Sendable {
     }
 
     var layout: DiagnosticsDirectory { DiagnosticsDirectory(directory) }
-    var pendingDirectory: String { layout.pendingCrashes }
-    var quarantineDirectory: String { layout.quarantine }
-    var outboxDirectory: String { layout.outbox }
 
     public struct Outcome: Sendable {
         /// Reports now in the outbox, with the path of their JSON file.
@@ -45,11 +42,11 @@ public struct CrashReportProcessor: Sendable {
     /// Processes every pending raw report. Safe to call at any time; does nothing when there are none.
     public func processPending() -> Outcome {
         var outcome = Outcome()
-        let names = directoryEntries(pendingDirectory).sorted()
+        let names = directoryEntries(layout.pendingCrashes).sorted()
         guard !names.isEmpty else { return outcome }
         do {
-            try makeDirectory(outboxDirectory)
-            try makeDirectory(quarantineDirectory)
+            try makeDirectory(layout.outbox)
+            try makeDirectory(layout.quarantine)
         } catch {
             outcome.failures.append(error.description)
             return outcome
@@ -64,7 +61,7 @@ public struct CrashReportProcessor: Sendable {
             symbolicator: Symbolicator.locate(configured: symbolizerPath), logTailLines: logTailLines)
         builder.symbolicator?.debugFileDirectories = debugFileDirectories
         for name in names where name.hasSuffix(".raw") {
-            let raw = "\(pendingDirectory)/\(name)"
+            let raw = "\(layout.pendingCrashes)/\(name)"
             let processing = raw + ".processing"
             guard rename(raw, processing) == 0 else {
                 outcome.failures.append("\(raw): \(errnoDescription())")
@@ -86,7 +83,7 @@ public struct CrashReportProcessor: Sendable {
             var report = builder.build(from: parsed)
             report.notes.append("processed from \(name)")
             do {
-                let path = try write(report)
+                let path = try Outbox(layout).write(report)
                 unlink(processing)
                 DurableFile.syncDirectory(containing: processing)
                 outcome.processed.append((report, path))
@@ -111,18 +108,14 @@ public struct CrashReportProcessor: Sendable {
         return builder.build(from: raw)
     }
 
-    func write(_ report: CrashReport) throws(DurableFile.Failure) -> String {
-        try Outbox(layout).write(report)
-    }
-
     private func quarantine(_ name: String, as target: String, because reason: String, into outcome: inout Outcome) {
-        let destination = "\(quarantineDirectory)/\(target)"
-        if rename("\(pendingDirectory)/\(name)", destination) == 0 {
+        let destination = "\(layout.quarantine)/\(target)"
+        if rename("\(layout.pendingCrashes)/\(name)", destination) == 0 {
             DurableFile.syncDirectory(containing: destination)
             outcome.quarantined.append(destination)
             InternalDiagnostics.say("quarantined crash report \(destination): \(reason)")
         } else {
-            outcome.failures.append("\(pendingDirectory)/\(name): \(errnoDescription())")
+            outcome.failures.append("\(layout.pendingCrashes)/\(name): \(errnoDescription())")
         }
     }
 }
