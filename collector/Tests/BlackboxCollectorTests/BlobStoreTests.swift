@@ -48,13 +48,15 @@ struct BlobStoreTests {
         func remove() { try? FileManager.default.removeItem(atPath: directory) }
     }
 
-    @Test("a batch lands under its hashes, byte for byte, with no temporary file left")
-    func batchCommit() throws {
+    @Test(
+        "a batch lands under its hashes, byte for byte, with no temporary file left (one flush, or file by file)",
+        arguments: [false, true])
+    func batchCommit(fileByFile: Bool) throws {
         let fixture = try Fixture()
         defer { fixture.remove() }
         let contents = (0..<5).map { Data("bundle \($0) \(UUID())".utf8) }
         let uploads = try contents.map(fixture.upload)
-        try fixture.blobs.commit(uploads)
+        try fixture.blobs.commit(uploads, fileByFile: fileByFile)
         for (bytes, upload) in zip(contents, uploads) {
             let stored = fixture.blobs.path(of: BlobStore.blobName(sha256: upload.sha256))
             #expect(FileManager.default.contents(atPath: stored) == bytes)

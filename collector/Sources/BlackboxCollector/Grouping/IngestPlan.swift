@@ -53,6 +53,11 @@ public struct IngestPlan: Sendable {
     /// One per distinct report id of the bundle, in the bundle's order.
     var occurrences: [OccurrenceRow]
 
+    /// What storing the plan writes: the bundle's bytes and its reports' JSON.
+    var storedBytes: Int {
+        occurrences.reduce(Int(bundle.size)) { $0 + $1.json.count }
+    }
+
     init(_ new: NewBundle) throws {
         let firstReport = new.reports.first
         bundle = BundleRow(

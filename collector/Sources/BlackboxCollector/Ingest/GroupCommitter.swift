@@ -11,29 +11,74 @@ import Synchronization
 /// per upload. Each request still waits for its own bundle's outcome. If indexing a batch fails, its
 /// bundles are retried one by one, so only the offending one gets the error.
 ///
-/// Up to `maxBatchesInFlight` batches overlap: while one waits for the disk flush, the one before it
-/// is in its database transaction. Nothing depends on batches finishing in order: a bundle is
-/// referenced only by its own batch's transaction, which starts after its own flush, and transactions
-/// are serialized by the store.
+/// Bundles wait in two lanes by how much a batch of them costs to store. A small bundle (the usual
+/// 10 KB of logs) never waits behind a batch of large ones (30 MiB of crash reports, which take
+/// seconds to flush and to write into the database): each lane has its own batches in flight, its
+/// own threads for the disk flush (never queued behind bundle inspections on the shared pool), and a
+/// small batch of small bundles is made durable by an fsync per file instead of a flush of the whole
+/// file system (which would also wait for every large upload being written meanwhile). Only the
+/// database transactions themselves take turns, and a large batch holds a bounded number of bytes.
+///
+/// Nothing depends on batches finishing in order: a bundle is referenced only by its own batch's
+/// transaction, which starts after its own flush, and transactions are serialized by the store.
 final class GroupCommitter: Service, Sendable {
     private typealias Waiter = (
         plan: IngestPlan, temporaryPath: String, continuation: CheckedContinuation<IndexOutcome, any Error>
     )
-    private struct State {
+
+    enum Lane: CaseIterable, Sendable {
+        case small, large
+
+        /// Bundle bytes plus the reports' stored JSON: what a batch writes to disk and database.
+        static let largeFromBytes = 1 << 20
+
+        init(_ plan: IngestPlan) {
+            self = plan.storedBytes >= Self.largeFromBytes ? .large : .small
+        }
+
+        var maxBatchesInFlight: Int { self == .small ? 2 : 1 }
+        var maxBatchCount: Int { 256 }
+        /// A batch takes at least one bundle, and more only while under this many stored bytes.
+        var maxBatchBytes: Int { self == .small ? .max : 64 << 20 }
+    }
+
+    private struct Queue {
         var pending: [Waiter] = []
         var batchesInFlight = 0
+    }
+
+    private struct State {
+        var small = Queue()
+        var large = Queue()
         /// While above zero no batch starts (see `withBatchesPaused`).
         var pauses = 0
+
+        subscript(lane: Lane) -> Queue {
+            get { lane == .small ? small : large }
+            set { if lane == .small { small = newValue } else { large = newValue } }
+        }
+
+        var batchesInFlight: Int { small.batchesInFlight + large.batchesInFlight }
     }
+
+    /// Up to this many small bundles in a batch are flushed file by file (an fsync of the file and one
+    /// of its directory, about 0.4 ms each on this disk); more are cheaper with one `syncfs`, and under
+    /// the load that makes batches that big, nothing large is usually being written beside them.
+    static let fileByFileFlushLimit = 4
     private let store: any BundleIndex
     private let blobs: BlobStore
     private let window: Duration
-    private let maxBatch = 256
-    private let maxBatchesInFlight = 2
     private let state = Mutex(State())
     private let wakeups: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
     private let logger = Logger(label: "collector.commit")
+    /// A thread for each batch that can be in flight: flushes wait on the disk, never on CPU-bound
+    /// inspections.
+    private static let flushPool: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: Lane.allCases.reduce(0) { $0 + $1.maxBatchesInFlight })
+        pool.start()
+        return pool
+    }()
 
     init(store: any BundleIndex, blobs: BlobStore, window: Duration) {
         self.store = store
@@ -45,7 +90,7 @@ final class GroupCommitter: Service, Sendable {
     /// `temporaryPath` holds the bundle's bytes (closed, not yet fsynced); the committer moves it.
     func submit(_ plan: IngestPlan, temporaryPath: String) async throws -> IndexOutcome {
         try await withCheckedThrowingContinuation { continuation in
-            state.withLock { $0.pending.append((plan, temporaryPath, continuation)) }
+            state.withLock { $0[Lane(plan)].pending.append((plan, temporaryPath, continuation)) }
             wake.yield()
         }
     }
@@ -55,12 +100,14 @@ final class GroupCommitter: Service, Sendable {
             await withDiscardingTaskGroup { group in
                 for await _ in wakeups {
                     if window > .zero { try? await Task.sleep(for: window) }
-                    while let batch = takeBatch(respectingLimit: true) {
-                        group.addTask {
-                            await self.commit(batch)
-                            self.state.withLock { $0.batchesInFlight -= 1 }
-                            // Whatever queued up meanwhile goes next.
-                            self.wake.yield()
+                    for lane in Lane.allCases {
+                        while let batch = takeBatch(from: lane, respectingLimit: true) {
+                            group.addTask {
+                                await self.commit(batch, lane: lane)
+                                self.state.withLock { $0[lane].batchesInFlight -= 1 }
+                                // Whatever queued up meanwhile goes next.
+                                self.wake.yield()
+                            }
                         }
                     }
                 }
@@ -69,19 +116,28 @@ final class GroupCommitter: Service, Sendable {
             wake.finish()
         }
         // Requests that arrived as the server was stopping still get their answer.
-        while let batch = takeBatch(respectingLimit: false) { await commit(batch) }
+        for lane in Lane.allCases {
+            while let batch = takeBatch(from: lane, respectingLimit: false) { await commit(batch, lane: lane) }
+        }
     }
 
-    private func takeBatch(respectingLimit: Bool) -> [Waiter]? {
-        state.withLock { state in
-            guard !state.pending.isEmpty,
-                !respectingLimit || (state.batchesInFlight < maxBatchesInFlight && state.pauses == 0)
+    private func takeBatch(from lane: Lane, respectingLimit: Bool) -> [Waiter]? {
+        state.withLock { state -> [Waiter]? in
+            guard !state[lane].pending.isEmpty,
+                !respectingLimit || (state[lane].batchesInFlight < lane.maxBatchesInFlight && state.pauses == 0)
             else {
                 return nil
             }
-            let batch = Array(state.pending.prefix(maxBatch))
-            state.pending.removeFirst(batch.count)
-            state.batchesInFlight += 1
+            var count = 0
+            var bytes = 0
+            for waiter in state[lane].pending.prefix(lane.maxBatchCount) {
+                bytes += waiter.plan.storedBytes
+                if count > 0 && bytes > lane.maxBatchBytes { break }
+                count += 1
+            }
+            let batch = Array(state[lane].pending.prefix(count))
+            state[lane].pending.removeFirst(count)
+            state[lane].batchesInFlight += 1
             return batch
         }
     }
@@ -99,11 +155,12 @@ final class GroupCommitter: Service, Sendable {
         return try await body()
     }
 
-    private func commit(_ batch: [Waiter]) async {
+    private func commit(_ batch: [Waiter], lane: Lane) async {
         let blobs = self.blobs
         let paths = batch.map { ($0.temporaryPath, $0.plan.bundle.sha256, $0.plan.bundle.size) }
+        let fileByFile = lane == .small && batch.count <= Self.fileByFileFlushLimit
         do {
-            try await NIOThreadPool.singleton.runIfActive { try blobs.commit(paths) }
+            try await Self.flushPool.runIfActive { try blobs.commit(paths, fileByFile: fileByFile) }
         } catch {
             logger.error("cannot make \(batch.count) uploads durable: \(error)")
             for waiter in batch {

@@ -77,9 +77,13 @@ public final class BlobStore: Sendable {
     /// that follows this call: a crash before the flush leaves at most unreferenced files. An
     /// existing blob is never replaced (it may be referenced, and a not-yet-flushed copy must not
     /// take its place) unless its bytes do not hash to its name: a leftover of such a crash, which
-    /// the new copy repairs. Falls back to fsync per file where `syncfs` is missing.
-    public func commit(_ files: [(temporaryPath: String, sha256: String, size: Int64)]) throws {
-        guard let flush = Self.syncfs, files.count > 1 else {
+    /// the new copy repairs. With `fileByFile`, or where `syncfs` is missing, each file and its
+    /// directory are flushed on their own instead: cheaper for a few small files while others write
+    /// a lot of data to the same file system (which `syncfs` would wait for too).
+    public func commit(_ files: [(temporaryPath: String, sha256: String, size: Int64)], fileByFile: Bool = false)
+        throws
+    {
+        guard let flush = Self.syncfs, files.count > 1, !fileByFile else {
             for file in files {
                 _ = try commit(temporaryPath: file.temporaryPath, sha256: file.sha256, size: file.size)
             }
