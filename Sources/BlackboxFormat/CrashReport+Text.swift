@@ -31,6 +31,14 @@ extension CrashReport {
         field("Reason:", reason)
         let threadName = thread.name.map { " \"\($0)\"" } ?? ""
         field("Crashed Thread:", "\(thread.id)\(threadName)")
+        if frames.contains(where: { $0.symbolication != nil }) {
+            let debugInfo = frames.filter { $0.symbolication == .debugInfo }.count
+            let symbolTable = frames.filter { $0.symbolication == .symbolTable }.count
+            field(
+                "Symbols:",
+                "\(debugInfo) frames from debug info, \(symbolTable) from symbol tables, "
+                    + "\(frames.count - debugInfo - symbolTable) unnamed")
+        }
         if let fatalMessage {
             out += "\nFatal Message:\n" + fatalMessage.split(separator: "\n").map { "  \($0)\n" }.joined()
         }

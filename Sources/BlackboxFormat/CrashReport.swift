@@ -162,15 +162,28 @@ public struct CrashReport: Codable, Sendable, Equatable {
         /// Innermost first: inlined frames, then the function that contains them. Empty when not
         /// symbolicated.
         public var symbols: [Symbol]
+        /// Where `symbols` came from; nil when the frame is not symbolicated (or the report predates
+        /// this field).
+        public var symbolication: Symbolication?
         public init(
-            index: Int, address: String, imageIndex: Int? = nil, imageOffset: String? = nil, symbols: [Symbol] = []
+            index: Int, address: String, imageIndex: Int? = nil, imageOffset: String? = nil, symbols: [Symbol] = [],
+            symbolication: Symbolication? = nil
         ) {
             self.index = index
             self.address = address
             self.imageIndex = imageIndex
             self.imageOffset = imageOffset
             self.symbols = symbols
+            self.symbolication = symbolication
         }
+    }
+
+    /// How a frame was named.
+    public enum Symbolication: String, Codable, Sendable {
+        /// From DWARF: file:line and inlined frames where the compiler kept them.
+        case debugInfo = "debug-info"
+        /// From the ELF symbol table: the function's name only.
+        case symbolTable = "symbol-table"
     }
 
     public struct Symbol: Codable, Sendable, Equatable {

@@ -11,6 +11,8 @@ import Logging
 //          handler-fault-unprotected two-threads ensure (five failures of one ensure: traps in
 //          debug, reports once and goes on in release) unreachable
 //   WHERE: main, thread (a Foundation Thread given an alternate signal stack), dispatch
+// or: blackbox-crash-child DIR process-pending next (the next launch: processes the pending raw
+// reports the way an app does at start, prints each processed report's path, and exits)
 //
 // Before crashing it logs "about to crash: KIND on WHERE" so the tests can find the line in the
 // report's log tail.
@@ -35,6 +37,11 @@ do {
     exit(2)
 }
 let logger = Logger(label: "crash-child")
+
+if kind == "process-pending" {
+    for processed in Blackbox.processPendingCrashReports().processed { print(processed.path) }
+    exit(0)
+}
 
 logger.info("about to crash: \(kind) on \(place)")
 switch place {

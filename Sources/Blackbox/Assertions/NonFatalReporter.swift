@@ -77,7 +77,9 @@ enum NonFatalReporter {
                 continue
             }
             let address = UInt64(frame.captured.originalProgramCounter) ?? 0
-            var entry = CrashReport.Frame(index: frames.count, address: hex(address), symbols: pending)
+            var entry = CrashReport.Frame(
+                index: frames.count, address: hex(address), symbols: pending,
+                symbolication: pending.isEmpty ? nil : pending.contains { $0.file != nil } ? .debugInfo : .symbolTable)
             if let index = imageMap.indexOfImage(at: frame.captured.originalProgramCounter) {
                 entry.imageIndex = index
                 entry.imageOffset = hex(address &- (UInt64(imageMap[index].baseAddress) ?? 0))

@@ -104,10 +104,13 @@ struct CrashReportBuilder {
         }
     }
 
+    /// llvm-symbolizer where it is installed (debug info: file:line, inlined frames); every frame it
+    /// cannot name, or all of them where it is missing, from the image's own symbol table.
     private func symbolicate(_ report: inout CrashReport, raw: RawCrashReport) {
-        guard let symbolicator else {
-            report.notes.append("not symbolicated: llvm-symbolizer not found (offsets and build-ids are kept)")
-            return
+        if symbolicator == nil {
+            report.notes.append(
+                "llvm-symbolizer not found: frames are named from the images' symbol tables (no file:line, no inlined frames)"
+            )
         }
         // One symbolizer run per image. Frame 0 is the interrupted pc itself; the others are return
         // addresses, so look up pc-1 to land inside the call instruction (and the right line/inlining).
@@ -133,12 +136,23 @@ struct CrashReportBuilder {
                 let address = UInt64(report.frames[index].address.dropFirst(2), radix: 16) ?? 0
                 return (address &- image.bias) &- (index == 0 ? 0 : 1)
             }
-            guard let symbols = symbolicator.symbolicate(imagePath: image.path, offsets: offsets) else {
-                report.notes.append("llvm-symbolizer failed for \(image.path)")
-                continue
+            let fromDebugInfo = symbolicator.flatMap { $0.symbolicate(imagePath: image.path, offsets: offsets) }
+            if symbolicator != nil && fromDebugInfo == nil {
+                report.notes.append(
+                    "llvm-symbolizer failed for \(image.path); its frames are named from its symbol table")
             }
-            for (index, frameSymbols) in zip(frameIndices, symbols) where !frameSymbols.isEmpty {
-                report.frames[index].symbols = frameSymbols
+            var symbolTable: ELFSymbolTable??
+            for (position, index) in frameIndices.enumerated() {
+                if let symbols = fromDebugInfo?[position], !symbols.isEmpty {
+                    report.frames[index].symbols = symbols
+                    report.frames[index].symbolication =
+                        symbols.contains { $0.file != nil } ? .debugInfo : .symbolTable
+                } else {
+                    if symbolTable == nil { symbolTable = .some(ELFSymbolTable(path: image.path)) }
+                    guard let symbol = symbolTable??.symbol(at: offsets[position]) else { continue }
+                    report.frames[index].symbols = [symbol]
+                    report.frames[index].symbolication = .symbolTable
+                }
                 named += 1
             }
         }
