@@ -31,14 +31,7 @@ extension CrashReport {
         field("Reason:", reason)
         let threadName = thread.name.map { " \"\($0)\"" } ?? ""
         field("Crashed Thread:", "\(thread.id)\(threadName)")
-        if frames.contains(where: { $0.symbolication != nil }) {
-            let debugInfo = frames.filter { $0.symbolication == .debugInfo }.count
-            let symbolTable = frames.filter { $0.symbolication == .symbolTable }.count
-            field(
-                "Symbols:",
-                "\(debugInfo) frames from debug info, \(symbolTable) from symbol tables, "
-                    + "\(frames.count - debugInfo - symbolTable) unnamed")
-        }
+        field("Symbols:", symbolicationSummary)
         if let fatalMessage {
             out += "\nFatal Message:\n" + fatalMessage.split(separator: "\n").map { "  \($0)\n" }.joined()
         }
@@ -100,5 +93,17 @@ extension String {
     /// Left-aligned in a column of `width` characters (never cut).
     fileprivate func padded(_ width: Int) -> String {
         count >= width ? self : self + String(repeating: " ", count: width - count)
+    }
+}
+
+extension CrashReport {
+    /// How many frames were named from debug info, from symbol tables, and not at all; nil for a
+    /// report that predates `Frame.symbolication`.
+    public var symbolicationSummary: String? {
+        guard frames.contains(where: { $0.symbolication != nil }) else { return nil }
+        let debugInfo = frames.filter { $0.symbolication == .debugInfo }.count
+        let symbolTable = frames.filter { $0.symbolication == .symbolTable }.count
+        return "\(debugInfo) frames from debug info, \(symbolTable) from symbol tables, "
+            + "\(frames.count - debugInfo - symbolTable) unnamed"
     }
 }

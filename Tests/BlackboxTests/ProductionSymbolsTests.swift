@@ -88,6 +88,9 @@ struct ProductionSymbolsTests {
         #expect(firstInApp.symbols.first?.function.contains("triggerIndexOutOfRange") == true, "\(firstInApp)")
         #expect(firstInApp.symbolication == .symbolTable)
         #expect(firstInApp.symbols.allSatisfy { $0.file == nil }, "no debug info in a stripped binary")
+        let named = report.frames.filter { $0.symbolication == .symbolTable }.count
+        #expect(
+            report.textRendering.contains("Symbols:          0 frames from debug info, \(named) from symbol tables"))
 
         // The free baseline: every frame the runtime's backtracer names, Blackbox names too.
         let baseline = try Self.namedFrames(inBacktracerLogIn: backtraces)

@@ -280,6 +280,7 @@ struct WebUI {
             facts.append(["name": "Fault address", "value": signal.faultAddress])
         }
         if let reason = report.reason { facts.append(["name": "Reason", "value": reason]) }
+        if let symbols = report.symbolicationSummary { facts.append(["name": "Symbols", "value": symbols]) }
         var frames: [[String: Any]] = []
         for frame in report.frames {
             let image = frame.imageIndex.flatMap { report.images.indices.contains($0) ? report.images[$0].path : nil }
@@ -294,7 +295,8 @@ struct WebUI {
             for symbol in frame.symbols {
                 frames.append([
                     "index": frame.index, "image": imageName, "address": frame.address, "function": symbol.function,
-                    "location": symbol.file.map { "\($0)\(symbol.line.map { ":\($0)" } ?? "")" } ?? "",
+                    "location": symbol.file.map { "\($0)\(symbol.line.map { ":\($0)" } ?? "")" }
+                        ?? (frame.symbolication == .symbolTable ? "(symbol table)" : ""),
                     "inlined": symbol.inlined,
                 ])
             }
