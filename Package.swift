@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "Blackbox", targets: ["Blackbox"]),
         .library(name: "BlackboxFormat", targets: ["BlackboxFormat"]),
         .library(name: "BlackboxCompression", targets: ["BlackboxCompression"]),
+        .library(name: "BlackboxELF", targets: ["BlackboxELF"]),
         // Domain/code errors with localization and recovery. Separate because it needs Foundation.
         .library(name: "BlackboxErrors", targets: ["BlackboxErrors"]),
         // Bundles and the background uploader. Separate because its HTTP client brings SwiftNIO.
@@ -36,6 +37,9 @@ let package = Package(
         // come from elsewhere. Apart from `Blackbox`, so that the collector needs no logging library
         // to read a bundle.
         .target(name: "BlackboxCompression", dependencies: ["CBlackboxZlib"]),
+        // Build-ids, sections and symbol tables of ELF files on disk, bounded against malformed
+        // files: for crash processing, `blackbox symbols` and the collector's symbol store.
+        .target(name: "BlackboxELF", dependencies: ["BlackboxFormat"]),
         .target(
             name: "Blackbox",
             dependencies: [
@@ -44,6 +48,7 @@ let package = Package(
                 "CBlackboxZlib",
                 "CCrashHandler",
                 "BlackboxFormat",
+                "BlackboxELF",
             ]
         ),
         .target(name: "BlackboxErrors", dependencies: [.product(name: "Logging", package: "swift-log")]),
@@ -64,7 +69,7 @@ let package = Package(
         .executableTarget(
             name: "blackbox",
             dependencies: [
-                "Blackbox", "BlackboxFormat", "BlackboxUpload", "BlackboxCompression",
+                "Blackbox", "BlackboxFormat", "BlackboxUpload", "BlackboxCompression", "BlackboxELF",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -86,7 +91,8 @@ let package = Package(
         .testTarget(
             name: "BlackboxTests",
             dependencies: [
-                "Blackbox", "BlackboxFormat", "BlackboxCompression", .product(name: "Logging", package: "swift-log"),
+                "Blackbox", "BlackboxFormat", "BlackboxCompression", "BlackboxELF",
+                .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(
             name: "BlackboxUploadTests",

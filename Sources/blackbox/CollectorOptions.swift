@@ -17,18 +17,24 @@ struct CollectorOptions: ParsableArguments {
         var serverSource = "not set"
         var keySource = "not set"
         var configFile: String?
+        var symbolsToken: String?
     }
 
     struct ConfigFile: Decodable {
         var server: String?
         var key: String?
+        /// A symbols key, for `blackbox symbols upload` (build machines).
+        var symbolsToken: String?
     }
 
-    func resolve() throws -> Resolved {
+    func resolve() throws -> Resolved { try Self.resolve(server: server, key: key, config: config) }
+
+    /// The resolution with the flags' values given (also for `blackbox symbols upload`).
+    static func resolve(server: String?, key: String?, config: String?) throws -> Resolved {
         let environment = ProcessInfo.processInfo.environment
         var resolved = Resolved()
         let explicitFile = config ?? environment["BLACKBOX_CONFIG"]
-        let file = explicitFile ?? Self.defaultConfigPath(environment)
+        let file = explicitFile ?? defaultConfigPath(environment)
         if FileManager.default.fileExists(atPath: file) {
             let data: Data
             do {
@@ -45,6 +51,7 @@ struct CollectorOptions: ParsableArguments {
             resolved.configFile = file
             if let value = parsed.server { (resolved.server, resolved.serverSource) = (value, file) }
             if let value = parsed.key { (resolved.key, resolved.keySource) = (value, file) }
+            resolved.symbolsToken = parsed.symbolsToken
         } else if let explicitFile {
             throw InputProblem(description: "\(explicitFile): no such config file")
         }

@@ -1,3 +1,4 @@
+import BlackboxELF
 import BlackboxFormat
 import Foundation
 import Testing

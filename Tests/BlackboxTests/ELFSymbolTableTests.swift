@@ -1,3 +1,4 @@
+import BlackboxELF
 import Foundation
 import Testing
 

@@ -1,3 +1,4 @@
+import BlackboxELF
 import BlackboxFormat
 
 /// Function names from an image's own ELF symbol table (`.symtab`, else `.dynsym`): what a release

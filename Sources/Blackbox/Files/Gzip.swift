@@ -6,12 +6,12 @@ import CBlackboxZlib
 
 /// gzip-compresses a file with zlib, crash-safely: the output goes to `<destination>.tmp`, is
 /// fsynced, then renamed into place. The source is left alone (the caller deletes it).
-enum Gzip {
-    enum Failure: Error, CustomStringConvertible {
+package enum Gzip {
+    package enum Failure: Error, CustomStringConvertible {
         case io(path: String, reason: String)
         case zlib(path: String, code: Int32)
 
-        var description: String {
+        package var description: String {
             switch self {
             case .io(let path, let reason): "cannot compress \(path): \(reason)"
             case .zlib(let path, let code): "cannot compress \(path): zlib error \(code)"
@@ -19,7 +19,7 @@ enum Gzip {
         }
     }
 
-    static func compress(_ source: String, to destination: String, level: Int32 = 6) throws(Failure) {
+    package static func compress(_ source: String, to destination: String, level: Int32 = 6) throws(Failure) {
         let input = open(source, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else { throw .io(path: source, reason: errnoDescription()) }
         defer { close(input) }

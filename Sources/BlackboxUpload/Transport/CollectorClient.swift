@@ -107,7 +107,7 @@ public struct CollectorClient: Sendable {
         }
     }
 
-    private func timeAmount(_ duration: Duration) -> TimeAmount {
+    func timeAmount(_ duration: Duration) -> TimeAmount {
         .nanoseconds(
             Int64(duration.components.seconds) * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
     }

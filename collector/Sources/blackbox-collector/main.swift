@@ -195,17 +195,18 @@ struct Keys: AsyncParsableCommand {
     struct Create: AsyncParsableCommand {
         @OptionGroup var storage: StorageOptions
         @Option(help: "Project id (see `projects list`).") var project: Int64
-        @Option(help: "ingest (upload only) or admin (read everything).") var kind: String = "ingest"
+        @Option(help: "ingest (upload bundles only), admin (read everything) or symbols (upload and fetch symbols only).")
+        var kind: String = "ingest"
         func run() async throws {
             guard let kind = APIKey.Kind(rawValue: kind) else {
-                throw ValidationError("--kind must be ingest or admin, got \(self.kind)")
+                throw ValidationError("--kind must be ingest, admin or symbols, got \(self.kind)")
             }
             let store = try storage.openStore()
             try await store.migrate()
             guard try await store.projects().contains(where: { $0.id == project }) else {
                 throw ValidationError("there is no project \(project); see `projects list`")
             }
-            let secret = Bootstrap.newSecret(kind == .ingest ? "bbx_ingest_" : "bbx_admin_")
+            let secret = Bootstrap.newSecret("bbx_\(kind.rawValue)_")
             let key = try await store.createKey(projectID: project, kind: kind, secret: secret)
             print("key \(key.id) (\(kind.rawValue)) for project \(project): \(secret)")
             print("this is the only time the secret is shown")

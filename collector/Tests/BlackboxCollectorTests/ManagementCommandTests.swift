@@ -37,13 +37,15 @@ struct ManagementCommandTests {
         #expect(try collector(["keys", "list"] + data).output.contains("\(keyID)\tproject \(projectID)\tadmin"))
         #expect(try collector(["keys", "revoke", String(keyID)] + data).status == 0)
         #expect(try collector(["keys", "list"] + data).output.contains("revoked"))
+        let symbols = try collector(["keys", "create", "--project", String(projectID), "--kind", "symbols"] + data)
+        #expect(symbols.status == 0 && symbols.output.contains("(symbols)") && symbols.output.contains("bbx_symbols_"))
 
         let again = try collector(["keys", "revoke", String(keyID)] + data)
         #expect(again.status != 0 && again.output.contains("no active key"), "\(again.output)")
         let noProject = try collector(["keys", "create", "--project", "999"] + data)
         #expect(noProject.status != 0 && noProject.output.contains("there is no project 999"))
         let badKind = try collector(["keys", "create", "--project", String(projectID), "--kind", "root"] + data)
-        #expect(badKind.status != 0 && badKind.output.contains("--kind must be ingest or admin"))
+        #expect(badKind.status != 0 && badKind.output.contains("--kind must be ingest, admin or symbols"))
         #expect(!again.output.contains("Fatal error") && !badKind.output.contains("Fatal error"))
     }
 

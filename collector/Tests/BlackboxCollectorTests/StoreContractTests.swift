@@ -96,6 +96,47 @@ struct StoreContractTests {
         #expect(try await !store.revokeKey(id: key.id))
         #expect(try await store.authenticate(secret: "bbx_ingest_secret1") == nil)
         #expect(try await store.keys().first?.revokedAt != nil)
+        let symbols = try await store.createKey(projectID: project.id, kind: .symbols, secret: "bbx_symbols_secret")
+        let authenticated = try await store.authenticate(secret: "bbx_symbols_secret")
+        #expect(authenticated?.id == symbols.id && authenticated?.kind == .symbols)
+    }
+
+    @Test(
+        "symbol files: one record per build-id and bytes, found by build-id, scoped to the project",
+        arguments: Kind.allCases)
+    func symbolFiles(_ kind: Kind) async throws {
+        let (store, cleanup) = try Self.makeStore(kind)
+        defer { cleanup() }
+        try await store.migrate()
+        let shop = ProjectScope(projectID: try await store.createProject(name: "shop").id)
+        let other = ProjectScope(projectID: try await store.createProject(name: "other").id)
+        func file(_ buildID: String, sha256: String, in scope: ProjectScope, debugInfo: Bool = true) -> NewSymbolFile {
+            NewSymbolFile(
+                projectID: scope.projectID, buildID: buildID, fileName: "shop.debug", size: 10, sha256: sha256,
+                blob: "\(sha256.prefix(2))/\(sha256).elf", hasDebugInfo: debugInfo, hasCode: !debugInfo,
+                uploadedAt: Date())
+        }
+        let first = try await store.addSymbolFile(file("aabb", sha256: "s1", in: shop))
+        #expect(first.created && first.record.buildID == "aabb" && first.record.hasDebugInfo)
+        let again = try await store.addSymbolFile(file("aabb", sha256: "s1", in: shop))
+        #expect(!again.created && again.record == first.record)
+        // The binary of the same build: a second record for the build-id.
+        let binary = try await store.addSymbolFile(file("aabb", sha256: "s2", in: shop, debugInfo: false))
+        #expect(binary.created && binary.record.hasCode)
+        // Two uploads of the same new file at once: one record, created once.
+        let racing = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for _ in 0..<4 {
+                group.addTask { try await store.addSymbolFile(file("ccdd", sha256: "s3", in: shop)).created }
+            }
+            return try await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(racing.filter { $0 }.count == 1)
+        #expect(
+            try await store.symbolFiles(buildIDs: ["aabb", "eeff"], in: shop).map(\.sha256).sorted() == ["s1", "s2"])
+        #expect(try await store.symbolFiles(in: shop, page: Page()).count == 3)
+        #expect(try await store.symbolFiles(buildIDs: ["aabb"], in: other).isEmpty)
+        #expect(try await store.symbolFiles(in: other, page: Page()).isEmpty)
+        #expect(try await store.symbolFiles(buildIDs: [], in: shop).isEmpty)
     }
 
     @Test(

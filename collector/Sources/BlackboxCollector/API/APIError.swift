@@ -124,6 +124,48 @@ public struct APIError: HTTPResponseError, Sendable, Equatable, CustomStringConv
         .init(status: 400, code: "query_too_long", message: "search for at most \(limit) bytes of words")
     }
 
+    // Symbol files.
+    static func invalidBuildID(_ value: String) -> Self {
+        .init(
+            status: 400, code: "invalid_build_id",
+            message:
+                "a build-id is 4 to 128 lowercase hex digits (as `readelf -n` prints it), got \"\(value.prefix(140))\"")
+    }
+    static func invalidFileName() -> Self {
+        .init(
+            status: 400, code: "invalid_file_name",
+            message:
+                "give the file's name as name=, at most 255 bytes, without slashes, control characters, or . and ..")
+    }
+    static func unsupportedEncoding(_ value: String) -> Self {
+        .init(
+            status: 415, code: "unsupported_encoding",
+            message: "Content-Encoding must be gzip or identity, got \"\(value.prefix(64))\"")
+    }
+    static func notGzip(_ detail: String) -> Self {
+        .init(status: 422, code: "corrupt_gzip", message: "the gzip body is damaged or truncated: \(detail)")
+    }
+    static func notELF() -> Self {
+        .init(status: 422, code: "not_elf", message: "the file is not a 64-bit little-endian ELF file")
+    }
+    static func buildIDMismatch(claimed: String, found: String?) -> Self {
+        .init(
+            status: 422, code: "build_id_mismatch",
+            message:
+                "the upload is for build-id \(claimed), but the file's note says \(found ?? "nothing (it has no build-id)")"
+        )
+    }
+    static func noSymbols() -> Self {
+        .init(
+            status: 422, code: "no_symbols", message: "the file has no debug info, no symbol table and no code")
+    }
+    static func tooManyBuildIDs(limit: Int) -> Self {
+        .init(status: 400, code: "too_many_build_ids", message: "ask about at most \(limit) build-ids at once")
+    }
+    static func invalidJSON(_ detail: String) -> Self {
+        .init(status: 400, code: "invalid_json", message: detail)
+    }
+
     // Readiness and storage.
     static func storageUnavailable(_ error: any Error) -> Self {
         .init(status: 503, code: "storage_unavailable", message: "\(error)")

@@ -1,13 +1,15 @@
 import Hummingbird
 
 /// Reading needs the project's admin token: `Authorization: Bearer <token>` for the API, or a web
-/// session (`WebSessions`, started at `/login`) for the web UI. Ingest keys are refused here.
+/// session (`WebSessions`, started at `/login`) for the web UI. Ingest keys are refused here; the
+/// symbol store's routes also accept symbols keys (`accepts`).
 struct AdminAuthentication: RouterMiddleware {
     typealias Context = CollectorContext
     let store: any KeyStore
     let sessions: WebSessions
     /// Web pages redirect to the login page; the API answers 401 with a JSON reason.
     let redirectToLogin: Bool
+    var accepts: Set<APIKey.Kind> = [.admin]
 
     static func bearer(_ request: Request) -> String? {
         guard let header = request.headers[.authorization] else { return nil }
@@ -29,7 +31,7 @@ struct AdminAuthentication: RouterMiddleware {
         } else {
             return try refuse(.missingKey())
         }
-        guard key.kind == .admin else { return try refuse(.forbidden()) }
+        guard accepts.contains(key.kind) else { return try refuse(.forbidden()) }
         var context = context
         context.key = key
         return try await next(request, context)

@@ -49,6 +49,8 @@ public struct CollectorConfiguration: Sendable {
         return components.string ?? "PostgreSQL"
     }
     public var blobDirectory: String { sharedBlobDirectory ?? "\(dataDirectory)/blobs" }
+    /// Symbol files, beside the bundles (and shared with them in scale-out).
+    public var symbolDirectory: String { "\(blobDirectory)/symbols" }
     /// Per instance even in a shared blob directory: each instance clears its own at start.
     public var temporaryDirectory: String {
         guard let sharedBlobDirectory else { return "\(dataDirectory)/tmp" }
@@ -110,5 +112,12 @@ public struct IngestLimits: Sendable {
     /// stored but not indexed. Default 500,000. Together with the per-file cap, this bounds the work
     /// and database growth one upload can cause (a 210 KB body once became 16.7 M index rows).
     public var maxIndexedLinesPerBundle = 500_000
+    /// A symbol file (`PUT /api/v1/symbols/<build-id>`), as sent and as stored once inflated. Default
+    /// 2 GiB (the debug info of a large Swift server is a few hundred MB).
+    public var maxSymbolFileBytes = 2 << 30
+    /// Symbol uploads received at once; more are answered 503 `too_many_uploads`. Default 4.
+    public var maxConcurrentSymbolUploads = 4
+    /// A symbol upload whose body is still arriving after this long is refused (408). Default 1 h.
+    public var maxSymbolUploadDuration: Duration = .seconds(3_600)
     public init() {}
 }

@@ -9,6 +9,7 @@ public struct CollectorServer: Sendable {
     public let configuration: CollectorConfiguration
     public let store: any CollectorStore
     let blobs: BlobStore
+    let symbolBlobs: BlobStore
     let metrics = CollectorMetrics()
     let committer: GroupCommitter
     let indexer: LogIndexer
@@ -25,6 +26,9 @@ public struct CollectorServer: Sendable {
         self.store = try store ?? configuration.openStore()
         self.blobs = try BlobStore(
             root: configuration.blobDirectory, temporaryDirectory: configuration.temporaryDirectory)
+        self.symbolBlobs = try BlobStore(
+            root: configuration.symbolDirectory, temporaryDirectory: configuration.temporaryDirectory,
+            fileExtension: "elf")
         self.committer = GroupCommitter(store: self.store, blobs: blobs, window: configuration.groupCommitWindow)
         self.reader = BundleReader(blobs: blobs, maxBytes: configuration.limits.maxEntryBytes)
         self.indexer = LogIndexer(
@@ -138,6 +142,18 @@ public struct CollectorServer: Sendable {
             return try JSONResponse.make(Link(path: try await sessions.makeLink(for: context.key)), status: .created)
         }
         ReadAPI(store: store, reader: reader).register(on: api)
+
+        let symbols = SymbolRoutes(
+            index: store, upload: SymbolUpload(index: store, blobs: symbolBlobs, limits: configuration.limits),
+            blobs: symbolBlobs)
+        let symbolsAuthentication = AdminAuthentication(
+            store: store, sessions: sessions, redirectToLogin: false, accepts: [.admin, .symbols])
+        symbols.registerAPI(
+            on: router.group("api/v1/symbols").add(middleware: symbolsAuthentication)
+                .group(context: AuthenticatedContext.self))
+        symbols.registerDebuginfod(
+            on: router.group("buildid").add(middleware: symbolsAuthentication).group(context: AuthenticatedContext.self)
+        )
 
         let web = WebUI(store: store, reader: reader, library: try await WebUI.loadTemplates(), sessions: sessions)
         web.registerLogin(on: router)

@@ -13,9 +13,11 @@ extension IngestLimits {
         "maxReportBytes": \.maxReportBytes, "maxReportBytesPerBundle": \.maxReportBytesPerBundle,
         "maxReportBytesInFlight": \.maxReportBytesInFlight, "maxFieldBytes": \.maxFieldBytes,
         "maxIndexedLinesPerFile": \.maxIndexedLinesPerFile, "maxIndexedLinesPerBundle": \.maxIndexedLinesPerBundle,
+        "maxSymbolFileBytes": \.maxSymbolFileBytes, "maxConcurrentSymbolUploads": \.maxConcurrentSymbolUploads,
     ]
     private static let durations: [String: WritableKeyPath<IngestLimits, Duration> & Sendable] = [
         "idleTimeout": \.idleTimeout, "maxUploadDuration": \.maxUploadDuration,
+        "maxSymbolUploadDuration": \.maxSymbolUploadDuration,
     ]
     private static let largeSizes: [String: WritableKeyPath<IngestLimits, Int64> & Sendable] = [
         "minFreeBytes": \.minFreeBytes

@@ -55,6 +55,8 @@ struct IngestService: Sendable {
 
     private func ingest(_ request: Request, context: CollectorContext) async throws -> (Acknowledgement, Int) {
         let key = try await authenticate(request)
+        // A symbols key lives on build machines; it archives symbols and nothing else.
+        guard key.kind != .symbols else { throw APIError.forbidden() }
         guard inFlight.enter(limit: limits.maxConcurrentUploads) else {
             throw APIError.tooManyUploads(limit: limits.maxConcurrentUploads)
         }
@@ -235,17 +237,7 @@ struct IngestService: Sendable {
     }
 
     private static func write(_ buffer: ByteBuffer, to file: BlobStore.TemporaryFile) throws {
-        try buffer.withUnsafeReadableBytes { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let written = Glibc.write(file.descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-                if written < 0 && errno == EINTR { continue }
-                guard written > 0 else {
-                    throw StorageError.io(path: file.path, reason: String(cString: strerror(errno)))
-                }
-                offset += written
-            }
-        }
+        try buffer.withUnsafeReadableBytes { try file.write($0) }
     }
 
     static func acknowledge(_ record: BundleRecord, duplicate: Bool) -> Acknowledgement {

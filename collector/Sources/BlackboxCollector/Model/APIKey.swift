@@ -1,13 +1,16 @@
 import Crypto
 import Foundation
 
-/// A project's credential: an ingest key ships inside apps, an admin key reads.
+/// A project's credential: an ingest key ships inside apps, an admin key reads, a symbols key archives
+/// symbols from a build machine.
 public struct APIKey: Codable, Sendable, Equatable {
     public enum Kind: String, Codable, Sendable {
         /// May upload bundles, nothing else.
         case ingest
         /// May read everything (API and web UI) and upload.
         case admin
+        /// May upload and download symbol files (a release pipeline, a debugger), nothing else.
+        case symbols
     }
     public var id: Int64
     public var projectID: Int64

@@ -23,9 +23,13 @@ public final class BlobStore: Sendable {
     /// reads them moments later, and dropping them costs more than it saves.
     public static let uncachedBlobBytes: Int64 = 1 << 20
 
-    public init(root: String, temporaryDirectory: String) throws {
+    /// Blobs are `<2 hex>/<sha256>.<fileExtension>`: `zip` for bundles, `elf` for symbol files.
+    public let fileExtension: String
+
+    public init(root: String, temporaryDirectory: String, fileExtension: String = "zip") throws {
         self.root = root
         self.temporaryDirectory = temporaryDirectory
+        self.fileExtension = fileExtension
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: temporaryDirectory, withIntermediateDirectories: true)
     }
@@ -49,8 +53,11 @@ public final class BlobStore: Sendable {
         return TemporaryFile(path: path, descriptor: fd)
     }
 
-    /// Relative name of the blob for a hash.
+    /// Relative name of the bundle blob for a hash.
     public static func blobName(sha256: String) -> String { "\(sha256.prefix(2))/\(sha256).zip" }
+
+    /// Relative name of this store's blob for a hash.
+    public func name(sha256: String) -> String { "\(sha256.prefix(2))/\(sha256).\(fileExtension)" }
 
     public func path(of blob: String) -> String { "\(root)/\(blob)" }
 
@@ -67,7 +74,7 @@ public final class BlobStore: Sendable {
         close(fd)
         try place(temporaryPath: temporaryPath, sha256: sha256)
         Self.syncDirectory("\(root)/\(sha256.prefix(2))")
-        return Self.blobName(sha256: sha256)
+        return name(sha256: sha256)
     }
 
     /// Makes many temporary files durable at once: each is linked into place under its hash, then one
@@ -120,7 +127,7 @@ public final class BlobStore: Sendable {
         if mkdir(directory, 0o700) != 0 && errno != EEXIST {
             throw StorageError.io(path: directory, reason: String(cString: strerror(errno)))
         }
-        let target = path(of: Self.blobName(sha256: sha256))
+        let target = path(of: name(sha256: sha256))
         if link(temporaryPath, target) == 0 {
             unlink(temporaryPath)
             return
@@ -191,7 +198,7 @@ public final class BlobStore: Sendable {
     /// the blob is gone, the standby takes its place; then the standby goes.
     public func releaseStandby(temporaryPath: String, sha256: String) {
         guard access(temporaryPath, F_OK) == 0 else { return }
-        let target = path(of: Self.blobName(sha256: sha256))
+        let target = path(of: name(sha256: sha256))
         if access(target, F_OK) != 0, link(temporaryPath, target) == 0 {
             Self.syncDirectory((target as NSString).deletingLastPathComponent)
         }
@@ -217,6 +224,20 @@ public final class BlobStore: Sendable {
         if fd >= 0 {
             fsync(fd)
             close(fd)
+        }
+    }
+}
+
+extension BlobStore.TemporaryFile {
+    /// All of `bytes`, retrying short writes and EINTR.
+    func write(_ bytes: UnsafeRawBufferPointer) throws {
+        guard let base = bytes.baseAddress else { return }
+        var offset = 0
+        while offset < bytes.count {
+            let count = Glibc.write(descriptor, base + offset, bytes.count - offset)
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { throw StorageError.io(path: path, reason: String(cString: strerror(errno))) }
+            offset += count
         }
     }
 }

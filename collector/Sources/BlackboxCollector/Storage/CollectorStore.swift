@@ -3,7 +3,9 @@
 /// `PostgresStore` implement all of them; `StoreContractTests` holds both to the same contract.
 /// Domain decisions (defaults, grouping, counting) are made before a store is called, in
 /// `IngestPlan`: stores translate to SQL and nothing more.
-public protocol CollectorStore: KeyStore, SessionStore, BundleIndex, ProjectReader, LogIndex, RetentionStore {
+public protocol CollectorStore: KeyStore, SessionStore, BundleIndex, ProjectReader, LogIndex, RetentionStore,
+    SymbolIndex
+{
     func migrate() async throws
     /// Storage is reachable (for `/ready`).
     func ping() async throws

@@ -85,5 +85,19 @@ enum PostgresSchema {
             """,
             "CREATE INDEX sessions_expiry ON sessions (expires_at)",
         ],
+        // 3: symbols keys, and the symbol store's index.
+        [
+            "ALTER TABLE api_keys DROP CONSTRAINT api_keys_kind_check",
+            "ALTER TABLE api_keys ADD CONSTRAINT api_keys_kind_check CHECK (kind IN ('ingest', 'admin', 'symbols'))",
+            """
+            CREATE TABLE symbol_files (
+                id BIGSERIAL PRIMARY KEY, project_id BIGINT NOT NULL REFERENCES projects(id),
+                build_id TEXT NOT NULL, file_name TEXT NOT NULL, size BIGINT NOT NULL,
+                sha256 TEXT NOT NULL, blob TEXT NOT NULL, has_debug_info BOOLEAN NOT NULL,
+                has_code BOOLEAN NOT NULL, uploaded_at DOUBLE PRECISION NOT NULL,
+                UNIQUE (project_id, build_id, sha256))
+            """,
+            "CREATE INDEX symbol_files_uploaded ON symbol_files (project_id, uploaded_at)",
+        ],
     ]
 }

@@ -64,6 +64,29 @@ enum SQLiteSchema {
                     CREATE INDEX sessions_expiry ON sessions (expires_at);
                     """)
         }
+        // Symbols keys, and the symbol store's index. SQLite cannot alter a CHECK constraint: the keys
+        // table is rebuilt (GRDB defers foreign-key checks to the end of a migration).
+        migrator.registerMigration("v3-symbols") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE api_keys_v3 (
+                        id INTEGER PRIMARY KEY, project_id INTEGER NOT NULL REFERENCES projects(id),
+                        kind TEXT NOT NULL CHECK (kind IN ('ingest', 'admin', 'symbols')),
+                        secret_hash TEXT NOT NULL UNIQUE, prefix TEXT NOT NULL,
+                        created_at REAL NOT NULL, revoked_at REAL);
+                    INSERT INTO api_keys_v3 SELECT id, project_id, kind, secret_hash, prefix, created_at, revoked_at
+                        FROM api_keys;
+                    DROP TABLE api_keys;
+                    ALTER TABLE api_keys_v3 RENAME TO api_keys;
+                    CREATE TABLE symbol_files (
+                        id INTEGER PRIMARY KEY, project_id INTEGER NOT NULL REFERENCES projects(id),
+                        build_id TEXT NOT NULL, file_name TEXT NOT NULL, size INTEGER NOT NULL,
+                        sha256 TEXT NOT NULL, blob TEXT NOT NULL, has_debug_info INTEGER NOT NULL,
+                        has_code INTEGER NOT NULL, uploaded_at REAL NOT NULL,
+                        UNIQUE (project_id, build_id, sha256));
+                    CREATE INDEX symbol_files_uploaded ON symbol_files (project_id, uploaded_at);
+                    """)
+        }
         return migrator
     }
 }

@@ -1,0 +1,33 @@
+import Foundation
+
+/// One archived symbol file of a project: a separate debug file, or a binary or shared library, keyed
+/// by its ELF build-id and stored content-addressed (`blob`, named by its sha256). A build-id may have
+/// several (a debug file and the unstripped binary).
+public struct SymbolFile: Codable, Sendable, Equatable {
+    public var id: Int64
+    public var projectID: Int64
+    public var buildID: String
+    /// The name it was uploaded under, for people; never used as a path.
+    public var fileName: String
+    public var size: Int64
+    public var sha256: String
+    public var blob: String
+    /// DWARF: function names with file:line and inlined frames (debuginfod's `debuginfo`).
+    public var hasDebugInfo: Bool
+    /// Loadable code (debuginfod's `executable`).
+    public var hasCode: Bool
+    public var uploadedAt: Date
+}
+
+/// A validated upload, before the store gives it an id.
+public struct NewSymbolFile: Sendable, Equatable {
+    public var projectID: Int64
+    public var buildID: String
+    public var fileName: String
+    public var size: Int64
+    public var sha256: String
+    public var blob: String
+    public var hasDebugInfo: Bool
+    public var hasCode: Bool
+    public var uploadedAt: Date
+}

@@ -1,0 +1,11 @@
+/// The symbol store's index: which symbol files a project has, by build-id. The files themselves are
+/// blobs (`BlobStore`, named by sha256).
+public protocol SymbolIndex: Sendable {
+    /// Stores the file's record unless the project has the same bytes for this build-id already;
+    /// `created` says which.
+    func addSymbolFile(_ file: NewSymbolFile) async throws -> (record: SymbolFile, created: Bool)
+    /// The project's symbol files with any of these build-ids.
+    func symbolFiles(buildIDs: [String], in scope: ProjectScope) async throws -> [SymbolFile]
+    /// Most recently uploaded first.
+    func symbolFiles(in scope: ProjectScope, page: Page) async throws -> [SymbolFile]
+}

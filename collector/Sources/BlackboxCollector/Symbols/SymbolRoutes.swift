@@ -1,0 +1,79 @@
+import BlackboxELF
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// The symbol store over HTTP, for the admin token and symbols keys (never ingest keys):
+/// - `POST /api/v1/symbols/check` with `{"buildIds": […]}` answers which of them the project has
+///   debug info for (`blackbox symbols upload` asks once per batch, then sends only the rest);
+/// - `PUT /api/v1/symbols/<build-id>?name=<file name>` stores a file (`SymbolUpload`);
+/// - `GET /api/v1/symbols` lists the project's files, newest first;
+/// - `GET /buildid/<build-id>/debuginfo` and `/executable`: the debuginfod protocol, so gdb and
+///   elfutils' `debuginfod-find` fetch symbols from here (with the token as an `Authorization` header,
+///   for example through `DEBUGINFOD_HEADERS_FILE`).
+struct SymbolRoutes {
+    let index: any SymbolIndex
+    let upload: SymbolUpload
+    let blobs: BlobStore
+    /// Build-ids per check request.
+    static let maxBuildIDsPerCheck = 10_000
+
+    func registerAPI(on group: RouterGroup<AuthenticatedContext>) {
+        group.post("check") { request, context in
+            struct Question: Decodable { var buildIds: [String] }
+            struct Answer: Encodable {
+                var present: [String]
+                var missing: [String]
+            }
+            let question: Question
+            do {
+                question = try await request.decode(as: Question.self, context: context)
+            } catch {
+                throw APIError.invalidJSON("send {\"buildIds\": [\"<hex>\", …]}")
+            }
+            guard question.buildIds.count <= Self.maxBuildIDsPerCheck else {
+                throw APIError.tooManyBuildIDs(limit: Self.maxBuildIDsPerCheck)
+            }
+            if let invalid = question.buildIds.first(where: { !ELFBuildID.isValid($0) }) {
+                throw APIError.invalidBuildID(invalid)
+            }
+            let stored = try await index.symbolFiles(buildIDs: question.buildIds, in: context.scope)
+            let present = Set(stored.filter(\.hasDebugInfo).map(\.buildID))
+            return try JSONResponse.make(
+                Answer(
+                    present: question.buildIds.filter(present.contains),
+                    missing: question.buildIds.filter { !present.contains($0) }))
+        }
+        group.put(":buildID") { request, context in try await upload.receive(request, context: context) }
+        group.get("") { request, context in
+            let page = request.page
+            let files = try await index.symbolFiles(in: context.scope, page: page)
+            return try JSONResponse.make(PageOf(files, page: page, path: "/api/v1/symbols"))
+        }
+    }
+
+    func registerDebuginfod(on group: RouterGroup<AuthenticatedContext>) {
+        group.get(":buildID/debuginfo") { _, context in try await serve(\.hasDebugInfo, context: context) }
+        group.get(":buildID/executable") { _, context in try await serve(\.hasCode, context: context) }
+    }
+
+    /// The most recent file of the build-id with the wanted content, streamed from its blob.
+    private func serve(_ wanted: KeyPath<SymbolFile, Bool>, context: AuthenticatedContext) async throws -> Response {
+        let buildID = (context.parameters.get("buildID") ?? "").lowercased()
+        guard ELFBuildID.isValid(buildID) else { throw APIError.invalidBuildID(buildID) }
+        guard
+            let file = try await index.symbolFiles(buildIDs: [buildID], in: context.scope)
+                .last(where: { $0[keyPath: wanted] })
+        else { throw APIError.notFound("symbol file") }
+        let body = try await FileIO().loadFile(path: blobs.path(of: file.blob), context: context)
+        return Response(
+            status: .ok,
+            headers: [
+                .contentType: "application/octet-stream", .contentLength: String(file.size),
+                // debuginfod clients show and cache the file under this name.
+                HTTPField.Name("X-DEBUGINFOD-FILE")!: file.fileName,
+                HTTPField.Name("X-DEBUGINFOD-SIZE")!: String(file.size),
+            ],
+            body: body)
+    }
+}
