@@ -1,6 +1,6 @@
 # Blackbox. `make run` and `make test` work on a fresh Debian machine with the Swift toolchain.
 SWIFT ?= swift
-APT_PACKAGES := zlib1g-dev libunwind-dev pkg-config libsqlite3-dev
+APT_PACKAGES := zlib1g-dev libunwind-dev pkg-config libsqlite3-dev llvm
 TEST_PACKAGES := chromium zip postgresql nginx debuginfod
 BENCH_PACKAGES := libspdlog-dev g++
 RUN_DIR ?= $(CURDIR)/.run/example
@@ -56,10 +56,12 @@ test-library:
 test-collector:
 	$(SWIFT) build --product blackbox
 	$(SWIFT) build --product blackbox-example
+	$(SWIFT) build -c release --product blackbox-crash-child
 	cd collector && ../scripts/no-warnings.sh $(SWIFT) build --build-tests
 	cd collector && BLACKBOX_REQUIRE_CHROMIUM=1 \
 		BLACKBOX_COLLECTOR_BIN=$$($(SWIFT) build --show-bin-path)/blackbox-collector \
 		BLACKBOX_BIN_DIR=$$(cd .. && $(SWIFT) build --show-bin-path) \
+		BLACKBOX_RELEASE_BIN_DIR=$$(cd .. && $(SWIFT) build -c release --show-bin-path) \
 		$(SWIFT) test --skip-build --parallel
 	cd collector && $(SWIFT) build --product blackbox-collector
 	DEMO_KEEP_RUNNING=0 DEMO_PORT=0 scripts/demo.sh

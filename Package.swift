@@ -8,7 +8,7 @@ let package = Package(
         .library(name: "Blackbox", targets: ["Blackbox"]),
         .library(name: "BlackboxFormat", targets: ["BlackboxFormat"]),
         .library(name: "BlackboxCompression", targets: ["BlackboxCompression"]),
-        .library(name: "BlackboxELF", targets: ["BlackboxELF"]),
+        .library(name: "BlackboxSymbols", targets: ["BlackboxSymbols"]),
         // Domain/code errors with localization and recovery. Separate because it needs Foundation.
         .library(name: "BlackboxErrors", targets: ["BlackboxErrors"]),
         // Bundles and the background uploader. Separate because its HTTP client brings SwiftNIO.
@@ -39,7 +39,7 @@ let package = Package(
         .target(name: "BlackboxCompression", dependencies: ["CBlackboxZlib"]),
         // Build-ids, sections and symbol tables of ELF files on disk, bounded against malformed
         // files: for crash processing, `blackbox symbols` and the collector's symbol store.
-        .target(name: "BlackboxELF", dependencies: ["BlackboxFormat"]),
+        .target(name: "BlackboxSymbols", dependencies: ["BlackboxFormat"]),
         .target(
             name: "Blackbox",
             dependencies: [
@@ -48,7 +48,7 @@ let package = Package(
                 "CBlackboxZlib",
                 "CCrashHandler",
                 "BlackboxFormat",
-                "BlackboxELF",
+                "BlackboxSymbols",
             ]
         ),
         .target(name: "BlackboxErrors", dependencies: [.product(name: "Logging", package: "swift-log")]),
@@ -69,7 +69,7 @@ let package = Package(
         .executableTarget(
             name: "blackbox",
             dependencies: [
-                "Blackbox", "BlackboxFormat", "BlackboxUpload", "BlackboxCompression", "BlackboxELF",
+                "Blackbox", "BlackboxFormat", "BlackboxUpload", "BlackboxCompression", "BlackboxSymbols",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -91,7 +91,7 @@ let package = Package(
         .testTarget(
             name: "BlackboxTests",
             dependencies: [
-                "Blackbox", "BlackboxFormat", "BlackboxCompression", "BlackboxELF",
+                "Blackbox", "BlackboxFormat", "BlackboxCompression", "BlackboxSymbols",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(

@@ -32,7 +32,7 @@ let package = Package(
             dependencies: [
                 .product(name: "BlackboxCompression", package: "blackbox"),
                 .product(name: "BlackboxFormat", package: "blackbox"),
-                .product(name: "BlackboxELF", package: "blackbox"),
+                .product(name: "BlackboxSymbols", package: "blackbox"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -71,7 +71,7 @@ let package = Package(
             name: "BlackboxCollectorTests",
             dependencies: [
                 "BlackboxCollector", "CollectorTestSupport",
-                .product(name: "BlackboxELF", package: "blackbox"),
+                .product(name: "BlackboxSymbols", package: "blackbox"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

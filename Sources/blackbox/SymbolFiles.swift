@@ -1,4 +1,4 @@
-import BlackboxELF
+import BlackboxSymbols
 import Foundation
 
 /// The ELF files `blackbox symbols upload` was pointed at: files as named, and every regular file

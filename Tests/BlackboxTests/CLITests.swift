@@ -1,5 +1,5 @@
-import BlackboxELF
 import BlackboxFormat
+import BlackboxSymbols
 import Foundation
 import Testing
 

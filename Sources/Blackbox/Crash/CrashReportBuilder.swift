@@ -1,5 +1,5 @@
-import BlackboxELF
 import BlackboxFormat
+import BlackboxSymbols
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials

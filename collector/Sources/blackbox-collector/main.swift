@@ -195,7 +195,8 @@ struct Keys: AsyncParsableCommand {
     struct Create: AsyncParsableCommand {
         @OptionGroup var storage: StorageOptions
         @Option(help: "Project id (see `projects list`).") var project: Int64
-        @Option(help: "ingest (upload bundles only), admin (read everything) or symbols (upload and fetch symbols only).")
+        @Option(
+            help: "ingest (upload bundles only), admin (read everything) or symbols (upload and fetch symbols only).")
         var kind: String = "ingest"
         func run() async throws {
             guard let kind = APIKey.Kind(rawValue: kind) else {

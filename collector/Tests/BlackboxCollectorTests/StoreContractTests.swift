@@ -101,6 +101,106 @@ struct StoreContractTests {
         #expect(authenticated?.id == symbols.id && authenticated?.kind == .symbols)
     }
 
+    /// A report named from the symbol table only (as a stripped binary names itself): the trap in
+    /// the app's image `ab` (frame 0, as in optimized Swift), called from the system library `cd`.
+    static func symbolTableReport(version: String, host: String) -> CrashReport {
+        var report = Reports.crash(functions: ["shop.checkout() -> ()"], version: version, host: host)
+        report.frames = Array(report.frames.dropFirst()) + [report.frames[0]]
+        for index in report.frames.indices {
+            report.frames[index].index = index
+            report.frames[index].symbols = report.frames[index].symbols.map { .init(function: $0.function) }
+            report.frames[index].symbolication = .symbolTable
+        }
+        return report
+    }
+
+    /// The report once the collector symbolicated its `ab` frames from debug info.
+    static func symbolicationUpdate(for pending: PendingReport) throws -> SymbolicationUpdate {
+        let report = try CrashReport.decode(pending.json)
+        let lookups = ReportSymbols.lookups(in: report, buildID: "ab")
+        let symbols = Dictionary(
+            uniqueKeysWithValues: lookups.map {
+                (
+                    $0.frame,
+                    [
+                        CrashReport.Symbol(function: "Swift runtime failure: Index out of range", inlined: true),
+                        CrashReport.Symbol(function: "shop.checkout() -> ()", file: "Shop.swift", line: 12),
+                    ]
+                )
+            })
+        let symbolicated = ReportSymbols.applying(symbols, from: "shop.debug", buildID: "ab", to: report)
+        return SymbolicationUpdate(
+            report: pending, json: try CrashReport.makeEncoder().encode(symbolicated), reason: symbolicated.reason,
+            signature: CrashSignature.compute(symbolicated), kind: symbolicated.kind.rawValue,
+            occurredAt: symbolicated.process.crashTime, versionKey: symbolicated.app.version ?? "unknown",
+            hostKey: symbolicated.host.name, resolvedBuildIDs: ["ab"], complete: false)
+    }
+
+    @Test(
+        "symbolication moves each report to its new group once: counts and tallies exact, the old group says where they went",
+        arguments: Kind.allCases)
+    func symbolicationRegroupsExactlyOnce(_ kind: Kind) async throws {
+        let (store, cleanup) = try Self.makeStore(kind)
+        defer { cleanup() }
+        try await store.migrate()
+        let project = try await store.createProject(name: "shop").id
+        let scope = ProjectScope(projectID: project)
+        _ = try await store.index([
+            Self.newBundle(project: project, reports: [Self.symbolTableReport(version: "1.0", host: "a")]),
+            Self.newBundle(project: project, reports: [Self.symbolTableReport(version: "1.0", host: "b")]),
+            Self.newBundle(project: project, reports: [Self.symbolTableReport(version: "1.1", host: "b")]),
+        ])
+        let before = try #require(try await store.groups(in: scope, page: Page()).first)
+        #expect(before.count == 3)
+        let pending = try await store.pendingSymbolication(limit: 10)
+        #expect(pending.count == 3)
+        #expect(try await store.pendingSymbolicationCount() == 3)
+        #expect(try await store.reportCounts(buildIDs: ["ab", "cd", "zz"], in: scope) == ["ab": 3, "cd": 3])
+        #expect(try await store.missingSymbols(in: scope, page: Page()).map(\.buildID).sorted() == ["ab", "cd"])
+
+        let updates = try pending.map(Self.symbolicationUpdate)
+        for update in updates { #expect(try await store.applySymbolication(update)) }
+        for update in updates { #expect(try await !store.applySymbolication(update), "applied twice") }
+
+        let groups = try await store.groups(in: scope, page: Page())
+        #expect(groups.count == 1, "the emptied group leaves the list: \(groups.map(\.title))")
+        let after = try #require(groups.first)
+        #expect(after.id != before.id && after.count == 3)
+        #expect(after.title.contains("checkout"))
+        #expect(after.versions == ["1.0": 2, "1.1": 1] && after.hosts == ["a": 1, "b": 2])
+        let emptied = try #require(try await store.group(id: before.id, in: scope))
+        #expect(emptied.count == 0 && emptied.versions.isEmpty && emptied.hosts.isEmpty)
+        #expect(emptied.latestReportID == nil)
+        #expect(try await store.moves(fromGroup: before.id, in: scope).map(\.toGroupID) == [after.id])
+        #expect(try await store.moves(fromGroup: before.id, in: scope).first?.count == 3)
+        #expect(try await store.moves(fromGroup: before.id, in: ProjectScope(projectID: project + 1)).isEmpty)
+        let stored = try #require(try await store.report(id: pending[0].id, in: scope))
+        #expect(stored.groupID == after.id)
+        #expect(stored.report.reason == "Swift runtime failure: Index out of range")
+        #expect(try await store.occurrences(groupID: after.id, in: scope, page: Page()).count == 3)
+        #expect(try await store.pendingSymbolication(limit: 10).isEmpty)
+
+        // `ab` is resolved; `cd` (the system library) is still missing until its symbols arrive.
+        #expect(try await store.missingSymbols(in: scope, page: Page()).map(\.buildID) == ["cd"])
+        #expect(try await store.requestSymbolication(projectID: project, buildID: "ab") == 0)
+        #expect(try await store.requestSymbolication(projectID: project, buildID: "cd") == 3)
+        let requeued = try await store.pendingSymbolication(limit: 10)
+        #expect(requeued.map(\.id) == pending.map(\.id) && requeued.allSatisfy { $0.epoch > pending[0].epoch })
+        // A result computed before the report was queued again is not applied.
+        var stale = updates[0]
+        stale.report.epoch = requeued[0].epoch - 1
+        #expect(try await !store.applySymbolication(stale))
+        try await store.markSymbolsMissing([pending[1]])  // an old epoch: stays pending
+        #expect(try await store.pendingSymbolicationCount() == 3)
+        try await store.markSymbolsMissing(requeued)
+        #expect(try await store.pendingSymbolicationCount() == 0)
+        _ = try await store.addSymbolFile(
+            NewSymbolFile(
+                projectID: project, buildID: "cd", fileName: "libc.debug", size: 1, sha256: "x", blob: "x",
+                hasDebugInfo: true, hasCode: false, uploadedAt: Date()))
+        #expect(try await store.missingSymbols(in: scope, page: Page()).isEmpty)
+    }
+
     @Test(
         "symbol files: one record per build-id and bytes, found by build-id, scoped to the project",
         arguments: Kind.allCases)
@@ -520,6 +620,39 @@ struct PostgresCoordinationTests {
         let groups = try await first.groups(in: ProjectScope(projectID: project), page: Page(limit: 100))
         #expect(groups.count == 20)
         #expect(groups.allSatisfy { $0.count == 1 }, "\(groups.filter { $0.count != 1 }.map(\.title))")
+    }
+
+    @Test("two instances symbolicating the same reports at once: each is moved exactly once")
+    func concurrentSymbolicationAppliesOnce() async throws {
+        let url = try PostgresServer.running().makeDatabase()
+        let first = try PostgresStore(url: url)
+        let second = try PostgresStore(url: url)
+        try await first.migrate()
+        let project = try await first.createProject(name: "p").id
+        let scope = ProjectScope(projectID: project)
+        _ = try await first.index(
+            (0..<10).map { index in
+                StoreContractTests.newBundle(
+                    project: project,
+                    reports: [StoreContractTests.symbolTableReport(version: "1.\(index % 3)", host: "h\(index % 2)")])
+            })
+        let old = try #require(try await first.groups(in: scope, page: Page()).first)
+        let updates = try await first.pendingSymbolication(limit: 20).map(StoreContractTests.symbolicationUpdate)
+        #expect(updates.count == 10)
+        var applied = 0
+        for update in updates {
+            async let a = first.applySymbolication(update)
+            async let b = second.applySymbolication(update)
+            let (byFirst, bySecond) = try await (a, b)
+            #expect(byFirst != bySecond, "exactly one instance applies it")
+            applied += (byFirst ? 1 : 0) + (bySecond ? 1 : 0)
+        }
+        #expect(applied == 10)
+        let groups = try await first.groups(in: scope, page: Page())
+        #expect(groups.map(\.count) == [10])
+        #expect(groups.first?.versions == ["1.0": 4, "1.1": 3, "1.2": 3])
+        #expect(try await first.group(id: old.id, in: scope)?.count == 0)
+        #expect(try await first.moves(fromGroup: old.id, in: scope).first?.count == 10)
     }
 
     @Test("retention drops whole day partitions of log lines")

@@ -48,6 +48,8 @@ public struct CollectorConfiguration: Sendable {
         if components.password != nil { components.password = "***" }
         return components.string ?? "PostgreSQL"
     }
+    /// llvm-symbolizer for symbolication on the collector; nil where none is installed.
+    public var symbolizerPath: String? = SymbolizerProcess.locate()
     public var blobDirectory: String { sharedBlobDirectory ?? "\(dataDirectory)/blobs" }
     /// Symbol files, beside the bundles (and shared with them in scale-out).
     public var symbolDirectory: String { "\(blobDirectory)/symbols" }

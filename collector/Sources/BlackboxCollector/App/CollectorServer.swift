@@ -13,6 +13,7 @@ public struct CollectorServer: Sendable {
     let metrics = CollectorMetrics()
     let committer: GroupCommitter
     let indexer: LogIndexer
+    let symbolication: SymbolicationService
     let reader: BundleReader
 
     public init(configuration: CollectorConfiguration, store: (any CollectorStore)? = nil) throws {
@@ -33,6 +34,9 @@ public struct CollectorServer: Sendable {
         self.reader = BundleReader(blobs: blobs, maxBytes: configuration.limits.maxEntryBytes)
         self.indexer = LogIndexer(
             store: self.store, reader: reader, maxLinesPerFile: configuration.limits.maxIndexedLinesPerFile)
+        self.symbolication = SymbolicationService(
+            store: self.store, symbolBlobs: symbolBlobs,
+            symbolizer: configuration.symbolizerPath.map { SymbolizerProcess(executable: $0) }, metrics: metrics)
     }
 
     /// Migrates, cleans up uploads a previous run left half-received, and returns the application.
@@ -49,7 +53,7 @@ public struct CollectorServer: Sendable {
         // A group stops its services in reverse order: the store (when it is one) goes last, after
         // everything that uses it.
         var services: [any Service] = (store as? any Service).map { [$0] } ?? []
-        services += [committer, indexer]
+        services += [committer, indexer, symbolication]
         if let days = configuration.retentionDays {
             services.append(
                 RetentionService(
@@ -102,6 +106,10 @@ public struct CollectorServer: Sendable {
         let metrics = self.metrics
         router.get("health") { _, _ in "ok\n" }
         let (blobRoot, minFreeBytes) = (blobs.root, configuration.limits.minFreeBytes)
+        // Details after the first line: what works in a degraded way without failing readiness.
+        let readiness =
+            symbolication.symbolizer.map { "symbolizer: \($0.executable)\n" }
+            ?? "symbolizer: missing (install llvm: reports are not symbolicated on the collector)\n"
         router.get("ready") { _, _ -> Response in
             do {
                 try await store.ping()
@@ -111,7 +119,7 @@ public struct CollectorServer: Sendable {
             if let available = DiskSpace.available(at: blobRoot), available < minFreeBytes {
                 throw APIError.diskLow(available: available, needed: minFreeBytes)
             }
-            return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "ready\n")))
+            return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "ready\n" + readiness)))
         }
         router.get("metrics") { _, _ in
             Response(
@@ -127,6 +135,7 @@ public struct CollectorServer: Sendable {
         let ingest = IngestService(
             store: store, blobs: blobs, limits: configuration.limits, committer: committer, metrics: metrics,
             indexerWakeup: { [indexer] in indexer.wake() },
+            symbolicationWakeup: { [symbolication] in symbolication.wake() },
             uploadActivity: { [indexer] started in indexer.noteUpload(started: started) }, keys: KeyCache(store: store),
             inspectionMemory: MemoryBudget(limit: configuration.limits.maxReportBytesInFlight))
         router.post("api/v1/bundles") { request, context in try await ingest.receive(request, context: context) }
@@ -144,7 +153,13 @@ public struct CollectorServer: Sendable {
         ReadAPI(store: store, reader: reader).register(on: api)
 
         let symbols = SymbolRoutes(
-            index: store, upload: SymbolUpload(index: store, blobs: symbolBlobs, limits: configuration.limits),
+            index: store,
+            upload: SymbolUpload(
+                index: store, blobs: symbolBlobs, limits: configuration.limits,
+                lateSymbols: { [store, symbolication] projectID, buildID in
+                    try await store.requestSymbolication(projectID: projectID, buildID: buildID)
+                    symbolication.wake()
+                }),
             blobs: symbolBlobs)
         let symbolsAuthentication = AdminAuthentication(
             store: store, sessions: sessions, redirectToLogin: false, accepts: [.admin, .symbols])
@@ -163,6 +178,10 @@ public struct CollectorServer: Sendable {
                 .group(context: AuthenticatedContext.self))
         return router
     }
+
+    /// Test and benchmark support: symbolicates pending reports now.
+    @discardableResult
+    public func symbolicatePending() async -> Int { await symbolication.symbolicatePending() }
 
     /// Test and benchmark support: indexes pending log files now.
     public func indexPendingLogs() async { await indexer.indexPending() }

@@ -11,7 +11,8 @@ import Foundation
 /// 3. For each occurrence, in order: if the project already holds a report with its id (the same
 ///    report in an earlier bundle), it is skipped: no group is created or counted for it. Otherwise
 ///    its group is created when new (count 0), the report is inserted, and the group's count,
-///    first and last seen, latest report, and version and host tallies are updated.
+///    first and last seen, latest report, and version and host tallies are updated; the images its
+///    frames use are recorded, and it is marked for symbolication when one lacks debug-info names.
 ///
 /// Built off the database's transaction (on the ingest path, where inspection ran), so that encoding
 /// a large report never holds the write lock.
@@ -46,6 +47,10 @@ public struct IngestPlan: Sendable {
         var hostKey: String
         /// The report as stored and served by the read API.
         var json: Data
+        /// The images its frames point into, and whether they have debug-info names yet: a report
+        /// with an unresolved one waits for the symbolication service (`pending`).
+        var images: [ReportSymbols.ImageUse]
+        var needsSymbolication: Bool { images.contains { !$0.resolved } }
     }
 
     var bundle: BundleRow
@@ -91,7 +96,7 @@ public struct IngestPlan: Sendable {
                     reason: report.reason ?? report.fatalMessage,
                     versionKey: report.app.version ?? "unknown",
                     hostKey: report.host.name.isEmpty ? "unknown" : report.host.name,
-                    json: try encoder.encode(report)))
+                    json: try encoder.encode(report), images: ReportSymbols.imageUses(report)))
         }
         self.occurrences = occurrences
     }

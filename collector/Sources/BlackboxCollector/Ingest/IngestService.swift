@@ -18,6 +18,8 @@ struct IngestService: Sendable {
     let committer: GroupCommitter
     let metrics: CollectorMetrics
     let indexerWakeup: @Sendable () -> Void
+    /// Reports whose frames lack debug-info names wait for the symbolication service.
+    let symbolicationWakeup: @Sendable () -> Void
     /// Called with `true` as an upload starts and `false` as it ends: background work (the log
     /// indexer) steps back while uploads are being received.
     let uploadActivity: @Sendable (_ started: Bool) -> Void
@@ -121,6 +123,7 @@ struct IngestService: Sendable {
         let outcome = try await committer.submit(plan, temporaryPath: path)
         if case .stored(let record) = outcome {
             if plan.files.contains(where: { $0.kind == .log }) { indexerWakeup() }
+            if plan.occurrences.contains(where: \.needsSymbolication) { symbolicationWakeup() }
             logger.info(
                 "stored bundle \(record.id): \(size) bytes, \(plan.files.count) files, \(plan.bundle.reportCount) reports"
             )

@@ -2,13 +2,19 @@ import Prometheus
 import Synchronization
 
 /// Prometheus metrics at `/metrics`: uploads accepted and refused (by reason), bytes received, ingest
-/// latency.
+/// latency; symbolication on the collector (reports done, failures, queue, whether a symbolizer is
+/// installed).
 final class CollectorMetrics: Sendable {
     let registry = PrometheusCollectorRegistry()
     private let acceptedCounter: Counter
     private let duplicateCounter: Counter
     private let bytesCounter: Counter
     private let latency: DurationHistogram
+    private let symbolicatedCounter: Counter
+    private let symbolicationFailures: Counter
+    private let symbolicationDuration: DurationHistogram
+    private let symbolicationQueue: Gauge
+    private let symbolizerGauge: Gauge
 
     private static var accepted: MetricNameDescriptor {
         MetricNameDescriptor(
@@ -35,7 +41,41 @@ final class CollectorMetrics: Sendable {
                 .milliseconds(1), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
                 .milliseconds(100), .milliseconds(250), .seconds(1), .seconds(5),
             ])
+        symbolicatedCounter = registry.makeCounter(
+            descriptor: .init(
+                namespace: "blackbox", metricName: "reports_symbolicated", unitName: "total",
+                helpText: "Reports symbolicated on the collector from the symbol store"))
+        symbolicationFailures = registry.makeCounter(
+            descriptor: .init(
+                namespace: "blackbox", metricName: "symbolizer_failures", unitName: "total",
+                helpText: "llvm-symbolizer runs that failed or timed out (the report stays queued)"))
+        symbolicationDuration = registry.makeDurationHistogram(
+            descriptor: .init(
+                namespace: "blackbox", metricName: "symbolication_duration", unitName: "seconds",
+                helpText: "Time to symbolicate and regroup one report"),
+            buckets: [
+                .milliseconds(5), .milliseconds(25), .milliseconds(100), .milliseconds(500), .seconds(2), .seconds(10),
+            ])
+        symbolicationQueue = registry.makeGauge(
+            descriptor: .init(
+                namespace: "blackbox", metricName: "symbolication_pending", unitName: "reports",
+                helpText: "Reports waiting to be symbolicated"))
+        symbolizerGauge = registry.makeGauge(
+            descriptor: .init(
+                namespace: "blackbox", metricName: "symbolizer_available", unitName: "bool",
+                helpText: "1 when llvm-symbolizer is installed, else 0 (reports are not symbolicated here)"))
     }
+
+    func symbolicated(duration: Duration) {
+        symbolicatedCounter.increment()
+        symbolicationDuration.record(duration)
+    }
+
+    func symbolicationFailed() { symbolicationFailures.increment() }
+
+    func symbolicationPending(_ count: Int) { symbolicationQueue.set(to: Double(count)) }
+
+    func symbolizerAvailable(_ available: Bool) { symbolizerGauge.set(to: available ? 1.0 : 0.0) }
 
     func accepted(bytes: Int, duplicate: Bool, latency duration: Duration) {
         (duplicate ? duplicateCounter : acceptedCounter).increment()

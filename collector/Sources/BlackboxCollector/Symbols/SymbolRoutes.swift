@@ -1,4 +1,4 @@
-import BlackboxELF
+import BlackboxSymbols
 import Foundation
 import HTTPTypes
 import Hummingbird

@@ -1,5 +1,5 @@
 import BlackboxCompression
-import BlackboxELF
+import BlackboxSymbols
 import Crypto
 import Foundation
 import Hummingbird
@@ -17,6 +17,8 @@ struct SymbolUpload: Sendable {
     let index: any SymbolIndex
     let blobs: BlobStore
     let limits: IngestLimits
+    /// Called after a file with debug info was stored: reports waiting for its build-id are queued.
+    let lateSymbols: @Sendable (_ projectID: Int64, _ buildID: String) async throws -> Void
     let inFlight = UploadCounter()
     let logger = Logger(label: "collector.symbols")
 
@@ -73,6 +75,7 @@ struct SymbolUpload: Sendable {
                 sha256: body.sha256, blob: blob, hasDebugInfo: elf.hasDebugInfo, hasCode: elf.hasCode,
                 uploadedAt: Date()))
         blobs.releaseStandby(temporaryPath: temporary.path, sha256: body.sha256)
+        if elf.hasDebugInfo { try await lateSymbols(context.scope.projectID, claimed) }
         return stored
     }
 

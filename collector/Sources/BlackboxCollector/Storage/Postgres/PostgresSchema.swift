@@ -99,5 +99,29 @@ enum PostgresSchema {
             """,
             "CREATE INDEX symbol_files_uploaded ON symbol_files (project_id, uploaded_at)",
         ],
+        // 4: symbolication on the collector: a report's state and the images its frames use; where a
+        // regrouped group's occurrences went.
+        [
+            """
+            ALTER TABLE reports ADD COLUMN symbolication TEXT
+                CHECK (symbolication IN ('pending', 'missing', 'done'))
+            """,
+            "ALTER TABLE reports ADD COLUMN symbolication_epoch BIGINT NOT NULL DEFAULT 0",
+            "CREATE INDEX reports_pending ON reports (id) WHERE symbolication = 'pending'",
+            """
+            CREATE TABLE report_images (
+                report_id BIGINT NOT NULL REFERENCES reports(id) ON DELETE CASCADE,
+                project_id BIGINT NOT NULL, build_id TEXT NOT NULL, resolved BOOLEAN NOT NULL,
+                PRIMARY KEY (report_id, build_id))
+            """,
+            "CREATE INDEX report_images_build ON report_images (project_id, build_id)",
+            """
+            CREATE TABLE group_moves (
+                from_group_id BIGINT NOT NULL REFERENCES crash_groups(id) ON DELETE CASCADE,
+                to_group_id BIGINT NOT NULL REFERENCES crash_groups(id) ON DELETE CASCADE,
+                count BIGINT NOT NULL, last_moved_at DOUBLE PRECISION NOT NULL,
+                PRIMARY KEY (from_group_id, to_group_id))
+            """,
+        ],
     ]
 }

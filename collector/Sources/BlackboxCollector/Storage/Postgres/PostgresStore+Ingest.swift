@@ -92,34 +92,20 @@ extension PostgresStore {
             "SELECT 1 AS seen FROM reports WHERE project_id = \(projectID) AND report_uuid = \(occurrence.reportUUID)",
             logger: logger, { try $0["seen"].decode(Int32.self) })
         guard seen.isEmpty else { return }
-        let signature = occurrence.signature
         let occurred = occurrence.occurredAt.timeIntervalSince1970
-        let created = try await rows(
-            connection,
-            """
-            INSERT INTO crash_groups (project_id, signature, signature_version, signature_text, kind, title, count,
-                first_seen, last_seen)
-            VALUES (\(projectID), \(signature.hash), \(Int64(CrashSignature.version)), \(signature.text),
-                \(occurrence.kind), \(signature.title), 0, \(occurred), \(occurred))
-            ON CONFLICT (project_id, signature) DO NOTHING RETURNING id
-            """, logger: logger, { try $0["id"].decode(Int64.self) })
-        var groupID = created.first
-        if groupID == nil {
-            groupID = try await rows(
-                connection,
-                "SELECT id FROM crash_groups WHERE project_id = \(projectID) AND signature = \(signature.hash)",
-                logger: logger, { try $0["id"].decode(Int64.self) }
-            ).first
-        }
-        guard let groupID else { throw StorageError.notFound("group \(signature.hash)") }
+        let (groupID, created) = try await group(
+            for: occurrence.signature, kind: occurrence.kind, occurredAt: occurred, projectID: projectID, connection,
+            logger)
+        let state: String? = occurrence.needsSymbolication ? "pending" : nil
         guard
             let reportID = try await rows(
                 connection,
                 """
                 INSERT INTO reports (project_id, bundle_id, group_id, report_uuid, kind, occurred_at, app_version, host,
-                    reason, json)
+                    reason, json, symbolication)
                 VALUES (\(projectID), \(bundleID), \(groupID), \(occurrence.reportUUID), \(occurrence.kind),
-                    \(occurred), \(occurrence.appVersion), \(occurrence.host), \(occurrence.reason), \(occurrence.json))
+                    \(occurred), \(occurrence.appVersion), \(occurrence.host), \(occurrence.reason), \(occurrence.json),
+                    \(state))
                 ON CONFLICT (project_id, report_uuid) DO NOTHING RETURNING id
                 """, logger: logger, { try $0["id"].decode(Int64.self) }
             ).first
@@ -127,11 +113,55 @@ extension PostgresStore {
             // Another instance stored the same report between the check above and this insert. A
             // group this transaction created for it would stay at count 0: it goes too (nobody else
             // can see it before this transaction commits).
-            if created.first != nil {
+            if created {
                 try await connection.query("DELETE FROM crash_groups WHERE id = \(groupID)", logger: logger)
             }
             return
         }
+        for image in occurrence.images {
+            try await connection.query(
+                """
+                INSERT INTO report_images (report_id, project_id, build_id, resolved)
+                VALUES (\(reportID), \(projectID), \(image.buildID), \(image.resolved))
+                """, logger: logger)
+        }
+        try await count(
+            reportID: reportID, occurredAt: occurred, versionKey: occurrence.versionKey, hostKey: occurrence.hostKey,
+            in: groupID, connection, logger)
+    }
+
+    /// The id of the project's group with this signature, created (with count 0) when new; `created`
+    /// when this transaction made it.
+    static func group(
+        for signature: CrashSignature.Result, kind: String, occurredAt occurred: Double, projectID: Int64,
+        _ connection: PostgresConnection, _ logger: Logger
+    ) async throws -> (id: Int64, created: Bool) {
+        let created = try await rows(
+            connection,
+            """
+            INSERT INTO crash_groups (project_id, signature, signature_version, signature_text, kind, title, count,
+                first_seen, last_seen)
+            VALUES (\(projectID), \(signature.hash), \(Int64(CrashSignature.version)), \(signature.text),
+                \(kind), \(signature.title), 0, \(occurred), \(occurred))
+            ON CONFLICT (project_id, signature) DO NOTHING RETURNING id
+            """, logger: logger, { try $0["id"].decode(Int64.self) })
+        if let id = created.first { return (id, true) }
+        guard
+            let id = try await rows(
+                connection,
+                "SELECT id FROM crash_groups WHERE project_id = \(projectID) AND signature = \(signature.hash)",
+                logger: logger, { try $0["id"].decode(Int64.self) }
+            ).first
+        else { throw StorageError.notFound("group \(signature.hash)") }
+        return (id, false)
+    }
+
+    /// Counts one occurrence (the report `reportID`) in a group: count, first and last seen, latest
+    /// report, version and host tallies.
+    static func count(
+        reportID: Int64, occurredAt occurred: Double, versionKey version: String, hostKey host: String,
+        in groupID: Int64, _ connection: PostgresConnection, _ logger: Logger
+    ) async throws {
         try await connection.query(
             """
             UPDATE crash_groups SET count = count + 1,
@@ -141,7 +171,6 @@ extension PostgresStore {
                 last_seen = GREATEST(last_seen, \(occurred))
             WHERE id = \(groupID)
             """, logger: logger)
-        let (version, host) = (occurrence.versionKey, occurrence.hostKey)
         let limit = Int64(CrashGroup.maxTrackedValues)
         let other = CrashGroup.otherValues
         // Past the limit of distinct values, a new one is counted under `other` (see CrashGroup).

@@ -21,14 +21,16 @@ extension PostgresStore {
         guard !groups.isEmpty else { return [] }
         let ids = groups.map(\.id)
         let versions = try await read(
-            "SELECT group_id, app_version, count FROM group_versions WHERE group_id = ANY(\(ids))"
+            "SELECT group_id, app_version, count FROM group_versions WHERE group_id = ANY(\(ids)) AND count > 0"
         ) {
             (
                 try $0["group_id"].decode(Int64.self), try $0["app_version"].decode(String.self),
                 try $0["count"].decode(Int64.self)
             )
         }
-        let hosts = try await read("SELECT group_id, host, count FROM group_hosts WHERE group_id = ANY(\(ids))") {
+        let hosts = try await read(
+            "SELECT group_id, host, count FROM group_hosts WHERE group_id = ANY(\(ids)) AND count > 0"
+        ) {
             (
                 try $0["group_id"].decode(Int64.self), try $0["host"].decode(String.self),
                 try $0["count"].decode(Int64.self)
@@ -46,7 +48,8 @@ extension PostgresStore {
         try await completed(
             read(
                 """
-                SELECT * FROM crash_groups WHERE project_id = \(scope.projectID)
+                SELECT * FROM crash_groups WHERE project_id = \(scope.projectID) AND (count > 0 OR NOT EXISTS (
+                    SELECT 1 FROM group_moves WHERE from_group_id = crash_groups.id))
                 ORDER BY last_seen DESC, id DESC LIMIT \(Int64(page.limit)) OFFSET \(Int64(page.offset))
                 """, Self.group))
     }

@@ -87,6 +87,27 @@ enum SQLiteSchema {
                     CREATE INDEX symbol_files_uploaded ON symbol_files (project_id, uploaded_at);
                     """)
         }
+        // Symbolication on the collector: a report's state and the images its frames use; where a
+        // regrouped group's occurrences went.
+        migrator.registerMigration("v4-symbolication") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE reports ADD COLUMN symbolication TEXT
+                        CHECK (symbolication IN ('pending', 'missing', 'done'));
+                    ALTER TABLE reports ADD COLUMN symbolication_epoch INTEGER NOT NULL DEFAULT 0;
+                    CREATE INDEX reports_pending ON reports (id) WHERE symbolication = 'pending';
+                    CREATE TABLE report_images (
+                        report_id INTEGER NOT NULL REFERENCES reports(id) ON DELETE CASCADE,
+                        project_id INTEGER NOT NULL, build_id TEXT NOT NULL, resolved INTEGER NOT NULL,
+                        PRIMARY KEY (report_id, build_id));
+                    CREATE INDEX report_images_build ON report_images (project_id, build_id);
+                    CREATE TABLE group_moves (
+                        from_group_id INTEGER NOT NULL REFERENCES crash_groups(id) ON DELETE CASCADE,
+                        to_group_id INTEGER NOT NULL REFERENCES crash_groups(id) ON DELETE CASCADE,
+                        count INTEGER NOT NULL, last_moved_at REAL NOT NULL,
+                        PRIMARY KEY (from_group_id, to_group_id));
+                    """)
+        }
         return migrator
     }
 }

@@ -82,8 +82,35 @@ extension SQLiteStore {
         {
             return
         }
-        let signature = occurrence.signature
         let occurred = occurrence.occurredAt.timeIntervalSince1970
+        let groupID = try group(
+            for: occurrence.signature, kind: occurrence.kind, occurredAt: occurred, projectID: projectID, in: db)
+        try db.executeCached(
+            sql: """
+                INSERT INTO reports (project_id, bundle_id, group_id, report_uuid, kind, occurred_at, app_version, host,
+                    reason, json, symbolication)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                projectID, bundleID, groupID, occurrence.reportUUID, occurrence.kind, occurred, occurrence.appVersion,
+                occurrence.host, occurrence.reason, occurrence.json, occurrence.needsSymbolication ? "pending" : nil,
+            ])
+        let reportID = db.lastInsertedRowID
+        for image in occurrence.images {
+            try db.executeCached(
+                sql: "INSERT INTO report_images (report_id, project_id, build_id, resolved) VALUES (?, ?, ?, ?)",
+                arguments: [reportID, projectID, image.buildID, image.resolved])
+        }
+        try count(
+            reportID: reportID, occurredAt: occurred, versionKey: occurrence.versionKey, hostKey: occurrence.hostKey,
+            in: groupID, db)
+    }
+
+    /// The id of the project's group with this signature, created (with count 0) when new.
+    static func group(
+        for signature: CrashSignature.Result, kind: String, occurredAt occurred: Double, projectID: Int64,
+        in db: Database
+    ) throws -> Int64 {
         try db.executeCached(
             sql: """
                 INSERT INTO crash_groups (project_id, signature, signature_version, signature_text, kind, title, count,
@@ -92,25 +119,23 @@ extension SQLiteStore {
                 ON CONFLICT (project_id, signature) DO NOTHING
                 """,
             arguments: [
-                projectID, signature.hash, CrashSignature.version, signature.text, occurrence.kind,
-                signature.title, occurred, occurred,
+                projectID, signature.hash, CrashSignature.version, signature.text, kind, signature.title, occurred,
+                occurred,
             ])
         guard
             let groupID = try db.cachedValue(
                 Int64.self, sql: "SELECT id FROM crash_groups WHERE project_id = ? AND signature = ?",
                 arguments: [projectID, signature.hash])
         else { throw StorageError.notFound("group \(signature.hash)") }
-        try db.executeCached(
-            sql: """
-                INSERT INTO reports (project_id, bundle_id, group_id, report_uuid, kind, occurred_at, app_version, host,
-                    reason, json)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [
-                projectID, bundleID, groupID, occurrence.reportUUID, occurrence.kind, occurred, occurrence.appVersion,
-                occurrence.host, occurrence.reason, occurrence.json,
-            ])
-        let reportID = db.lastInsertedRowID
+        return groupID
+    }
+
+    /// Counts one occurrence (the report `reportID`) in a group: count, first and last seen, latest
+    /// report, version and host tallies.
+    static func count(
+        reportID: Int64, occurredAt occurred: Double, versionKey: String, hostKey: String, in groupID: Int64,
+        _ db: Database
+    ) throws {
         try db.executeCached(
             sql: """
                 UPDATE crash_groups SET count = count + 1,
@@ -130,9 +155,7 @@ extension SQLiteStore {
                 WHERE true
                 ON CONFLICT (group_id, app_version) DO UPDATE SET count = count + 1
                 """,
-            arguments: [
-                groupID, groupID, occurrence.versionKey, groupID, limit, occurrence.versionKey, CrashGroup.otherValues,
-            ])
+            arguments: [groupID, groupID, versionKey, groupID, limit, versionKey, CrashGroup.otherValues])
         try db.executeCached(
             sql: """
                 INSERT INTO group_hosts (group_id, host, count)
@@ -141,8 +164,6 @@ extension SQLiteStore {
                 WHERE true
                 ON CONFLICT (group_id, host) DO UPDATE SET count = count + 1
                 """,
-            arguments: [
-                groupID, groupID, occurrence.hostKey, groupID, limit, occurrence.hostKey, CrashGroup.otherValues,
-            ])
+            arguments: [groupID, groupID, hostKey, groupID, limit, hostKey, CrashGroup.otherValues])
     }
 }

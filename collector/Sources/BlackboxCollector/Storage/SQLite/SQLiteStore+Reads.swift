@@ -11,14 +11,16 @@ extension SQLiteStore {
         let placeholders = databaseQuestionMarks(count: ids.count)
         var versions: [Int64: [String: Int]] = [:]
         for row in try Row.fetchAll(
-            db, sql: "SELECT group_id, app_version, count FROM group_versions WHERE group_id IN (\(placeholders))",
+            db,
+            sql:
+                "SELECT group_id, app_version, count FROM group_versions WHERE group_id IN (\(placeholders)) AND count > 0",
             arguments: StatementArguments(ids))
         {
             versions[row["group_id"], default: [:]][row["app_version"]] = row["count"]
         }
         var hosts: [Int64: [String: Int]] = [:]
         for row in try Row.fetchAll(
-            db, sql: "SELECT group_id, host, count FROM group_hosts WHERE group_id IN (\(placeholders))",
+            db, sql: "SELECT group_id, host, count FROM group_hosts WHERE group_id IN (\(placeholders)) AND count > 0",
             arguments: StatementArguments(ids))
         {
             hosts[row["group_id"], default: [:]][row["host"]] = row["count"]
@@ -41,7 +43,8 @@ extension SQLiteStore {
                 Row.fetchAll(
                     db,
                     sql: """
-                        SELECT * FROM crash_groups WHERE project_id = ?
+                        SELECT * FROM crash_groups WHERE project_id = ? AND (count > 0 OR NOT EXISTS (
+                            SELECT 1 FROM group_moves WHERE from_group_id = crash_groups.id))
                         ORDER BY last_seen DESC, id DESC LIMIT ? OFFSET ?
                         """,
                     arguments: [scope.projectID, page.limit, page.offset]),

@@ -1,10 +1,9 @@
-import BlackboxELF
 import BlackboxFormat
 
 /// Function names from an image's own ELF symbol table (`.symtab`, else `.dynsym`): what a release
 /// binary stripped of its debug info still carries, and all there is where no symbolizer is
 /// installed (a slim runtime image). No file:line and no inlined frames: those need debug info.
-struct ELFSymbolTable {
+package struct ELFSymbolTable {
     private struct Function {
         var start: UInt64
         var size: UInt64
@@ -20,7 +19,7 @@ struct ELFSymbolTable {
     static let maximumTableBytes = 512 << 20
 
     /// Nil when the file is not ELF or has no symbol table with functions.
-    init?(path: String) {
+    package init?(path: String) {
         guard let file = ELFFile(path: path) else { return nil }
         let sections = file.sections()
         for type: UInt32 in [2, 11] {  // SHT_SYMTAB, else SHT_DYNSYM
@@ -58,7 +57,7 @@ struct ELFSymbolTable {
 
     /// The function containing `offset` (a link-time virtual address: the frame's image offset),
     /// demangled when it is a Swift name.
-    func symbol(at offset: UInt64) -> CrashReport.Symbol? {
+    package func symbol(at offset: UInt64) -> CrashReport.Symbol? {
         // The last function starting at or before `offset`.
         var low = 0
         var high = functions.count
@@ -73,7 +72,7 @@ struct ELFSymbolTable {
         let function = functions[candidate]
         guard function.size == 0 || offset < function.start &+ function.size else { return nil }
         let name = self.name(at: function.nameOffset)
-        let demangled = Symbolicator.demangle(name)
+        let demangled = SwiftDemangler.demangle(name)
         return CrashReport.Symbol(function: demangled ?? name, mangledName: demangled == nil ? nil : name)
     }
 

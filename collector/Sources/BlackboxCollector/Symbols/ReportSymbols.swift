@@ -1,0 +1,89 @@
+import BlackboxFormat
+
+/// What symbolicating a stored report from the symbol store means, in plain Swift (the stores only
+/// record its results): which images' frames still lack debug-info names, what to ask the symbolizer
+/// for them, and the report once their symbols are in.
+enum ReportSymbols {
+    /// An image (by build-id) that frames of a report point into; `resolved` once all those frames
+    /// have debug-info names.
+    struct ImageUse: Sendable, Equatable {
+        var buildID: String
+        var resolved: Bool
+    }
+
+    /// One row per build-id that frames point into, in frame order.
+    static func imageUses(_ report: CrashReport) -> [ImageUse] {
+        var uses: [ImageUse] = []
+        for frame in report.frames {
+            guard let buildID = buildID(of: frame, in: report) else { continue }
+            let resolved = hasDebugInfoNames(frame)
+            if let index = uses.firstIndex(where: { $0.buildID == buildID }) {
+                uses[index].resolved = uses[index].resolved && resolved
+            } else {
+                uses.append(ImageUse(buildID: buildID, resolved: resolved))
+            }
+        }
+        return uses
+    }
+
+    /// Names from DWARF already (older reports do not say how; a file:line means debug info).
+    static func hasDebugInfoNames(_ frame: CrashReport.Frame) -> Bool {
+        switch frame.symbolication {
+        case .debugInfo: true
+        case .symbolTable: false
+        case nil: frame.symbols.contains { $0.file != nil }
+        }
+    }
+
+    static func buildID(of frame: CrashReport.Frame, in report: CrashReport) -> String? {
+        guard let index = frame.imageIndex, report.images.indices.contains(index) else { return nil }
+        let image = report.images[index]
+        guard !image.path.hasPrefix("["), let buildID = image.buildID, !buildID.isEmpty else { return nil }
+        return buildID
+    }
+
+    /// The frames of `buildID`'s image that lack debug-info names, with the address to look up in
+    /// its debug file: the link-time address (`address - bias`), at `pc - 1` for return addresses
+    /// (every frame but the first) so that it lands inside the call and on its line.
+    static func lookups(in report: CrashReport, buildID: String) -> [(frame: Int, address: UInt64)] {
+        report.frames.indices.compactMap { position in
+            let frame = report.frames[position]
+            guard self.buildID(of: frame, in: report) == buildID, !hasDebugInfoNames(frame),
+                let imageIndex = frame.imageIndex, let address = hexValue(frame.address),
+                let bias = hexValue(report.images[imageIndex].bias)
+            else { return nil }
+            return (position, (address &- bias) &- (frame.index == 0 ? 0 : 1))
+        }
+    }
+
+    /// The report with debug-info names for the frames given (by position), marked as such; the
+    /// `Swift runtime failure: …` reason when the first frame now names one; a note saying which
+    /// file named them.
+    static func applying(
+        _ symbols: [Int: [CrashReport.Symbol]], from fileName: String, buildID: String, to report: CrashReport
+    ) -> CrashReport {
+        var report = report
+        var named = 0
+        for (position, frameSymbols) in symbols where report.frames.indices.contains(position) && !frameSymbols.isEmpty
+        {
+            report.frames[position].symbols = frameSymbols
+            report.frames[position].symbolication =
+                frameSymbols.contains { $0.file != nil } ? .debugInfo : .symbolTable
+            named += 1
+        }
+        guard named > 0 else { return report }
+        report.symbolicated = true
+        if let failure = report.frames.first?.symbols.first(where: { $0.function.hasPrefix("Swift runtime failure: ") })
+        {
+            report.reason = failure.function
+        }
+        report.notes.append(
+            "\(named) frame\(named == 1 ? "" : "s") symbolicated by the collector from \(fileName) (build-id \(buildID))"
+        )
+        return report
+    }
+
+    private static func hexValue(_ text: String) -> UInt64? {
+        UInt64(text.hasPrefix("0x") ? text.dropFirst(2) : text[...], radix: 16)
+    }
+}
