@@ -293,6 +293,27 @@ struct SymbolStoreTests {
         await collector.stop()
     }
 
+    @Test("without llvm-symbolizer the collector keeps working and says so: /ready, /metrics, the symbols page")
+    func withoutSymbolizer() async throws {
+        let collector = try await TestCollector.start { $0.symbolizerPath = nil }
+        let ready = try await HTTP.request(collector.baseURL + "/ready")
+        #expect(ready.status == 200 && ready.text.contains("symbolizer: missing"), "\(ready.text)")
+        let metrics = try await HTTP.request(collector.baseURL + "/metrics").text
+        #expect(metrics.contains("blackbox_symbolizer_available_bool 0"), "\(metrics)")
+        let report = Reports.crash(functions: ["shop.checkout() -> ()"])
+        let bundle = try BundleArchive.make(app: report.app, host: "h", reports: [report], logs: [])
+        #expect(try await HTTP.upload(collector, bundle).status == 201)
+        #expect(await collector.server.symbolicatePending() == 0)
+        #expect(try await collector.server.store.pendingSymbolicationCount() == 1, "it waits for a symbolizer")
+        await collector.stop()
+
+        let equipped = try await TestCollector.start()
+        let answer = try await HTTP.request(equipped.baseURL + "/ready").text
+        #expect(answer.hasPrefix("ready\nsymbolizer: /") && answer.contains("llvm-symbolizer"), "\(answer)")
+        #expect(try await HTTP.request(equipped.baseURL + "/metrics").text.contains("blackbox_symbolizer_available_bool 1"))
+        await equipped.stop()
+    }
+
     static func regularFiles(under directory: String) -> [String] {
         let enumerator = FileManager.default.enumerator(atPath: directory)
         var files: [String] = []

@@ -55,7 +55,14 @@ struct WebUIBrowserTests {
             ("/groups/\(groupID)", ["shop.Cart.total", "cart &lt;b&gt;broke&lt;/b&gt; &amp; stopped", "host-a (1)"]),
             (
                 "/reports/\(reportID)",
-                ["shop.checkout() -&gt; ()", "Sources/shop/main.swift:10", "/srv/shop/shop", "about to fail"]
+                [
+                    "shop.checkout() -&gt; ()", "Sources/shop/main.swift:10", "/srv/shop/shop", "about to fail",
+                    "Missing debug files", "<code>cd</code> /usr/lib/x86_64-linux-gnu/libc.so.6",
+                ]
+            ),
+            (
+                "/symbols",
+                ["Missing debug files", "<td><code>cd</code></td>", "No symbol files yet.", "llvm-symbolizer"]
             ),
             ("/bundles", ["web-host", "<td class=\"number\">3</td>"]),
             ("/bundles/\(bundleID)", ["logs/shop.log", "reports/crash-"]),

@@ -42,3 +42,19 @@ extension Request {
             offset: uri.queryParameters.get("offset", as: Int.self) ?? 0)
     }
 }
+
+/// Two values encoded as one JSON object (the keys of both): a record with what a route adds to it.
+struct Merged<Base: Encodable & Sendable, Extra: Encodable & Sendable>: Encodable, Sendable {
+    var base: Base
+    var extra: Extra
+
+    init(_ base: Base, _ extra: Extra) {
+        self.base = base
+        self.extra = extra
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        try base.encode(to: encoder)
+        try extra.encode(to: encoder)
+    }
+}

@@ -5,7 +5,7 @@ import Hummingbird
 /// The JSON read API under `/api/v1` (admin token). Lists are paginated with `limit` and `offset` and
 /// carry the link to the next page.
 struct ReadAPI {
-    let store: any ProjectReader
+    let store: any ProjectReader & SymbolicationStore
     let reader: BundleReader
 
     func register(on group: RouterGroup<AuthenticatedContext>) {
@@ -18,7 +18,10 @@ struct ReadAPI {
             guard let group = try await store.group(id: try context.id(), in: context.scope) else {
                 throw APIError.notFound("group")
             }
-            return try JSONResponse.make(group)
+            // Where occurrences went when symbolication gave them another signature.
+            struct Moves: Encodable { var movedTo: [GroupMove] }
+            let moves = try await store.moves(fromGroup: group.id, in: context.scope)
+            return try JSONResponse.make(Merged(group, Moves(movedTo: moves)))
         }
         group.get("groups/:id/occurrences") { request, context in
             let id = try context.id()

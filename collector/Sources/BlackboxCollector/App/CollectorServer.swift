@@ -170,7 +170,9 @@ public struct CollectorServer: Sendable {
             on: router.group("buildid").add(middleware: symbolsAuthentication).group(context: AuthenticatedContext.self)
         )
 
-        let web = WebUI(store: store, reader: reader, library: try await WebUI.loadTemplates(), sessions: sessions)
+        let web = WebUI(
+            store: store, reader: reader, symbolizer: symbolication.symbolizer?.executable,
+            library: try await WebUI.loadTemplates(), sessions: sessions)
         web.registerLogin(on: router)
         web.register(
             on: router.group()

@@ -4,7 +4,9 @@ import Foundation
 
 /// The key that groups occurrences of the same problem (docs/collector.md, "Grouping").
 ///
-/// Version 1: `kind | signal name | reason class | top 3 in-app functions`, where
+/// Version 2 (version 1 left the verbose specialization markers `swift_demangle` writes, such as
+/// `generic specialization <Swift.Int> of `, in names, so an inlined standard-library function could
+/// pass for the app's): `kind | signal name | reason class | top 3 in-app functions`, where
 /// - in-app functions are the symbols (inlined ones included, innermost first) of frames outside the
 ///   system, the Swift runtime and toolchain libraries, and Blackbox itself;
 /// - function names are normalized: no addresses, offsets, generic specialization markers or closure
@@ -14,7 +16,7 @@ import Foundation
 ///   reason stands in, then the unsymbolicated image-relative offsets of the top frames.
 /// The stored signature is the sha256 of that text; the text itself is the group's title source.
 public enum CrashSignature {
-    public static let version = 1
+    public static let version = 2
 
     public struct Result: Sendable, Equatable {
         public var hash: String
@@ -91,7 +93,7 @@ public enum CrashSignature {
 
     /// `specialized closure #2 (Swift.Int) -> () in app.run(x: Swift.Int) -> ()` → `closure in app.run(x:)`.
     static func normalizeFunction(_ name: String) -> String {
-        var result = name
+        var result = withoutSpecializationMarkers(name)
         for marker in ["specialized ", "merged ", "static ", "@objc ", "outlined "] {
             result = result.replacingOccurrences(of: marker, with: "")
         }
@@ -104,6 +106,26 @@ public enum CrashSignature {
         result = result.replacingOccurrences(of: #"0x[0-9a-fA-F]+"#, with: "", options: .regularExpression)
         result = result.replacingOccurrences(of: #" \+ \d+$"#, with: "", options: .regularExpression)
         return result.trimmingCharacters(in: .whitespaces)
+    }
+
+    /// `generic specialization <Swift.Array<Swift.Int>> of Swift.Array.count` → `Swift.Array.count`
+    /// (also `function signature specialization <…> of `), however deeply the brackets nest.
+    static func withoutSpecializationMarkers(_ name: String) -> String {
+        var result = Substring(name)
+        var output = ""
+        let markers = ["generic specialization <", "function signature specialization <"]
+        while let marker = markers.compactMap({ result.range(of: $0) }).min(by: { $0.lowerBound < $1.lowerBound }) {
+            output += result[..<marker.lowerBound]
+            var depth = 1
+            var index = marker.upperBound
+            while index < result.endIndex && depth > 0 {
+                if result[index] == "<" { depth += 1 } else if result[index] == ">" { depth -= 1 }
+                index = result.index(after: index)
+            }
+            result = result[index...]
+            if result.hasPrefix(" of ") { result = result.dropFirst(4) }
+        }
+        return output + result
     }
 
     /// Numbers, hex and quoted values vary between occurrences of the same problem.

@@ -12,7 +12,7 @@ import Hummingbird
 ///   elfutils' `debuginfod-find` fetch symbols from here (with the token as an `Authorization` header,
 ///   for example through `DEBUGINFOD_HEADERS_FILE`).
 struct SymbolRoutes {
-    let index: any SymbolIndex
+    let index: any SymbolIndex & SymbolicationStore
     let upload: SymbolUpload
     let blobs: BlobStore
     /// Build-ids per check request.
@@ -48,9 +48,19 @@ struct SymbolRoutes {
         group.get("") { request, context in
             let page = request.page
             let files = try await index.symbolFiles(in: context.scope, page: page)
-            return try JSONResponse.make(PageOf(files, page: page, path: "/api/v1/symbols"))
+            let uses = try await index.reportCounts(buildIDs: files.map(\.buildID), in: context.scope)
+            let listed = files.map { Merged($0, ReportCount(reports: uses[$0.buildID] ?? 0)) }
+            return try JSONResponse.make(PageOf(listed, page: page, path: "/api/v1/symbols"))
+        }
+        group.get("missing") { request, context in
+            let page = request.page
+            let missing = try await index.missingSymbols(in: context.scope, page: page)
+            return try JSONResponse.make(PageOf(missing, page: page, path: "/api/v1/symbols/missing"))
         }
     }
+
+    /// How many of the project's reports have frames in a file's image.
+    struct ReportCount: Encodable { var reports: Int }
 
     func registerDebuginfod(on group: RouterGroup<AuthenticatedContext>) {
         group.get(":buildID/debuginfo") { _, context in try await serve(\.hasDebugInfo, context: context) }

@@ -8,6 +8,8 @@ import Mustache
 struct WebUI {
     let store: any CollectorStore
     let reader: BundleReader
+    /// The symbolizer the collector symbolicates with, or nil (the symbols page says so).
+    let symbolizer: String?
     let library: MustacheLibrary
     let sessions: WebSessions
 
@@ -51,6 +53,9 @@ struct WebUI {
                     ]
                 },
             ]
+            values["moves"] = try await store.moves(fromGroup: id, in: context.scope).map { move -> [String: Any] in
+                ["toGroupID": move.toGroupID, "count": move.count, "plural": move.count != 1]
+            }
             if let latestID = group.latestReportID, let latest = try await store.report(id: latestID, in: context.scope)
             {
                 values["latest"] = [
@@ -64,7 +69,40 @@ struct WebUI {
             guard let stored = try await store.report(id: try context.id(), in: context.scope) else {
                 return notFound()
             }
-            return render("report", reportValues(stored))
+            var values = reportValues(stored)
+            // Images whose frames lack debug-info names and whose debug file the store does not have.
+            let unresolved = ReportSymbols.imageUses(stored.report).filter { !$0.resolved }.map(\.buildID)
+            let archived = try await store.symbolFiles(buildIDs: unresolved, in: context.scope).filter(\.hasDebugInfo)
+            let missing = unresolved.filter { id in !archived.contains { $0.buildID == id } }
+            values["hasMissingSymbols"] = !missing.isEmpty
+            values["missingSymbols"] = missing.map { buildID -> [String: Any] in
+                let path = stored.report.images.first { $0.buildID == buildID }?.path ?? ""
+                return ["buildID": buildID, "path": path]
+            }
+            return render("report", values)
+        }
+        group.get("symbols") { request, context in
+            let page = request.page
+            let files = try await store.symbolFiles(in: context.scope, page: page)
+            let uses = try await store.reportCounts(buildIDs: files.map(\.buildID), in: context.scope)
+            let missing = try await store.missingSymbols(in: context.scope, page: Page(limit: 100))
+            var values: [String: Any] = [
+                "title": "Symbols", "symbolizer": symbolizer ?? "", "hasFiles": !files.isEmpty,
+                "files": files.map { file -> [String: Any] in
+                    [
+                        "buildID": file.buildID, "fileName": file.fileName, "size": file.size,
+                        "uploadedAt": iso(file.uploadedAt), "reports": uses[file.buildID] ?? 0,
+                        "contents": [file.hasDebugInfo ? "debug info" : nil, file.hasCode ? "code" : nil]
+                            .compactMap { $0 }.joined(separator: ", "),
+                    ]
+                },
+                "hasMissing": !missing.isEmpty,
+                "missing": missing.map { entry -> [String: Any] in
+                    ["buildID": entry.buildID, "reports": entry.reports, "lastSeen": iso(entry.lastSeen)]
+                },
+            ]
+            if files.count == page.limit { values["next"] = "/symbols?offset=\(page.offset + page.limit)" }
+            return render("symbols", values)
         }
         group.get("bundles") { request, context in
             let page = request.page

@@ -1,0 +1,35 @@
+import BlackboxFormat
+import Testing
+
+@testable import BlackboxCollector
+
+@Suite("Crash signature")
+struct CrashSignatureTests {
+    @Test("verbose specialization markers are removed, however deeply their brackets nest")
+    func specializationMarkers() {
+        #expect(
+            CrashSignature.normalizeFunction(
+                "generic specialization <Swift.Int> of Swift.Array._checkSubscript(_: Swift.Int) -> ()")
+                == "Swift.Array._checkSubscript(…)")
+        #expect(
+            CrashSignature.normalizeFunction(
+                "function signature specialization <Arg[0] = Dead> of generic specialization <Swift.Array<Swift.Dictionary<Swift.String, Swift.Int>>> of shop.total(Swift.Int) -> Swift.Int"
+            ) == "shop.total(…)")
+        #expect(CrashSignature.normalizeFunction("shop.Cart.add(item: Swift.String) -> ()") == "shop.Cart.add(…)")
+        #expect(CrashSignature.normalizeFunction("generic specialization <") == "")
+    }
+
+    @Test("a standard-library function inlined into the app (as debug info names it) does not title the group")
+    func inlinedStandardLibrary() {
+        var report = Reports.crash(functions: [
+            "shop.triggerIndexOutOfRange(Swift.Array<Swift.Int>, Swift.Int) -> Swift.Int"
+        ])
+        report.frames[1].symbols.insert(
+            CrashReport.Symbol(
+                function:
+                    "generic specialization <Swift.Int> of Swift.Array._checkSubscript(_: Swift.Int, wasNativeTypeChecked: Swift.Bool) -> Swift._DependenceToken",
+                file: "/build/swift/stdlib/public/core/Array.swift", line: 417, inlined: true),
+            at: 0)
+        #expect(CrashSignature.compute(report).title == "SIGSEGV in shop.triggerIndexOutOfRange(…)")
+    }
+}
