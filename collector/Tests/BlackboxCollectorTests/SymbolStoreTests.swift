@@ -310,7 +310,8 @@ struct SymbolStoreTests {
         let equipped = try await TestCollector.start()
         let answer = try await HTTP.request(equipped.baseURL + "/ready").text
         #expect(answer.hasPrefix("ready\nsymbolizer: /") && answer.contains("llvm-symbolizer"), "\(answer)")
-        #expect(try await HTTP.request(equipped.baseURL + "/metrics").text.contains("blackbox_symbolizer_available_bool 1"))
+        #expect(
+            try await HTTP.request(equipped.baseURL + "/metrics").text.contains("blackbox_symbolizer_available_bool 1"))
         await equipped.stop()
     }
 
