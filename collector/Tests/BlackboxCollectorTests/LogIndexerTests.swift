@@ -27,6 +27,7 @@ struct LogIndexerTests {
         let store: SQLiteStore
         let project: Int64
         let indexer: LogIndexer
+        let activity = IngestActivity()
 
         init(maxDeferral: Duration) async throws {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -36,7 +37,8 @@ struct LogIndexerTests {
             _ = try await store.index([StoreContractTests.newBundle(project: project, logs: 2)])
             let blobs = try BlobStore(root: "\(directory)/blobs", temporaryDirectory: "\(directory)/tmp")
             indexer = LogIndexer(
-                store: store, reader: BundleReader(blobs: blobs, maxBytes: 1 << 20), maxDeferral: maxDeferral)
+                store: store, reader: BundleReader(blobs: blobs, maxBytes: 1 << 20), activity: activity,
+                maxDeferral: maxDeferral)
         }
 
         func remove() { try? FileManager.default.removeItem(atPath: directory) }
@@ -46,16 +48,16 @@ struct LogIndexerTests {
     func stepsBackForIngest() async throws {
         let fixture = try await Fixture(maxDeferral: .milliseconds(500))
         defer { fixture.remove() }
-        let (store, project, indexer) = (fixture.store, fixture.project, fixture.indexer)
+        let (store, project, indexer, activity) = (fixture.store, fixture.project, fixture.indexer, fixture.activity)
 
-        indexer.noteUpload(started: true)  // in flight for as long as the indexer runs
+        activity.noteUpload(started: true)  // in flight for as long as the indexer runs
         let started = ContinuousClock.now
         await indexer.indexPending()
         #expect(ContinuousClock.now - started >= .milliseconds(500))
         // The blobs do not exist: the files are marked indexed with no lines, so they cannot stall it.
         #expect(try await store.unindexedLogFiles(limit: 10).isEmpty)
 
-        indexer.noteUpload(started: false)
+        activity.noteUpload(started: false)
         _ = try await store.index([StoreContractTests.newBundle(project: project, logs: 1)])
         await indexer.indexPending()
         #expect(try await store.unindexedLogFiles(limit: 10).isEmpty)
@@ -66,7 +68,7 @@ struct LogIndexerTests {
         // An upload stays in flight, so the indexer waits (up to 20 s) before indexing its backlog.
         let fixture = try await Fixture(maxDeferral: .seconds(20))
         defer { fixture.remove() }
-        fixture.indexer.noteUpload(started: true)
+        fixture.activity.noteUpload(started: true)
         let group = ServiceGroup(
             configuration: .init(services: [fixture.indexer], logger: Logger(label: "test"))
         )

@@ -13,6 +13,8 @@ public struct CollectorServer: Sendable {
     let metrics = CollectorMetrics()
     let committer: GroupCommitter
     let indexer: LogIndexer
+    /// Uploads arriving now: background work steps back for them.
+    let activity = IngestActivity()
     let symbolication: SymbolicationService
     let reader: BundleReader
 
@@ -33,10 +35,12 @@ public struct CollectorServer: Sendable {
         self.committer = GroupCommitter(store: self.store, blobs: blobs, window: configuration.groupCommitWindow)
         self.reader = BundleReader(blobs: blobs, maxBytes: configuration.limits.maxEntryBytes)
         self.indexer = LogIndexer(
-            store: self.store, reader: reader, maxLinesPerFile: configuration.limits.maxIndexedLinesPerFile)
+            store: self.store, reader: reader, activity: activity,
+            maxLinesPerFile: configuration.limits.maxIndexedLinesPerFile)
         self.symbolication = SymbolicationService(
             store: self.store, symbolBlobs: symbolBlobs,
-            symbolizer: configuration.symbolizerPath.map { SymbolizerProcess(executable: $0) }, metrics: metrics)
+            symbolizer: configuration.symbolizerPath.map { SymbolizerProcess(executable: $0) }, metrics: metrics,
+            activity: activity)
     }
 
     /// Migrates, cleans up uploads a previous run left half-received, and returns the application.
@@ -136,7 +140,8 @@ public struct CollectorServer: Sendable {
             store: store, blobs: blobs, limits: configuration.limits, committer: committer, metrics: metrics,
             indexerWakeup: { [indexer] in indexer.wake() },
             symbolicationWakeup: { [symbolication] in symbolication.wake() },
-            uploadActivity: { [indexer] started in indexer.noteUpload(started: started) }, keys: KeyCache(store: store),
+            uploadActivity: { [activity] started in activity.noteUpload(started: started) },
+            keys: KeyCache(store: store),
             inspectionMemory: MemoryBudget(limit: configuration.limits.maxReportBytesInFlight))
         router.post("api/v1/bundles") { request, context in try await ingest.receive(request, context: context) }
         router.get("api/v1/key") { request, _ in try await ingest.describeKey(request) }

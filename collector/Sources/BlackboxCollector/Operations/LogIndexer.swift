@@ -30,24 +30,20 @@ final class LogIndexer: Service, Sendable {
     /// Longer lines are cut: a log line is for reading, not a blob store.
     static let maxLineLength = 8 << 10
 
-    /// Uploads being received now, and when the last one started or ended (uptime in nanoseconds).
-    private let uploadsInFlight = Atomic<Int>(0)
-    private let lastIngest = Atomic<UInt64>(0)
+    private let activity: IngestActivity
     private let maxDeferral: Duration
     /// Set on graceful shutdown. Shutdown does not cancel the service's task, so without this the
     /// indexer would finish the whole backlog (minutes, after a burst of large bundles) before the
     /// server could stop. What is left stays in the queue for the next run.
     private let stopping = Atomic<Bool>(false)
-    /// An upload this recent (or one in flight) means ingest is busy.
-    static let busyWindow: Duration = .milliseconds(50)
-
     private let maxLinesPerFile: Int
 
     init(
-        store: any LogIndex, reader: BundleReader, maxLinesPerFile: Int = 100_000,
+        store: any LogIndex, reader: BundleReader, activity: IngestActivity, maxLinesPerFile: Int = 100_000,
         maxDeferral: Duration = .seconds(30)
     ) {
         self.store = store
+        self.activity = activity
         self.reader = reader
         self.maxLinesPerFile = maxLinesPerFile
         self.maxDeferral = maxDeferral
@@ -55,22 +51,6 @@ final class LogIndexer: Service, Sendable {
     }
 
     func wake() { wakeContinuation.yield() }
-
-    /// Called as each upload starts and as it ends.
-    func noteUpload(started: Bool) {
-        uploadsInFlight.add(started ? 1 : -1, ordering: .relaxed)
-        lastIngest.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
-    }
-
-    private var ingestIsBusy: Bool {
-        if uploadsInFlight.load(ordering: .relaxed) > 0 { return true }
-        let last = lastIngest.load(ordering: .relaxed)
-        return last != 0 && DispatchTime.now().uptimeNanoseconds - last < Self.nanoseconds(Self.busyWindow)
-    }
-
-    private static func nanoseconds(_ duration: Duration) -> UInt64 {
-        UInt64(duration.components.seconds) * 1_000_000_000 + UInt64(duration.components.attoseconds / 1_000_000_000)
-    }
 
     func run() async throws {
         wake()  // whatever a previous run left
@@ -101,7 +81,7 @@ final class LogIndexer: Service, Sendable {
             }
             if files.isEmpty || isStopping { return }
             // Wait with the files in hand: on PostgreSQL, listing them claimed them for this instance.
-            await stepBackWhileIngestIsBusy(deferringSince: &deferringSince)
+            await activity.stepBack(deferringSince: &deferringSince, maxDeferral: maxDeferral) { isStopping }
             var batch: [LogFileLines] = []
             var batchBytes = 0
             var batchLines = 0
@@ -121,16 +101,6 @@ final class LogIndexer: Service, Sendable {
                 }
             }
             guard await store(batch) else { return }
-        }
-    }
-
-    /// Sleeps while uploads are in flight, until `maxDeferral` after the first time it had to.
-    private func stepBackWhileIngestIsBusy(deferringSince: inout ContinuousClock.Instant?) async {
-        while ingestIsBusy && !isStopping {
-            let since = deferringSince ?? .now
-            deferringSince = since
-            if since.duration(to: .now) >= maxDeferral { return }
-            try? await Task.sleep(for: Self.busyWindow)
         }
     }
 

@@ -10,10 +10,10 @@ public protocol SymbolicationStore: Sendable {
     func pendingSymbolication(limit: Int) async throws -> [PendingReport]
     /// Marks reports (at their epoch) as waiting for symbols that are not in the store.
     func markSymbolsMissing(_ reports: [PendingReport]) async throws
-    /// Stores the symbolicated report and moves it to the group of its new signature, exactly once:
-    /// false (and nothing written) when the report changed since it was read (another instance
-    /// applied it, or it was queued again).
-    func applySymbolication(_ update: SymbolicationUpdate) async throws -> Bool
+    /// Stores symbolicated reports and moves each to the group of its new signature, exactly once, in
+    /// one transaction: for each, false (and nothing written for it) when the report changed since it
+    /// was read (another instance applied it, or it was queued again).
+    func applySymbolication(_ updates: [SymbolicationUpdate]) async throws -> [Bool]
     /// Late symbols: the project's reports with unresolved frames in `buildID`'s image become pending;
     /// returns how many.
     @discardableResult
@@ -26,6 +26,12 @@ public protocol SymbolicationStore: Sendable {
     func moves(fromGroup groupID: Int64, in scope: ProjectScope) async throws -> [GroupMove]
     /// Reports waiting now (for `/metrics`).
     func pendingSymbolicationCount() async throws -> Int
+}
+
+extension SymbolicationStore {
+    func applySymbolication(_ update: SymbolicationUpdate) async throws -> Bool {
+        try await applySymbolication([update]).first ?? false
+    }
 }
 
 public struct PendingReport: Sendable, Equatable {

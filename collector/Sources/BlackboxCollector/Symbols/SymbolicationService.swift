@@ -12,7 +12,8 @@ import Synchronization
 /// exact and idempotent there.
 ///
 /// Woken by ingest (new pending reports) and by symbol uploads (late symbols), and every
-/// `pollInterval` for work other instances queued.
+/// `pollInterval` for work other instances queued. Like the log indexer, it steps back while uploads
+/// are arriving (`IngestActivity`), for at most `maxDeferral` per batch.
 final class SymbolicationService: Service, Sendable {
     typealias Store = SymbolIndex & SymbolicationStore
     private let store: any Store
@@ -21,6 +22,8 @@ final class SymbolicationService: Service, Sendable {
     let symbolizer: SymbolizerProcess?
     private let metrics: CollectorMetrics
     private let pollInterval: Duration
+    private let activity: IngestActivity
+    private let maxDeferral: Duration
     private let wakeups: AsyncStream<Void>
     private let wakeContinuation: AsyncStream<Void>.Continuation
     private let stopping = Atomic<Bool>(false)
@@ -29,8 +32,11 @@ final class SymbolicationService: Service, Sendable {
 
     init(
         store: any Store, symbolBlobs: BlobStore, symbolizer: SymbolizerProcess?, metrics: CollectorMetrics,
+        activity: IngestActivity = IngestActivity(), maxDeferral: Duration = .seconds(2),
         pollInterval: Duration = .seconds(60)
     ) {
+        self.activity = activity
+        self.maxDeferral = maxDeferral
         self.store = store
         self.symbolBlobs = symbolBlobs
         self.symbolizer = symbolizer
@@ -75,6 +81,7 @@ final class SymbolicationService: Service, Sendable {
         guard let symbolizer else { return 0 }
         var seen = Set<Int64>()
         var symbolicated = 0
+        var deferringSince: ContinuousClock.Instant?
         while !isStopping {
             let batch: [PendingReport]
             do {
@@ -85,19 +92,29 @@ final class SymbolicationService: Service, Sendable {
                 return symbolicated
             }
             guard !batch.isEmpty else { break }
+            await activity.stepBack(deferringSince: &deferringSince, maxDeferral: maxDeferral) { isStopping }
             var missing: [PendingReport] = []
+            var updates: [SymbolicationUpdate] = []
+            let started = ContinuousClock.now
             for pending in batch.prefix(Self.batchSize) {
                 seen.insert(pending.id)
                 switch await symbolicate(pending, with: symbolizer) {
-                case .applied: symbolicated += 1
+                case .symbolicated(let update): updates.append(update)
                 case .noSymbols: missing.append(pending)
                 case .failed: break  // stays pending for the next round
                 }
             }
+            // One transaction for the batch: a commit per report would take the database's writer
+            // (and a disk flush) away from ingest that often.
             do {
                 try await store.markSymbolsMissing(missing)
+                let applied = try await store.applySymbolication(updates).filter { $0 }.count
+                symbolicated += applied
+                let each = (ContinuousClock.now - started) / max(1, updates.count + missing.count)
+                for _ in 0..<applied { metrics.symbolicated(duration: each) }
             } catch {
-                logger.error("cannot record reports waiting for symbols: \(error)")
+                // A lost race with another instance's transaction (or a deadlock it broke): next round.
+                logger.notice("a batch of \(updates.count) symbolicated reports was not stored this time: \(error)")
             }
         }
         if let pending = try? await store.pendingSymbolicationCount() { metrics.symbolicationPending(pending) }
@@ -105,13 +122,12 @@ final class SymbolicationService: Service, Sendable {
     }
 
     enum Outcome {
-        case applied
+        case symbolicated(SymbolicationUpdate)
         case noSymbols
         case failed
     }
 
     private func symbolicate(_ pending: PendingReport, with symbolizer: SymbolizerProcess) async -> Outcome {
-        let started = ContinuousClock.now
         guard let report = try? CrashReport.decode(pending.json) else {
             logger.error("report \(pending.id) does not decode; it is left unsymbolicated")
             return .noSymbols
@@ -145,27 +161,18 @@ final class SymbolicationService: Service, Sendable {
             symbolicated = ReportSymbols.applying(byFrame, from: file.fileName, buildID: buildID, to: symbolicated)
             resolved.append(buildID)
         }
-        let update: SymbolicationUpdate
         do {
-            update = SymbolicationUpdate(
-                report: pending, json: try CrashReport.makeEncoder().encode(symbolicated),
-                reason: symbolicated.reason ?? symbolicated.fatalMessage,
-                signature: CrashSignature.compute(symbolicated), kind: symbolicated.kind.rawValue,
-                occurredAt: symbolicated.process.crashTime, versionKey: symbolicated.app.version ?? "unknown",
-                hostKey: symbolicated.host.name.isEmpty ? "unknown" : symbolicated.host.name,
-                resolvedBuildIDs: resolved, complete: resolved.count == unresolved.count)
+            return .symbolicated(
+                SymbolicationUpdate(
+                    report: pending, json: try CrashReport.makeEncoder().encode(symbolicated),
+                    reason: symbolicated.reason ?? symbolicated.fatalMessage,
+                    signature: CrashSignature.compute(symbolicated), kind: symbolicated.kind.rawValue,
+                    occurredAt: symbolicated.process.crashTime, versionKey: symbolicated.app.version ?? "unknown",
+                    hostKey: symbolicated.host.name.isEmpty ? "unknown" : symbolicated.host.name,
+                    resolvedBuildIDs: resolved, complete: resolved.count == unresolved.count))
         } catch {
             logger.error("cannot encode report \(pending.id): \(error)")
             return .failed
         }
-        do {
-            guard try await store.applySymbolication(update) else { return .failed }
-        } catch {
-            // A lost race with another instance's transaction (or a deadlock it broke): next round.
-            logger.notice("report \(pending.id) not symbolicated this time: \(error)")
-            return .failed
-        }
-        metrics.symbolicated(duration: ContinuousClock.now - started)
-        return .applied
     }
 }

@@ -150,6 +150,8 @@ final class SymbolizerProcess: Sendable {
             close(fromChild[0])
             return nil
         }
+        // Background work: the CPU goes to ingest first (an upload's inspection, its transaction).
+        setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(pid), 19)
         return Child(pid: pid, input: toChild[1], output: fromChild[0])
     }
 

@@ -32,56 +32,64 @@ extension PostgresStore {
         }
     }
 
-    public func applySymbolication(_ update: SymbolicationUpdate) async throws -> Bool {
+    public func applySymbolication(_ updates: [SymbolicationUpdate]) async throws -> [Bool] {
         try await transaction { connection, logger in
-            let reportID = update.report.id
-            guard
-                let (oldGroup, projectID) = try await Self.rows(
-                    connection,
-                    """
-                    SELECT group_id, project_id FROM reports
-                    WHERE id = \(reportID) AND symbolication = 'pending' AND symbolication_epoch = \(update.report.epoch)
-                    FOR UPDATE
-                    """, logger: logger,
-                    { (try $0["group_id"].decode(Int64.self), try $0["project_id"].decode(Int64.self)) }
-                ).first,
-                let oldSignature = try await Self.rows(
-                    connection, "SELECT signature FROM crash_groups WHERE id = \(oldGroup)", logger: logger,
-                    { try $0["signature"].decode(String.self) }
-                ).first
-            else { return false }
-            let state = update.complete ? "done" : "missing"
-            try await connection.query(
-                """
-                UPDATE reports SET json = \(update.json), reason = \(update.reason), symbolication = \(state)
-                WHERE id = \(reportID)
-                """, logger: logger)
-            try await connection.query(
-                """
-                UPDATE report_images SET resolved = true
-                WHERE report_id = \(reportID) AND build_id = ANY(\(update.resolvedBuildIDs))
-                """, logger: logger)
-            guard update.signature.hash != oldSignature else { return true }
-            let occurred = update.occurredAt.timeIntervalSince1970
-            let (newGroup, _) = try await Self.group(
-                for: update.signature, kind: update.kind, occurredAt: occurred, projectID: projectID, connection,
-                logger)
-            try await connection.query(
-                "UPDATE reports SET group_id = \(newGroup) WHERE id = \(reportID)", logger: logger)
-            try await Self.uncount(
-                versionKey: update.versionKey, hostKey: update.hostKey, from: oldGroup, connection, logger)
-            try await Self.count(
-                reportID: reportID, occurredAt: occurred, versionKey: update.versionKey, hostKey: update.hostKey,
-                in: newGroup, connection, logger)
-            try await connection.query(
-                """
-                INSERT INTO group_moves (from_group_id, to_group_id, count, last_moved_at)
-                VALUES (\(oldGroup), \(newGroup), 1, \(Date().timeIntervalSince1970))
-                ON CONFLICT (from_group_id, to_group_id) DO UPDATE SET count = group_moves.count + 1,
-                    last_moved_at = excluded.last_moved_at
-                """, logger: logger)
-            return true
+            var applied: [Bool] = []
+            for update in updates { applied.append(try await Self.apply(update, connection, logger)) }
+            return applied
         }
+    }
+
+    static func apply(_ update: SymbolicationUpdate, _ connection: PostgresConnection, _ logger: Logger)
+        async throws -> Bool
+    {
+        let reportID = update.report.id
+        guard
+            let (oldGroup, projectID) = try await rows(
+                connection,
+                """
+                SELECT group_id, project_id FROM reports
+                WHERE id = \(reportID) AND symbolication = 'pending' AND symbolication_epoch = \(update.report.epoch)
+                FOR UPDATE
+                """, logger: logger,
+                { (try $0["group_id"].decode(Int64.self), try $0["project_id"].decode(Int64.self)) }
+            ).first,
+            let oldSignature = try await rows(
+                connection, "SELECT signature FROM crash_groups WHERE id = \(oldGroup)", logger: logger,
+                { try $0["signature"].decode(String.self) }
+            ).first
+        else { return false }
+        let state = update.complete ? "done" : "missing"
+        try await connection.query(
+            """
+            UPDATE reports SET json = \(update.json), reason = \(update.reason), symbolication = \(state)
+            WHERE id = \(reportID)
+            """, logger: logger)
+        try await connection.query(
+            """
+            UPDATE report_images SET resolved = true
+            WHERE report_id = \(reportID) AND build_id = ANY(\(update.resolvedBuildIDs))
+            """, logger: logger)
+        guard update.signature.hash != oldSignature else { return true }
+        let occurred = update.occurredAt.timeIntervalSince1970
+        let (newGroup, _) = try await group(
+            for: update.signature, kind: update.kind, occurredAt: occurred, projectID: projectID, connection,
+            logger)
+        try await connection.query(
+            "UPDATE reports SET group_id = \(newGroup) WHERE id = \(reportID)", logger: logger)
+        try await uncount(
+            versionKey: update.versionKey, hostKey: update.hostKey, from: oldGroup, connection, logger)
+        try await count(
+            reportID: reportID, occurredAt: occurred, versionKey: update.versionKey, hostKey: update.hostKey,
+            in: newGroup, connection, logger)
+        try await connection.query(
+            """
+            INSERT INTO group_moves (from_group_id, to_group_id, count, last_moved_at)
+            VALUES (\(oldGroup), \(newGroup), 1, \(Date().timeIntervalSince1970))
+            ON CONFLICT (from_group_id, to_group_id) DO UPDATE SET count = group_moves.count + 1,
+                last_moved_at = excluded.last_moved_at
+            """, logger: logger)
+        return true
     }
 
     /// See `SQLiteStore.uncount`.

@@ -32,46 +32,48 @@ extension SQLiteStore {
         }
     }
 
-    public func applySymbolication(_ update: SymbolicationUpdate) async throws -> Bool {
-        try await pool.write { db in
-            let reportID = update.report.id
-            guard
-                let current = try Row.fetchOne(
-                    db,
-                    sql: """
-                        SELECT r.group_id, r.project_id, g.signature FROM reports r JOIN crash_groups g ON g.id = r.group_id
-                        WHERE r.id = ? AND r.symbolication = 'pending' AND r.symbolication_epoch = ?
-                        """,
-                    arguments: [reportID, update.report.epoch])
-            else { return false }
-            let (oldGroup, projectID, oldSignature): (Int64, Int64, String) =
-                (current["group_id"], current["project_id"], current["signature"])
-            try db.execute(
-                sql: "UPDATE reports SET json = ?, reason = ?, symbolication = ? WHERE id = ?",
-                arguments: [update.json, update.reason, update.complete ? "done" : "missing", reportID])
-            for buildID in update.resolvedBuildIDs {
-                try db.execute(
-                    sql: "UPDATE report_images SET resolved = 1 WHERE report_id = ? AND build_id = ?",
-                    arguments: [reportID, buildID])
-            }
-            guard update.signature.hash != oldSignature else { return true }
-            let occurred = update.occurredAt.timeIntervalSince1970
-            let newGroup = try Self.group(
-                for: update.signature, kind: update.kind, occurredAt: occurred, projectID: projectID, in: db)
-            try db.execute(sql: "UPDATE reports SET group_id = ? WHERE id = ?", arguments: [newGroup, reportID])
-            try Self.uncount(versionKey: update.versionKey, hostKey: update.hostKey, from: oldGroup, db)
-            try Self.count(
-                reportID: reportID, occurredAt: occurred, versionKey: update.versionKey, hostKey: update.hostKey,
-                in: newGroup, db)
-            try db.execute(
+    public func applySymbolication(_ updates: [SymbolicationUpdate]) async throws -> [Bool] {
+        try await pool.write { db in try updates.map { try Self.apply($0, in: db) } }
+    }
+
+    static func apply(_ update: SymbolicationUpdate, in db: Database) throws -> Bool {
+        let reportID = update.report.id
+        guard
+            let current = try Row.fetchOne(
+                db,
                 sql: """
-                    INSERT INTO group_moves (from_group_id, to_group_id, count, last_moved_at) VALUES (?, ?, 1, ?)
-                    ON CONFLICT (from_group_id, to_group_id) DO UPDATE SET count = count + 1,
-                        last_moved_at = excluded.last_moved_at
+                    SELECT r.group_id, r.project_id, g.signature FROM reports r JOIN crash_groups g ON g.id = r.group_id
+                    WHERE r.id = ? AND r.symbolication = 'pending' AND r.symbolication_epoch = ?
                     """,
-                arguments: [oldGroup, newGroup, Date().timeIntervalSince1970])
-            return true
+                arguments: [reportID, update.report.epoch])
+        else { return false }
+        let (oldGroup, projectID, oldSignature): (Int64, Int64, String) =
+            (current["group_id"], current["project_id"], current["signature"])
+        try db.execute(
+            sql: "UPDATE reports SET json = ?, reason = ?, symbolication = ? WHERE id = ?",
+            arguments: [update.json, update.reason, update.complete ? "done" : "missing", reportID])
+        for buildID in update.resolvedBuildIDs {
+            try db.execute(
+                sql: "UPDATE report_images SET resolved = 1 WHERE report_id = ? AND build_id = ?",
+                arguments: [reportID, buildID])
         }
+        guard update.signature.hash != oldSignature else { return true }
+        let occurred = update.occurredAt.timeIntervalSince1970
+        let newGroup = try group(
+            for: update.signature, kind: update.kind, occurredAt: occurred, projectID: projectID, in: db)
+        try db.execute(sql: "UPDATE reports SET group_id = ? WHERE id = ?", arguments: [newGroup, reportID])
+        try uncount(versionKey: update.versionKey, hostKey: update.hostKey, from: oldGroup, db)
+        try count(
+            reportID: reportID, occurredAt: occurred, versionKey: update.versionKey, hostKey: update.hostKey,
+            in: newGroup, db)
+        try db.execute(
+            sql: """
+                INSERT INTO group_moves (from_group_id, to_group_id, count, last_moved_at) VALUES (?, ?, 1, ?)
+                ON CONFLICT (from_group_id, to_group_id) DO UPDATE SET count = count + 1,
+                    last_moved_at = excluded.last_moved_at
+                """,
+            arguments: [oldGroup, newGroup, Date().timeIntervalSince1970])
+        return true
     }
 
     /// Takes one occurrence, which has moved to another group, off a group's count and tallies (the
