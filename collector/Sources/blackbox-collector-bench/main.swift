@@ -357,10 +357,11 @@ print(
         format: "disk: dd conv=fdatasync %.0f MB/s (median of %@); bare write+fsync+rename of 10 KB: %.0f files/s", dd,
         ddRuns.map { String(format: "%.0f", $0) }.joined(separator: ", "), bare))
 
-// BENCH_ROWS=small,large,flood,postgres (default: all) runs a subset while investigating.
+// BENCH_ROWS=small,large,flood,symbols,postgres (default: all) runs a subset while investigating.
 let rows = Set(
-    (ProcessInfo.processInfo.environment["BENCH_ROWS"] ?? "small,large,flood,postgres").split(separator: ",").map(
-        String.init)
+    (ProcessInfo.processInfo.environment["BENCH_ROWS"] ?? "small,large,flood,symbols,postgres").split(separator: ",")
+        .map(
+            String.init)
 )
 var measurements: [Measurement] = []
 // The 10 KB rows: wrk as the client, closed loop (the most uploads per second; latency there is
@@ -495,6 +496,30 @@ if rows.contains("postgres") {
     }
 }
 
+// Symbolication on the collector (SymbolicationRows.swift).
+var symbolication: SymbolicationBench.Results?
+if rows.contains("symbols") {
+    let results = try await SymbolicationBench.run(workDirectory: workDirectory)
+    measurements += [results.smallAloneBefore, results.smallBesideSymbolication, results.smallAloneAfter]
+    symbolication = results
+    let alone = (results.smallAloneBefore.uploadsPerSecond + results.smallAloneAfter.uploadsPerSecond) / 2
+    print(
+        String(
+            format:
+                "symbolication: ack → symbolicated p50 %.0f ms, p99 %.0f ms (%d reports of %d frames in %d images at 50/s, symbols cached); late symbols: %d reports at %.0f reports/s",
+            results.ackToSymbolicatedP50Milliseconds, results.ackToSymbolicatedP99Milliseconds,
+            results.latencyReports, SymbolicationBench.framesPerReport, SymbolicationBench.images, results.lateReports,
+            results.lateSymbolicatedPerSecond))
+    print(
+        String(
+            format:
+                "symbolication: 10 KB row %.0f/s beside it vs %.0f/s alone (mean of before %.0f and after %.0f) = %.1f%% change (bar: at most -5%%); %d reports symbolicated during the row",
+            results.smallBesideSymbolication.uploadsPerSecond, alone, results.smallAloneBefore.uploadsPerSecond,
+            results.smallAloneAfter.uploadsPerSecond,
+            100 * (results.smallBesideSymbolication.uploadsPerSecond / alone - 1),
+            results.symbolicatedDuringSmallRow))
+}
+
 print(
     "| workload | clients | uploads | errors | bundle | uploads/s | MB/s | p50 ms | p99 ms | peak RSS MiB | index catch-up s |"
 )
@@ -527,13 +552,14 @@ if let output {
         var ddRunsMegabytesPerSecond: [Double]
         var bareDurableWritesPerSecond: Double
         var measurements: [Measurement]
+        var symbolication: SymbolicationBench.Results?
     }
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
     try encoder.encode(
         Report(
             ddMegabytesPerSecond: dd, ddRunsMegabytesPerSecond: ddRuns, bareDurableWritesPerSecond: bare,
-            measurements: measurements)
+            measurements: measurements, symbolication: symbolication)
     )
     .write(to: URL(fileURLWithPath: output))
 }

@@ -27,7 +27,7 @@ public enum CrashSignature {
     static let maxTitleCharacters = 300
 
     public static func compute(_ report: CrashReport) -> Result {
-        let functions = inAppFunctions(report).prefix(3)
+        let functions = inAppFunctions(report, limit: 3)
         var parts = [report.kind.rawValue, report.signal?.name ?? "-"]
         let runtimeFailure = report.frames.first?.symbols.first { $0.function.hasPrefix("Swift runtime failure: ") }
         parts.append(runtimeFailure?.function ?? "-")
@@ -55,15 +55,18 @@ public enum CrashSignature {
         return Result(hash: hash, text: text, title: shownTitle)
     }
 
-    static func inAppFunctions(_ report: CrashReport) -> [String] {
+    /// The first `limit` distinct in-app functions, innermost first (normalizing a name is regular
+    /// expressions: a deep stack is not normalized past what the signature uses).
+    static func inAppFunctions(_ report: CrashReport, limit: Int = .max) -> [String] {
         var functions: [String] = []
-        for frame in report.frames {
+        for frame in report.frames where functions.count < limit {
             let image = frame.imageIndex.flatMap { report.images.indices.contains($0) ? report.images[$0].path : nil }
             if let image, isSystemImage(image) { continue }
             for symbol in frame.symbols where !symbol.function.hasPrefix("Swift runtime failure") {
                 let name = normalizeFunction(symbol.function)
                 if isExcludedFunction(name) { continue }
                 if functions.last != name { functions.append(name) }
+                if functions.count == limit { break }
             }
         }
         return functions

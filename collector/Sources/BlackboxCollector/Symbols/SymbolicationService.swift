@@ -27,6 +27,9 @@ final class SymbolicationService: Service, Sendable {
     private let wakeups: AsyncStream<Void>
     private let wakeContinuation: AsyncStream<Void>.Continuation
     private let stopping = Atomic<Bool>(false)
+    /// When the service started stepping back for uploads, across passes: under sustained ingest it
+    /// waits `maxDeferral` once, not before every pass (each upload with a report starts one).
+    private let deferringSince = Mutex<ContinuousClock.Instant?>(nil)
     private let logger = Logger(label: "collector.symbolication")
     static let batchSize = 50
 
@@ -81,7 +84,6 @@ final class SymbolicationService: Service, Sendable {
         guard let symbolizer else { return 0 }
         var seen = Set<Int64>()
         var symbolicated = 0
-        var deferringSince: ContinuousClock.Instant?
         while !isStopping {
             let batch: [PendingReport]
             do {
@@ -92,13 +94,15 @@ final class SymbolicationService: Service, Sendable {
                 return symbolicated
             }
             guard !batch.isEmpty else { break }
-            await activity.stepBack(deferringSince: &deferringSince, maxDeferral: maxDeferral) { isStopping }
+            await stepBackForUploads()
             var missing: [PendingReport] = []
             var updates: [SymbolicationUpdate] = []
             let started = ContinuousClock.now
-            for pending in batch.prefix(Self.batchSize) {
-                seen.insert(pending.id)
-                switch await symbolicate(pending, with: symbolizer) {
+            let work = batch.prefix(Self.batchSize)
+            for pending in work { seen.insert(pending.id) }
+            guard let files = await debugFiles(for: Array(work)) else { break }
+            for pending in work {
+                switch await symbolicate(pending, files: files[pending.projectID] ?? [], with: symbolizer) {
                 case .symbolicated(let update): updates.append(update)
                 case .noSymbols: missing.append(pending)
                 case .failed: break  // stays pending for the next round
@@ -121,27 +125,53 @@ final class SymbolicationService: Service, Sendable {
         return symbolicated
     }
 
+    private func stepBackForUploads() async {
+        var since = activity.isBusy ? deferringSince.withLock { $0 } : nil
+        await activity.stepBack(deferringSince: &since, maxDeferral: maxDeferral) { isStopping }
+        deferringSince.withLock { $0 = since }
+    }
+
+    /// The debug files the batch's reports could use, per project, in one query per project (nil when
+    /// the store cannot be read).
+    private func debugFiles(for batch: [PendingReport]) async -> [Int64: [SymbolFile]]? {
+        var buildIDs: [Int64: Set<String>] = [:]
+        for pending in batch {
+            guard let report = try? CrashReport.decode(pending.json) else { continue }
+            for use in ReportSymbols.imageUses(report) where !use.resolved {
+                buildIDs[pending.projectID, default: []].insert(use.buildID)
+            }
+        }
+        var files: [Int64: [SymbolFile]] = [:]
+        do {
+            for (projectID, ids) in buildIDs {
+                files[projectID] = try await store.symbolFiles(
+                    buildIDs: ids.sorted(), in: ProjectScope(projectID: projectID)
+                )
+                .filter(\.hasDebugInfo)
+            }
+        } catch {
+            logger.error("cannot look up symbol files: \(error)")
+            return nil
+        }
+        return files
+    }
+
     enum Outcome {
         case symbolicated(SymbolicationUpdate)
         case noSymbols
         case failed
     }
 
-    private func symbolicate(_ pending: PendingReport, with symbolizer: SymbolizerProcess) async -> Outcome {
+    /// `files`: the project's debug files for the batch's build-ids.
+    private func symbolicate(_ pending: PendingReport, files: [SymbolFile], with symbolizer: SymbolizerProcess)
+        async -> Outcome
+    {
         guard let report = try? CrashReport.decode(pending.json) else {
             logger.error("report \(pending.id) does not decode; it is left unsymbolicated")
             return .noSymbols
         }
         let unresolved = ReportSymbols.imageUses(report).filter { !$0.resolved }.map(\.buildID)
-        let files: [SymbolFile]
-        do {
-            files = try await store.symbolFiles(buildIDs: unresolved, in: ProjectScope(projectID: pending.projectID))
-                .filter(\.hasDebugInfo)
-        } catch {
-            logger.error("cannot look up symbols for report \(pending.id): \(error)")
-            return .failed
-        }
-        guard !files.isEmpty else { return .noSymbols }
+        guard files.contains(where: { unresolved.contains($0.buildID) }) else { return .noSymbols }
         var symbolicated = report
         var resolved: [String] = []
         for buildID in unresolved {
