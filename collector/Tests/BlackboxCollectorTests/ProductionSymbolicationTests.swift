@@ -83,7 +83,10 @@ struct ProductionSymbolicationTests {
         let processed = try await Self.inProduction(app, [directory, "process-pending", "next"])
         #expect(processed.status == 0 && processed.stdout.split(separator: "\n").count == 2, "\(processed.stderr)")
 
-        let collector = try await TestCollector.start()
+        // The symbolizer a collector host has: Debian's llvm package (not the Swift toolchain's).
+        let debianSymbolizer = "/usr/bin/llvm-symbolizer"
+        try #require(FileManager.default.fileExists(atPath: debianSymbolizer), "install Debian's llvm package")
+        let collector = try await TestCollector.start { $0.symbolizerPath = debianSymbolizer }
         let uploaded = try await Tool.run(
             "blackbox", ["upload", directory, "--server", collector.baseURL, "--key", collector.ingestKey])
         #expect(uploaded.status == 0, "\(uploaded.stderr)")
