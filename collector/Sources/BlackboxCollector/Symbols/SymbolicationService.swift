@@ -98,13 +98,22 @@ final class SymbolicationService: Service, Sendable {
             var missing: [PendingReport] = []
             var updates: [SymbolicationUpdate] = []
             let started = ContinuousClock.now
-            let work = batch.prefix(Self.batchSize)
-            for pending in work { seen.insert(pending.id) }
-            guard let files = await debugFiles(for: Array(work)) else { break }
-            for pending in work {
-                switch await symbolicate(pending, files: files[pending.projectID] ?? [], with: symbolizer) {
+            var work: [Waiting] = []
+            for pending in batch.prefix(Self.batchSize) {
+                seen.insert(pending.id)
+                guard let report = try? CrashReport.decode(pending.json) else {
+                    logger.error("report \(pending.id) does not decode; it is left unsymbolicated")
+                    missing.append(pending)
+                    continue
+                }
+                let unresolved = ReportSymbols.imageUses(report).filter { !$0.resolved }.map(\.buildID)
+                work.append(Waiting(pending: pending, report: report, unresolved: unresolved))
+            }
+            guard let files = await debugFiles(for: work) else { break }
+            for waiting in work {
+                switch await symbolicate(waiting, files: files[waiting.pending.projectID] ?? [], with: symbolizer) {
                 case .symbolicated(let update): updates.append(update)
-                case .noSymbols: missing.append(pending)
+                case .noSymbols: missing.append(waiting.pending)
                 case .failed: break  // stays pending for the next round
                 }
             }
@@ -131,16 +140,18 @@ final class SymbolicationService: Service, Sendable {
         deferringSince.withLock { $0 = since }
     }
 
+    /// A pending report, decoded once, with the build-ids its frames still lack debug-info names in.
+    private struct Waiting {
+        var pending: PendingReport
+        var report: CrashReport
+        var unresolved: [String]
+    }
+
     /// The debug files the batch's reports could use, per project, in one query per project (nil when
     /// the store cannot be read).
-    private func debugFiles(for batch: [PendingReport]) async -> [Int64: [SymbolFile]]? {
+    private func debugFiles(for batch: [Waiting]) async -> [Int64: [SymbolFile]]? {
         var buildIDs: [Int64: Set<String>] = [:]
-        for pending in batch {
-            guard let report = try? CrashReport.decode(pending.json) else { continue }
-            for use in ReportSymbols.imageUses(report) where !use.resolved {
-                buildIDs[pending.projectID, default: []].insert(use.buildID)
-            }
-        }
+        for waiting in batch { buildIDs[waiting.pending.projectID, default: []].formUnion(waiting.unresolved) }
         var files: [Int64: [SymbolFile]] = [:]
         do {
             for (projectID, ids) in buildIDs {
@@ -163,14 +174,10 @@ final class SymbolicationService: Service, Sendable {
     }
 
     /// `files`: the project's debug files for the batch's build-ids.
-    private func symbolicate(_ pending: PendingReport, files: [SymbolFile], with symbolizer: SymbolizerProcess)
+    private func symbolicate(_ waiting: Waiting, files: [SymbolFile], with symbolizer: SymbolizerProcess)
         async -> Outcome
     {
-        guard let report = try? CrashReport.decode(pending.json) else {
-            logger.error("report \(pending.id) does not decode; it is left unsymbolicated")
-            return .noSymbols
-        }
-        let unresolved = ReportSymbols.imageUses(report).filter { !$0.resolved }.map(\.buildID)
+        let (pending, report, unresolved) = (waiting.pending, waiting.report, waiting.unresolved)
         guard files.contains(where: { unresolved.contains($0.buildID) }) else { return .noSymbols }
         var symbolicated = report
         var resolved: [String] = []
