@@ -43,30 +43,13 @@ extension CollectorClient {
         compressedPath: String, buildID: String, name: String,
         progress: @escaping @Sendable (_ sent: Int64, _ total: Int64) -> Void = { _, _ in }
     ) async -> UploadOutcome {
-        let size: Int64
-        do {
-            size = try Self.fileSize(compressedPath)
-        } catch {
-            return .retryLater(reason: "\(error)")
-        }
         var components = URLComponents()
         components.path = "/api/v1/symbols/\(buildID)"
         components.queryItems = [URLQueryItem(name: "name", value: name)]
         // URLComponents leaves `+` as it is in a query; a server reads it as a space.
         let path = (components.string ?? components.path).replacingOccurrences(of: "+", with: "%2B")
-        var request = HTTPClientRequest(url: endpoint.url(path))
-        request.method = .PUT
-        request.headers.add(name: "Authorization", value: "Bearer \(endpoint.key)")
-        request.headers.add(name: "Content-Type", value: "application/octet-stream")
-        request.headers.add(name: "Content-Encoding", value: "gzip")
-        let chunks = FileChunks(path: compressedPath, rateLimit: rateLimit, progress: { progress($0, size) })
-        request.body = .stream(chunks, length: .known(size))
-        do {
-            let response = try await http.execute(request, timeout: timeAmount(requestTimeout))
-            let body = try await response.body.collect(upTo: 1 << 20)
-            return UploadOutcome.classify(status: Int(response.status.code), body: Array(buffer: body))
-        } catch {
-            return .retryLater(reason: Self.describe(error))
-        }
+        return await send(
+            file: compressedPath, to: path, method: .PUT,
+            headers: [("Content-Type", "application/octet-stream"), ("Content-Encoding", "gzip")], progress: progress)
     }
 }

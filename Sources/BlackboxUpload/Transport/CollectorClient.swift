@@ -39,17 +39,28 @@ public struct CollectorClient: Sendable {
         file path: String, uploadID: UUID,
         progress: @escaping @Sendable (_ sent: Int64, _ total: Int64) -> Void = { _, _ in }
     ) async -> UploadOutcome {
+        await send(
+            file: path, to: "/api/v1/bundles", method: .POST,
+            headers: [("Upload-Id", uploadID.uuidString.lowercased()), ("Content-Type", "application/zip")],
+            progress: progress)
+    }
+
+    /// Streams a file as the body of an authenticated request and sorts the answer by the retry
+    /// contract (bundles and symbol files alike).
+    func send(
+        file path: String, to urlPath: String, method: HTTPMethod, headers: [(String, String)],
+        progress: @escaping @Sendable (_ sent: Int64, _ total: Int64) -> Void
+    ) async -> UploadOutcome {
         let size: Int64
         do {
             size = try Self.fileSize(path)
         } catch {
             return .retryLater(reason: "\(error)")
         }
-        var request = HTTPClientRequest(url: endpoint.url("/api/v1/bundles"))
-        request.method = .POST
+        var request = HTTPClientRequest(url: endpoint.url(urlPath))
+        request.method = method
         request.headers.add(name: "Authorization", value: "Bearer \(endpoint.key)")
-        request.headers.add(name: "Upload-Id", value: uploadID.uuidString.lowercased())
-        request.headers.add(name: "Content-Type", value: "application/zip")
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
         let chunks = FileChunks(path: path, rateLimit: rateLimit, progress: { progress($0, size) })
         request.body = .stream(chunks, length: .known(size))
         do {
