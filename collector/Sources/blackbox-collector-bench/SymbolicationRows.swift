@@ -9,7 +9,8 @@ import NIOCore
 // images whose debug files are in the symbol store; three measurements:
 // - ack → symbolicated, p50/p99, with reports arriving open loop at 50/s and symbols cached;
 // - reports symbolicated per second, when symbols for a backlog of reports arrive late;
-// - the 10 KB ingest row alone, then while such a backlog is symbolicated, then alone again.
+// - the 10 KB ingest row beside the symbolication of a backlog, against the same row on a collector
+//   holding the same backlog without its symbols (three pairs, fresh collectors).
 
 /// One of the five images: a shared library built with debug info, and its functions' addresses.
 struct BenchImage {
@@ -167,16 +168,29 @@ enum SymbolicationBench {
 
     static func seconds(_ duration: Duration) -> Double { milliseconds(duration) / 1000 }
 
+    static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        return sorted.isEmpty ? .nan : sorted[sorted.count / 2]
+    }
+
     struct Results: Codable {
         var latencyReports: Int
         var ackToSymbolicatedP50Milliseconds: Double
         var ackToSymbolicatedP99Milliseconds: Double
         var lateReports: Int
         var lateSymbolicatedPerSecond: Double
-        var smallAloneBefore: Measurement
-        var smallBesideSymbolication: Measurement
-        var smallAloneAfter: Measurement
-        var symbolicatedDuringSmallRow: Int
+        /// Reports waiting for symbols on each collector of the paired 10 KB rows.
+        var backlogReports: Int
+        var smallAlone: [Measurement]
+        var smallBesideSymbolication: [Measurement]
+        /// Reports symbolicated by the end of each `smallBesideSymbolication` row: fewer than
+        /// `backlogReports` means symbolication ran for the whole row.
+        var symbolicatedDuringSmallRow: [Int]
+
+        /// Median beside over median alone.
+        var besideOverAlone: Double {
+            median(smallBesideSymbolication.map(\.uploadsPerSecond)) / median(smallAlone.map(\.uploadsPerSecond))
+        }
     }
 
     static func run(workDirectory: String) async throws -> Results {
@@ -212,37 +226,55 @@ enum SymbolicationBench {
         let rate = Double(late) / seconds((done.last?.at ?? .now) - symbolsArrived)
         lateCollector.kill(SIGTERM)
 
-        // The 10 KB row alone, beside the symbolication of a 6,000-report backlog, alone again.
-        let sharedCollector = try startCollector("\(workDirectory)/symbols-ingest")
-        let database = "\(workDirectory)/symbols-ingest/collector.sqlite"
-        _ = try await measure(
-            name: "warm-up", bundles: try makeBundles(count: 200, targetBytes: 10_000), clients: 16,
-            baseURL: sharedCollector.baseURL, key: sharedCollector.ingestKey, collectors: [sharedCollector])
-        let before = try await measureWithWrk(
-            name: "10 KB bundles, alone (before)", bundles: try makeBundles(count: 24_000, targetBytes: 10_000),
-            connections: 64, seconds: 6, collector: sharedCollector, indexDatabase: database)
-        let backlog = 6_000
-        _ = try await measure(
-            name: "queue", bundles: try bundles(0..<backlog, images: images), clients: 16,
-            baseURL: sharedCollector.baseURL, key: sharedCollector.ingestKey, collectors: [sharedCollector])
-        try await waitUntilQueued(backlog, collector: sharedCollector)
-        let smallBundles = try makeBundles(count: 24_000, targetBytes: 10_000)
-        try await uploadSymbols(images, to: sharedCollector)
-        let beside = try await measureWithWrk(
-            name: "10 KB bundles, beside symbolication of \(backlog) reports", bundles: smallBundles, connections: 64,
-            seconds: 6, collector: sharedCollector, indexDatabase: nil)
-        let during = try await symbolicatedCount(sharedCollector)
-        _ = try await waitForSymbolicated(backlog, collector: sharedCollector)
-        let after = try await measureWithWrk(
-            name: "10 KB bundles, alone (after)", bundles: try makeBundles(count: 24_000, targetBytes: 10_000),
-            connections: 64, seconds: 6, collector: sharedCollector, indexDatabase: database)
-        sharedCollector.kill(SIGTERM)
-
+        let paired = try await ingestBesideSymbolication(images: images, workDirectory: workDirectory)
         return Results(
             latencyReports: latencies.count, ackToSymbolicatedP50Milliseconds: percentile(0.5),
             ackToSymbolicatedP99Milliseconds: percentile(0.99), lateReports: late, lateSymbolicatedPerSecond: rate,
-            smallAloneBefore: before, smallBesideSymbolication: beside, smallAloneAfter: after,
-            symbolicatedDuringSmallRow: during)
+            backlogReports: paired.backlog, smallAlone: paired.alone, smallBesideSymbolication: paired.beside,
+            symbolicatedDuringSmallRow: paired.symbolicatedDuring)
+    }
+
+    /// The 10 KB row on collectors holding the same backlog of reports that wait for symbols: without
+    /// their symbols (nothing to symbolicate), and with them uploaded just before the row (the whole
+    /// row beside symbolication). Each measurement on a fresh collector, in pairs whose order
+    /// alternates, so neither a growing database nor the machine's drift favours one side.
+    static func ingestBesideSymbolication(images: [BenchImage], workDirectory: String) async throws -> (
+        backlog: Int, alone: [Measurement], beside: [Measurement], symbolicatedDuring: [Int]
+    ) {
+        let backlog = 3_000
+        let backlogBundles = try bundles(0..<backlog, images: images)
+        let warmUp = try makeBundles(count: 200, targetBytes: 10_000)
+        let small = try WrkBodies(makeBundles(count: 16_000, targetBytes: 10_000))
+        var alone: [Measurement] = []
+        var beside: [Measurement] = []
+        var symbolicatedDuring: [Int] = []
+        for round in 0..<3 {
+            for symbolicating in round % 2 == 0 ? [false, true] : [true, false] {
+                let collector = try startCollector(
+                    "\(workDirectory)/symbols-ingest-\(round)-\(symbolicating ? "beside" : "alone")")
+                _ = try await measure(
+                    name: "warm-up", bundles: warmUp, clients: 16, baseURL: collector.baseURL, key: collector.ingestKey,
+                    collectors: [collector])
+                _ = try await measure(
+                    name: "queue", bundles: backlogBundles, clients: 16, baseURL: collector.baseURL,
+                    key: collector.ingestKey, collectors: [collector])
+                try await waitUntilQueued(backlog, collector: collector)
+                if symbolicating { try await uploadSymbols(images, to: collector) }
+                let row = try await measureWithWrk(
+                    name: symbolicating
+                        ? "10 KB bundles, beside symbolication of \(backlog) reports (round \(round + 1))"
+                        : "10 KB bundles, \(backlog) reports waiting for symbols (round \(round + 1))",
+                    bodies: small, connections: 64, seconds: 6, collector: collector, indexDatabase: nil)
+                if symbolicating {
+                    beside.append(row)
+                    symbolicatedDuring.append(try await symbolicatedCount(collector))
+                } else {
+                    alone.append(row)
+                }
+                collector.kill(SIGTERM)
+            }
+        }
+        return (backlog, alone, beside, symbolicatedDuring)
     }
 
     @discardableResult

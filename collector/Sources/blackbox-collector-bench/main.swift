@@ -286,11 +286,32 @@ func measureWithWrk(
     name: String, bundles: [Data], connections: Int, seconds: Int, offeredRate: Double? = nil,
     collector: CollectorProcess, indexDatabase: String?
 ) async throws -> Measurement {
-    let directory = "\(workDirectory)/wrk-bodies-\(UUID().uuidString)"
-    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    for (index, bundle) in bundles.enumerated() {
-        try bundle.write(to: URL(fileURLWithPath: "\(directory)/\(index).zip"))
+    try await measureWithWrk(
+        name: name, bodies: try WrkBodies(bundles), connections: connections, seconds: seconds,
+        offeredRate: offeredRate, collector: collector, indexDatabase: indexDatabase)
+}
+
+/// Bundles written once as wrk's request bodies, so that rows on several collectors share them.
+struct WrkBodies {
+    var directory: String
+    var count: Int
+    var meanBytes: Int
+
+    init(_ bundles: [Data]) throws {
+        directory = "\(workDirectory)/wrk-bodies-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        for (index, bundle) in bundles.enumerated() {
+            try bundle.write(to: URL(fileURLWithPath: "\(directory)/\(index).zip"))
+        }
+        count = bundles.count
+        meanBytes = bundles.reduce(0) { $0 + $1.count } / max(1, bundles.count)
     }
+}
+
+func measureWithWrk(
+    name: String, bodies: WrkBodies, connections: Int, seconds: Int, offeredRate: Double? = nil,
+    collector: CollectorProcess, indexDatabase: String?
+) async throws -> Measurement {
     // collector/bench/wrk-upload.lua, next to this package's Sources.
     let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("bench/wrk-upload.lua").path
@@ -301,8 +322,8 @@ func measureWithWrk(
     ]
     var environment = ProcessInfo.processInfo.environment
     environment["BENCH_KEY"] = collector.ingestKey
-    environment["BENCH_BODIES"] = directory
-    environment["BENCH_COUNT"] = "\(bundles.count)"
+    environment["BENCH_BODIES"] = bodies.directory
+    environment["BENCH_COUNT"] = "\(bodies.count)"
     environment["BENCH_RATE"] = offeredRate.map { "\($0)" }
     environment["BENCH_RUN_ID"] = String(format: "%08x", UInt32.random(in: 0...UInt32.max))
     wrk.environment = environment
@@ -324,10 +345,10 @@ func measureWithWrk(
         throw CocoaError(.fileReadCorruptFile, userInfo: [NSLocalizedDescriptionKey: "wrk failed: \(text)"])
     }
     let result = try JSONDecoder().decode(WrkResult.self, from: Data(line.utf8))
-    if result.answered >= bundles.count {
+    if result.answered >= bodies.count {
         print("warning: \(name): wrk ran out of bundles before \(seconds) s; uploads/s is understated")
     }
-    let meanBytes = bundles.reduce(0) { $0 + $1.count } / max(1, bundles.count)
+    let meanBytes = bodies.meanBytes
     return Measurement(
         name: name, clients: connections, uploads: result.answered,
         errors: result.answered - result.created + result.socketErrors, meanBundleBytes: meanBytes,
@@ -500,9 +521,8 @@ if rows.contains("postgres") {
 var symbolication: SymbolicationBench.Results?
 if rows.contains("symbols") {
     let results = try await SymbolicationBench.run(workDirectory: workDirectory)
-    measurements += [results.smallAloneBefore, results.smallBesideSymbolication, results.smallAloneAfter]
+    measurements += zip(results.smallAlone, results.smallBesideSymbolication).flatMap { [$0, $1] }
     symbolication = results
-    let alone = (results.smallAloneBefore.uploadsPerSecond + results.smallAloneAfter.uploadsPerSecond) / 2
     print(
         String(
             format:
@@ -510,14 +530,15 @@ if rows.contains("symbols") {
             results.ackToSymbolicatedP50Milliseconds, results.ackToSymbolicatedP99Milliseconds,
             results.latencyReports, SymbolicationBench.framesPerReport, SymbolicationBench.images, results.lateReports,
             results.lateSymbolicatedPerSecond))
+    let pairs = zip(results.smallAlone, results.smallBesideSymbolication).map {
+        String(format: "%.0f/%.0f", $1.uploadsPerSecond, $0.uploadsPerSecond)
+    }
     print(
         String(
             format:
-                "symbolication: 10 KB row %.0f/s beside it vs %.0f/s alone (mean of before %.0f and after %.0f) = %.1f%% change (bar: at most -5%%); %d reports symbolicated during the row",
-            results.smallBesideSymbolication.uploadsPerSecond, alone, results.smallAloneBefore.uploadsPerSecond,
-            results.smallAloneAfter.uploadsPerSecond,
-            100 * (results.smallBesideSymbolication.uploadsPerSecond / alone - 1),
-            results.symbolicatedDuringSmallRow))
+                "symbolication: 10 KB row beside symbolication / with the backlog waiting, median of 3 pairs = %.3f (%+.1f%%, bar: at most -5%%); pairs beside/alone %@; reports symbolicated during each beside row %@ of %d",
+            results.besideOverAlone, 100 * (results.besideOverAlone - 1), pairs.joined(separator: ", "),
+            results.symbolicatedDuringSmallRow.map(String.init).joined(separator: ", "), results.backlogReports))
 }
 
 print(
