@@ -5,8 +5,8 @@
 #endif
 
 extension CrashReport {
-    /// The report as a classic crash log: header, the crashed thread's frames, registers, binary
-    /// images and the last log lines.
+    /// The report as a classic crash log: header, the crashed thread's frames, every other thread's,
+    /// registers, binary images and the last log lines.
     public var textRendering: String {
         var out = ""
         func field(_ name: String, _ value: String?) {
@@ -37,24 +37,12 @@ extension CrashReport {
         }
 
         out += "\nThread \(thread.id)\(threadName) \(kind == .crash ? "Crashed" : "Reported") (\(frameSource)):\n"
-        for frame in frames {
-            let imageName =
-                frame.imageIndex.flatMap { images.indices.contains($0) ? images[$0].path : nil }
-                .map { String($0.split(separator: "/").last ?? "") } ?? "???"
-            let prefix =
-                String(frame.index).padded(4)
-                + imageName.padded(28) + " " + frame.address
-            if frame.symbols.isEmpty {
-                out += prefix + " " + (frame.imageOffset.map { "\(imageName) + \($0)" } ?? "") + "\n"
-            }
-            for (position, symbol) in frame.symbols.enumerated() {
-                let location = symbol.file.map { file in " (\(file)\(symbol.line.map { ":\($0)" } ?? ""))" } ?? ""
-                let lead = position == 0 ? prefix : String(repeating: " ", count: prefix.count)
-                out += lead + " " + (symbol.inlined ? "[inlined] " : "") + symbol.function + location + "\n"
-            }
-            if let omission = omittedFrames, omission.omittedAfterIndex == frame.index {
-                out += "    ... \(omission.count) frames omitted ...\n"
-            }
+        out += renderFrames(frames, omission: omittedFrames)
+        for other in threads?.dropFirst() ?? [] {
+            let name = other.name.map { " \"\($0)\"" } ?? ""
+            let problem = other.problem.map { ", \($0)" } ?? ""
+            out += "\nThread \(other.id)\(name) (\(other.frameSource)\(problem)):\n"
+            out += renderFrames(other.frames, omission: nil)
         }
 
         if !registers.isEmpty {
@@ -84,6 +72,33 @@ extension CrashReport {
         }
         if !notes.isEmpty {
             out += "\nNotes:\n" + notes.map { "  - \($0)\n" }.joined()
+        }
+        return out
+    }
+}
+
+extension CrashReport {
+    /// One line per frame (more for inlined frames): index, image, address, function and location.
+    fileprivate func renderFrames(_ frames: [Frame], omission: Omission?) -> String {
+        var out = ""
+        for frame in frames {
+            let imageName =
+                frame.imageIndex.flatMap { images.indices.contains($0) ? images[$0].path : nil }
+                .map { String($0.split(separator: "/").last ?? "") } ?? "???"
+            let prefix =
+                String(frame.index).padded(4)
+                + imageName.padded(28) + " " + frame.address
+            if frame.symbols.isEmpty {
+                out += prefix + " " + (frame.imageOffset.map { "\(imageName) + \($0)" } ?? "") + "\n"
+            }
+            for (position, symbol) in frame.symbols.enumerated() {
+                let location = symbol.file.map { file in " (\(file)\(symbol.line.map { ":\($0)" } ?? ""))" } ?? ""
+                let lead = position == 0 ? prefix : String(repeating: " ", count: prefix.count)
+                out += lead + " " + (symbol.inlined ? "[inlined] " : "") + symbol.function + location + "\n"
+            }
+            if let omission, omission.omittedAfterIndex == frame.index {
+                out += "    ... \(omission.count) frames omitted ...\n"
+            }
         }
         return out
     }

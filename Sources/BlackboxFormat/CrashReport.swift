@@ -9,7 +9,8 @@
 /// addresses are hex strings (`"0x55d0c0de1234"`) because JSON numbers lose precision past 2^53.
 public struct CrashReport: Codable, Sendable, Equatable {
     /// Bumped on any change a reader must know about; readers reject versions they do not know.
-    public static let currentFormatVersion = 1
+    /// 2: `threads` (every thread's stack). Version 1 reports decode with `threads` nil.
+    public static let currentFormatVersion = 2
 
     public enum Kind: String, Codable, Sendable {
         case crash
@@ -34,6 +35,10 @@ public struct CrashReport: Codable, Sendable, Equatable {
     public var reason: String?
     public var thread: ThreadDetails
     public var registers: [Register]
+    /// Every thread of the process when the report was written, the crashed (or reporting) thread
+    /// first with the same frames as `frames`. Nil in version 1 reports and where the other threads
+    /// could not be captured (`notes` says why).
+    public var threads: [ThreadStack]?
     /// The crashed thread's frames, innermost first.
     public var frames: [Frame]
     /// Frames left out of the middle of a very deep stack (recursion); they sat between the frame at
@@ -64,6 +69,7 @@ public struct CrashReport: Codable, Sendable, Equatable {
         self.reason = nil
         self.thread = thread
         self.registers = []
+        self.threads = nil
         self.frames = []
         self.omittedFrames = nil
         self.frameSource = "none"
@@ -139,6 +145,33 @@ public struct CrashReport: Codable, Sendable, Equatable {
         public init(id: Int32, name: String?) {
             self.id = id
             self.name = name
+        }
+    }
+
+    /// One thread's stack.
+    public struct ThreadStack: Codable, Sendable, Equatable {
+        public var id: Int32
+        /// The kernel's name for it (`/proc/<pid>/task/<tid>/comm`, at most 15 bytes).
+        public var name: String?
+        public var crashed: Bool
+        /// Which walk found the frames: `libunwind`, `frame-pointers`, or `none`.
+        public var frameSource: String
+        /// Why the frames are missing or short, when they are: `no-answer` (the thread did not
+        /// answer in time), `blocks-signals` (it blocks every signal the capture can send),
+        /// `exited`, `faulted` (the walk faulted; the frames before the fault are kept),
+        /// `truncated` (more frames than the capture keeps).
+        public var problem: String?
+        /// Innermost first.
+        public var frames: [Frame]
+        public init(
+            id: Int32, name: String?, crashed: Bool, frameSource: String, problem: String? = nil, frames: [Frame]
+        ) {
+            self.id = id
+            self.name = name
+            self.crashed = crashed
+            self.frameSource = frameSource
+            self.problem = problem
+            self.frames = frames
         }
     }
 
@@ -301,6 +334,23 @@ extension CrashReport {
         let decoder = makeDecoder()
         decoder.userInfo[Versioned<T>.newestKey] = newest
         return try decoder.decode(Versioned<T>.self, from: data).value
+    }
+
+    /// The frames of every thread, for symbolication: `frames` (the crashed thread's) first, then
+    /// each other thread's, in `threads` order.
+    public var stacks: [[Frame]] {
+        [frames] + (threads?.dropFirst().map(\.frames) ?? [])
+    }
+
+    /// Replaces the frames of one of `stacks`, keeping the crashed thread's in `frames` and
+    /// `threads[0]` the same.
+    public mutating func setFrames(_ newFrames: [Frame], ofStack stack: Int) {
+        if stack == 0 {
+            frames = newFrames
+            if threads?.first?.crashed == true { threads?[0].frames = newFrames }
+        } else if let threads, threads.indices.contains(stack) {
+            self.threads?[stack].frames = newFrames
+        }
     }
 
     /// The innermost named function of a frame, if symbolicated.

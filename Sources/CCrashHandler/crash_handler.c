@@ -1,7 +1,8 @@
 // The signal handler and its installation.
 //
 // Async-signal-safety: from the moment a fatal signal arrives, this file calls only write, read, open,
-// openat, close, fdatasync, clock_gettime, getpid, syscall(SYS_gettid / SYS_tgkill), sigaction,
+// openat, close, fdatasync, clock_gettime, getpid, syscall(SYS_gettid / SYS_tgkill / SYS_futex /
+// SYS_getdents64), sigaction,
 // sigprocmask, sigsetjmp/siglongjmp, alarm, nanosleep and memcpy/strlen, plus libunwind, which is
 // not lock-free and therefore runs last (see docs/crash-capture.md). Everything else — opening the
 // directory, the image table, loading libunwind, copying options — is prepared at install time.
@@ -11,6 +12,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -25,6 +27,7 @@
 
 #include "images.h"
 #include "raw_writer.h"
+#include "threads.h"
 #include "unwinder.h"
 
 static const int handled_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS};
@@ -108,16 +111,84 @@ static void exit_guard(void) {
 }
 
 // libunwind can block on the loader lock held by a thread we interrupted. If the report is not done
-// in time, end the process by the original signal anyway.
-static void watchdog(int sig) {
-    (void)sig;
+// in time, end the process by the original signal anyway. The timeout is watched twice, because
+// neither way alone always works: a thread started at install time waits on a futex the handler
+// wakes (it blocks every signal, so it runs whatever the other threads block: libunwind blocks all
+// signals on the crashing thread while it waits for a lock), and alarm(), for a forked child where
+// that thread does not exist. Either one ends the process from its own thread: the crashing thread
+// may have the crash signal blocked (libunwind again), so a signal sent to it could stay pending.
+#define WATCHDOG_SECONDS 10
+enum { WATCH_IDLE, WATCH_ARMED, WATCH_DONE };
+static atomic_uint watch_state;
+static atomic_int watchdog_thread_id;
+
+static void watchdog_fired(void) {
     int fd = atomic_load(&report_fd);
     if (fd >= 0) {
         static const char line[] = "watchdog-timeout\n";
         ssize_t ignored = write(fd, line, sizeof(line) - 1);
         (void)ignored;
     }
-    die_by_signal(atomic_load(&crash_signal), (pid_t)atomic_load(&crashing_thread));
+    die_by_signal(atomic_load(&crash_signal), current_thread_id());
+}
+
+static void alarm_fired(int sig) {
+    (void)sig;
+    if (atomic_load(&watch_state) == WATCH_ARMED) watchdog_fired();
+}
+
+static long futex_wait(atomic_uint *word, unsigned expected, const struct timespec *timeout) {
+    return syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, expected, timeout, NULL, 0);
+}
+
+static void *watch_crashes(void *unused) {
+    (void)unused;
+    atomic_store(&watchdog_thread_id, (int)current_thread_id());
+    while (atomic_load(&watch_state) == WATCH_IDLE) futex_wait(&watch_state, WATCH_IDLE, NULL);
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += WATCHDOG_SECONDS;
+    for (;;) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long long remaining = (long long)(deadline.tv_sec - now.tv_sec) * 1000000000LL + (deadline.tv_nsec - now.tv_nsec);
+        if (atomic_load(&watch_state) != WATCH_ARMED) return NULL;
+        if (remaining <= 0) break;
+        struct timespec wait = {(time_t)(remaining / 1000000000LL), (long)(remaining % 1000000000LL)};
+        futex_wait(&watch_state, WATCH_ARMED, &wait);
+    }
+    watchdog_fired();
+    return NULL;
+}
+
+// Ordinary code, at install.
+static void start_watchdog_thread(void) {
+    sigset_t all, previous;
+    sigfillset(&all);
+    // The new thread inherits this mask: no signal of the app's is ever delivered to it.
+    pthread_sigmask(SIG_SETMASK, &all, &previous);
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, watch_crashes, NULL) == 0) {
+        pthread_setname_np(thread, "bbx-crash-watch");
+        pthread_detach(thread);
+    }
+    pthread_sigmask(SIG_SETMASK, &previous, NULL);
+}
+
+static void arm_watchdog(void) {
+    struct sigaction alarm_action;
+    memset(&alarm_action, 0, sizeof(alarm_action));
+    alarm_action.sa_handler = alarm_fired;
+    sigaction(SIGALRM, &alarm_action, NULL);
+    alarm(WATCHDOG_SECONDS);
+    atomic_store(&watch_state, WATCH_ARMED);
+    syscall(SYS_futex, &watch_state, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static void disarm_watchdog(void) {
+    alarm(0);
+    atomic_store(&watch_state, WATCH_DONE);
+    syscall(SYS_futex, &watch_state, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
 // MARK: Report sections
@@ -125,7 +196,7 @@ static void watchdog(int sig) {
 static void write_header(const installed_options *options, int sig, const siginfo_t *info) {
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
-    bbx_write_str(&writer, "blackbox-raw-crash 1\n");
+    bbx_write_str(&writer, "blackbox-raw-crash 2\n");
     bbx_write_str(&writer, options->header_lines);
     bbx_write_str(&writer, "signal ");
     bbx_write_dec(&writer, sig);
@@ -249,15 +320,23 @@ static uint64_t monotonic_ns(void) {
     return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
 }
 
+#define CRASHED_THREAD_FRAMES 512
+static uint64_t crashed_thread_frames[CRASHED_THREAD_FRAMES];
+static volatile int crashed_thread_frame_count;
+
 static void write_report(const installed_options *options, int sig, siginfo_t *info, ucontext_t *context) {
     uint64_t started = monotonic_ns();
     SECTION("header", write_header(options, sig, info); if (atomic_load(&test_fault_mode) == 1) test_fault());
     SECTION("registers", write_registers(context));
     SECTION("message", write_fatal_message());
-    SECTION("frame-pointers", bbx_walk_frame_pointers(&writer, context));
+    SECTION("frame-pointers", bbx_collect_frame_pointers(context, crashed_thread_frames, CRASHED_THREAD_FRAMES,
+                                                         &crashed_thread_frame_count));
+    bbx_write_frame_pointers(&writer, crashed_thread_frames, crashed_thread_frame_count);
     SECTION("images", bbx_images_write(&writer));
     SECTION("journal", write_journal_tail(options));
     if (atomic_load(&test_fault_mode) == 2) test_fault();
+    // Before libunwind, which can block: the other threads' walks are lock-free and bounded in time.
+    SECTION("threads", bbx_threads_write(&writer, current_thread_id(), (pid_t)atomic_load(&watchdog_thread_id)));
     // Last: libunwind may take the loader lock, which the interrupted code might hold.
     SECTION("unwind", bbx_walk_libunwind(&writer, context));
     bbx_write_str(&writer, "handler-duration-ns ");
@@ -287,6 +366,8 @@ static int open_report(const installed_options *options, int sig) {
 static void chain_and_die(int sig, siginfo_t *info, void *context);
 
 static void handle_crash(int sig, siginfo_t *info, void *context) {
+    // A fault while another thread's stack is being sampled belongs to that walk, not to the app.
+    bbx_threads_recover_from_fault();
     pid_t self = current_thread_id();
     int expected = 0;
     if (!atomic_compare_exchange_strong(&crashing_thread, &expected, (int)self)) {
@@ -313,11 +394,7 @@ static void handle_crash(int sig, siginfo_t *info, void *context) {
     }
     atomic_store(&crash_signal, sig);
 
-    struct sigaction alarm_action;
-    memset(&alarm_action, 0, sizeof(alarm_action));
-    alarm_action.sa_handler = watchdog;
-    sigaction(SIGALRM, &alarm_action, NULL);
-    alarm(10);
+    arm_watchdog();
 
     installed_options *options = atomic_load(&options_in_effect);
     if (options != NULL) {
@@ -332,7 +409,7 @@ static void handle_crash(int sig, siginfo_t *info, void *context) {
             close(fd);
         }
     }
-    alarm(0);
+    disarm_watchdog();
     atomic_store(&report_finished, 1);
     chain_and_die(sig, info, context);
 }
@@ -432,6 +509,8 @@ int bbx_crash_install(const bbx_crash_options *options) {
     if (error == 0 && !atomic_load(&installed)) {
         bbx_unwinder_prepare();
         bbx_images_prepare();
+        // Without it, reports carry the crashed thread only (and say so).
+        (void)bbx_threads_prepare();
         fatal_message_buffer_fn lookup =
             (fatal_message_buffer_fn)dlsym(RTLD_DEFAULT, "swift_getFatalErrorMessageBuffer");
         if (lookup != NULL) fatal_message_buffer = lookup();
@@ -447,6 +526,7 @@ int bbx_crash_install(const bbx_crash_options *options) {
             if (sigaction(sig, &action, &previous_actions[sig]) != 0) error = errno;
         }
         if (error == 0) {
+            start_watchdog_thread();
             atexit(exit_guard);
             atomic_store(&installed, 1);
         }

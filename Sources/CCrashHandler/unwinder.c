@@ -63,7 +63,7 @@ static void write_frame(bbx_writer *w, const char *tag, uint64_t pc) {
     bbx_write_str(w, "\n");
 }
 
-void bbx_walk_frame_pointers(bbx_writer *w, const ucontext_t *context) {
+void bbx_collect_frame_pointers(const ucontext_t *context, uint64_t *frames, int capacity, volatile int *count) {
 #if defined(__x86_64__)
     uintptr_t pc = (uintptr_t)context->uc_mcontext.gregs[REG_RIP];
     uintptr_t fp = (uintptr_t)context->uc_mcontext.gregs[REG_RBP];
@@ -75,24 +75,47 @@ void bbx_walk_frame_pointers(bbx_writer *w, const ucontext_t *context) {
 #else
     uintptr_t pc = 0, fp = 0, sp = 0;
 #endif
-    write_frame(w, "fp ", pc);
-    int count = 1;
+    *count = 0;
+    if (capacity <= 0) return;
+    frames[0] = pc;
+    *count = 1;
     // Each frame record is {previous fp, return address}. Frames only move up the stack, and a stack
     // is far smaller than 1 GiB: anything else means the chain is broken (or was never there).
     uintptr_t floor = sp;
-    while (count < 512 && fp != 0 && (fp & 7) == 0 && fp >= floor && fp - sp < (1ul << 30)) {
+    while (*count < capacity && fp != 0 && (fp & 7) == 0 && fp >= floor && fp - sp < (1ul << 30)) {
         uintptr_t next = ((const uintptr_t *)fp)[0];
         uintptr_t ret = ((const uintptr_t *)fp)[1];
         if (ret == 0) break;
-        write_frame(w, "fp ", ret);
-        count++;
+        frames[*count] = ret;
+        *count = *count + 1;
         floor = fp + 16;
         fp = next;
+    }
+}
+
+void bbx_write_frame_pointers(bbx_writer *w, const uint64_t *frames, int count) {
+    for (int i = 0; i < count; i++) {
+        write_frame(w, "fp ", frames[i]);
+        if (i % 16 == 15) bbx_write_flush(w);
     }
     bbx_write_str(w, "fp-end ");
     bbx_write_dec(w, count);
     bbx_write_str(w, "\n");
     bbx_write_flush(w);
+}
+
+void bbx_collect_libunwind(ucontext_t *context, uint64_t *frames, int capacity, volatile int *count) {
+    *count = 0;
+    unw_cursor_t cursor;
+    if (unwind.step == NULL || unwind.init_local2(&cursor, (unw_context_t *)context, UNW_INIT_SIGNAL_FRAME) != 0)
+        return;
+    while (*count < capacity) {
+        unw_word_t pc = 0;
+        unwind.get_reg(&cursor, UNW_REG_IP, &pc);
+        frames[*count] = pc;
+        *count = *count + 1;
+        if (unwind.step(&cursor) <= 0) break;
+    }
 }
 
 void bbx_walk_libunwind(bbx_writer *w, ucontext_t *context) {

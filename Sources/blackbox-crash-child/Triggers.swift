@@ -102,6 +102,16 @@ func waitForever() -> Never {
         go.signal()
         go.signal()
         waitForever()
+    case "eight-threads":
+        startEightNamedThreads()
+        triggerNullWrite()
+    case "loader-lock":
+        startEightNamedThreads()
+        startThreadHoldingTheLoaderLock()
+        triggerNullWrite()
+    case _ where kind.hasPrefix("threads-"):
+        startIdleThreads(Int(kind.dropFirst("threads-".count)) ?? 0)
+        triggerNullWrite()
     default:
         FileHandle.standardError.write(Data("unknown kind \(kind)\n".utf8))
         exit(2)

@@ -9,7 +9,9 @@ import Logging
 //   KIND:  fatal-error index nil-unwrap overflow null-write divide-by-zero abort sigbus stack-overflow
 //          wait-for-signal (prints "ready", then waits for an external kill -SEGV) handler-fault
 //          handler-fault-unprotected two-threads ensure (five failures of one ensure: traps in
-//          debug, reports once and goes on in release) unreachable
+//          debug, reports once and goes on in release) unreachable eight-threads (ThreadScenes)
+//          threads-N (N idle threads, then a null write) loader-lock (eight-threads, and one
+//          holding the loader lock)
 //   WHERE: main, thread (a Foundation Thread given an alternate signal stack), dispatch
 // or: blackbox-crash-child DIR process-pending next (the next launch: processes the pending raw
 // reports the way an app does at start, prints each processed report's path, and exits)

@@ -19,6 +19,11 @@ struct CrashHandlerEdgeCaseTests {
             let processed = try #require(report)
             #expect(processed.thread.id != processed.process.pid, "a worker thread crashed")
             #expect(processed.frames.first?.symbols.first?.function.contains("bbx_test_null_write") == true)
+            // The other crashing thread (waiting in the handler, or about to fault) is captured like
+            // any other.
+            let threads = try #require(processed.threads)
+            #expect(threads.count >= 3 && threads.first?.crashed == true)
+            #expect(threads.allSatisfy { $0.problem == nil && !$0.frames.isEmpty }, "\(threads.map(\.problem))")
         }
     }
 
@@ -159,7 +164,7 @@ struct CrashReportProcessingTests {
         #expect(text.contains("Exception:        SIGSEGV (11), code 1 (SEGV_MAPERR)"))
         #expect(text.contains("bbx_test_null_write"))
         let future = String(decoding: data, as: UTF8.self).replacingOccurrences(
-            of: "\"formatVersion\" : 1", with: "\"formatVersion\" : 99")
+            of: "\"formatVersion\" : \(CrashReport.currentFormatVersion)", with: "\"formatVersion\" : 99")
         #expect(throws: CrashReport.DecodingProblem.self) { try CrashReport.decode(Data(future.utf8)) }
     }
 }

@@ -63,19 +63,64 @@ struct CrashReportBuilder {
             addresses = raw.framePointerFrames
             report.frameSource = "frame-pointers"
         }
-        report.frames = addresses.enumerated().map { index, address in
-            var frame = CrashReport.Frame(index: index, address: hex(address))
-            if let imageIndex = raw.images.firstIndex(where: { address >= $0.start && address < $0.end }) {
-                frame.imageIndex = imageIndex
-                frame.imageOffset = hex(address &- raw.images[imageIndex].bias)
-            }
-            return frame
-        }
+        report.frames = frames(addresses, images: raw.images)
+        report.threads = threads(from: raw, crashed: report)
 
         notePartialness(of: raw, in: &report)
+        noteThreadCapture(of: raw, in: &report)
         symbolicate(&report, raw: raw)
         report.reason = reason(for: report)
         return report
+    }
+
+    private func frames(_ addresses: [UInt64], images: [RawCrashReport.Image]) -> [CrashReport.Frame] {
+        addresses.enumerated().map { index, address in
+            var frame = CrashReport.Frame(index: index, address: hex(address))
+            if let imageIndex = images.firstIndex(where: { address >= $0.start && address < $0.end }) {
+                frame.imageIndex = imageIndex
+                frame.imageOffset = hex(address &- images[imageIndex].bias)
+            }
+            return frame
+        }
+    }
+
+    /// The crashed thread first (its frames are the report's), then the others in the order the
+    /// capture listed them; nil when the raw report has no capture of the other threads.
+    private func threads(from raw: RawCrashReport, crashed report: CrashReport) -> [CrashReport.ThreadStack]? {
+        guard raw.threadCaptureNanoseconds != nil || !raw.otherThreads.isEmpty else { return nil }
+        let crashed = CrashReport.ThreadStack(
+            id: report.thread.id, name: report.thread.name, crashed: true, frameSource: report.frameSource,
+            frames: report.frames)
+        return [crashed]
+            + raw.otherThreads.map { thread in
+                CrashReport.ThreadStack(
+                    id: thread.id, name: thread.name, crashed: false, frameSource: thread.walk,
+                    problem: thread.status != "ok" ? thread.status : thread.truncated ? "truncated" : nil,
+                    frames: frames(thread.frames, images: raw.images))
+            }
+    }
+
+    private func noteThreadCapture(of raw: RawCrashReport, in report: inout CrashReport) {
+        if let reason = raw.threadsUnavailable {
+            report.notes.append("the other threads were not captured (\(reason))")
+        } else if raw.threadCaptureNanoseconds == nil {
+            report.notes.append("no capture of the other threads in the raw report")
+        }
+        if let nanoseconds = raw.threadCaptureNanoseconds {
+            report.notes.append(
+                "\(raw.otherThreads.count) other threads captured in \(nanoseconds / 1000) µs")
+        }
+        if raw.omittedThreads > 0 {
+            report.partial = true
+            report.notes.append("\(raw.omittedThreads) more threads than the capture keeps were left out")
+        }
+        let silent = raw.otherThreads.filter { $0.status != "ok" }
+        if !silent.isEmpty {
+            report.notes.append(
+                "threads without a stack: "
+                    + silent.map { "\($0.id)\($0.name.map { " \"\($0)\"" } ?? "") (\($0.status))" }.joined(
+                        separator: ", "))
+        }
     }
 
     private func notePartialness(of raw: RawCrashReport, in report: inout CrashReport) {
@@ -113,14 +158,18 @@ struct CrashReportBuilder {
                 "llvm-symbolizer not found: frames are named from the images' symbol tables (no file:line, no inlined frames)"
             )
         }
-        // One symbolizer run per image. Frame 0 is the interrupted pc itself; the others are return
-        // addresses, so look up pc-1 to land inside the call instruction (and the right line/inlining).
-        var framesByImage: [Int: [Int]] = [:]
-        for frame in report.frames {
-            if let image = frame.imageIndex { framesByImage[image, default: []].append(frame.index) }
+        // One symbolizer run per image, for the frames of every thread. Frame 0 is the interrupted pc
+        // itself; the others are return addresses, so look up pc-1 to land inside the call
+        // instruction (and the right line/inlining).
+        var stacks = report.stacks
+        var framesByImage: [Int: [(stack: Int, position: Int)]] = [:]
+        for (stack, frames) in stacks.enumerated() {
+            for (position, frame) in frames.enumerated() {
+                if let image = frame.imageIndex { framesByImage[image, default: []].append((stack, position)) }
+            }
         }
         var named = 0
-        for (imageIndex, frameIndices) in framesByImage.sorted(by: { $0.key < $1.key }) {
+        for (imageIndex, positions) in framesByImage.sorted(by: { $0.key < $1.key }) {
             let image = raw.images[imageIndex]
             if image.path.hasPrefix("[") { continue }  // [vdso]: nothing on disk
             let onDisk = ELFBuildID.read(path: image.path)
@@ -133,9 +182,10 @@ struct CrashReportBuilder {
                     continue
                 }
             }
-            let offsets = frameIndices.map { index in
-                let address = UInt64(report.frames[index].address.dropFirst(2), radix: 16) ?? 0
-                return (address &- image.bias) &- (index == 0 ? 0 : 1)
+            let offsets = positions.map { stack, position in
+                let frame = stacks[stack][position]
+                let address = UInt64(frame.address.dropFirst(2), radix: 16) ?? 0
+                return (address &- image.bias) &- (frame.index == 0 ? 0 : 1)
             }
             let fromDebugInfo = symbolicator.flatMap { $0.symbolicate(imagePath: image.path, offsets: offsets) }
             if symbolicator != nil && fromDebugInfo == nil {
@@ -143,20 +193,21 @@ struct CrashReportBuilder {
                     "llvm-symbolizer failed for \(image.path); its frames are named from its symbol table")
             }
             var symbolTable: ELFSymbolTable??
-            for (position, index) in frameIndices.enumerated() {
-                if let symbols = fromDebugInfo?[position], !symbols.isEmpty {
-                    report.frames[index].symbols = symbols
-                    report.frames[index].symbolication =
+            for (offsetIndex, (stack, position)) in positions.enumerated() {
+                if let symbols = fromDebugInfo?[offsetIndex], !symbols.isEmpty {
+                    stacks[stack][position].symbols = symbols
+                    stacks[stack][position].symbolication =
                         symbols.contains { $0.file != nil } ? .debugInfo : .symbolTable
                 } else {
                     if symbolTable == nil { symbolTable = .some(ELFSymbolTable(path: image.path)) }
-                    guard let symbol = symbolTable??.symbol(at: offsets[position]) else { continue }
-                    report.frames[index].symbols = [symbol]
-                    report.frames[index].symbolication = .symbolTable
+                    guard let symbol = symbolTable??.symbol(at: offsets[offsetIndex]) else { continue }
+                    stacks[stack][position].symbols = [symbol]
+                    stacks[stack][position].symbolication = .symbolTable
                 }
                 named += 1
             }
         }
+        for (stack, frames) in stacks.enumerated() { report.setFrames(frames, ofStack: stack) }
         report.symbolicated = named > 0
     }
 

@@ -9,6 +9,18 @@ struct RawCrashReport {
         var path: String
     }
 
+    /// Another thread of the process, as the capture found it (`thread-begin` … `thread-end`).
+    struct OtherThread {
+        var id: Int32
+        /// `ok`, `faulted` (frames up to the fault), `no-answer`, `blocks-signals` or `exited`.
+        var status: String
+        /// `libunwind`, `frame-pointers` or `none`.
+        var walk: String
+        var name: String?
+        var frames: [UInt64] = []
+        var truncated = false
+    }
+
     var formatVersion = 0
     /// `key value` lines from the header that Swift prepared at install time (app, host, start time…).
     var header: [String: String] = [:]
@@ -35,6 +47,12 @@ struct RawCrashReport {
     var lateImages: [(base: UInt64, path: String)] = []
     var journalStart: UInt64?
     var journalBytes: [UInt8] = []
+    var otherThreads: [OtherThread] = []
+    /// Threads beyond the capture's limit, not captured.
+    var omittedThreads = 0
+    /// Why the other threads are absent (`not-prepared`, `no-proc`), when they are.
+    var threadsUnavailable: String?
+    var threadCaptureNanoseconds: Int?
     var nestedFaults: [String] = []
     var watchdogFired = false
     var complete = false
@@ -106,6 +124,23 @@ struct RawCrashReport {
                 guard let start = UInt64(start), let count = Int(count), let bytes = blob(count) else { return }
                 journalStart = start
                 journalBytes = Array(bytes)
+            case "thread-begin":
+                let parts = value.split(separator: " ")
+                guard parts.count >= 2, let id = Int32(parts[0]) else { continue }
+                otherThreads.append(
+                    OtherThread(id: id, status: String(parts[1]), walk: parts.count > 2 ? String(parts[2]) : "none"))
+            case "thread-name": if !otherThreads.isEmpty { otherThreads[otherThreads.count - 1].name = String(value) }
+            case "thread-frame":
+                if !otherThreads.isEmpty, let pc = Self.hex(value) {
+                    otherThreads[otherThreads.count - 1].frames.append(pc)
+                }
+            case "thread-end":
+                if !otherThreads.isEmpty {
+                    otherThreads[otherThreads.count - 1].truncated = value.hasSuffix(" truncated")
+                }
+            case "threads-omitted": omittedThreads = Int(value) ?? 0
+            case "threads-unavailable": threadsUnavailable = String(value)
+            case "threads-end": threadCaptureNanoseconds = Int(value)
             case "nested-fault": nestedFaults.append(String(value))
             case "nested-fault-unrecoverable": nestedFaults.append("unrecoverable")
             case "watchdog-timeout": watchdogFired = true

@@ -150,6 +150,18 @@ struct ProductionSymbolicationTests {
             #expect(frame?.symbols.isEmpty == false, "\(name) at 0x\(String(address, radix: 16)) is unnamed")
         }
 
+        // Every thread: each one the Swift backtracer lists is there, and the other threads' frames in
+        // the app are named from the debug file like the crashed one's.
+        let threads = try #require(report.threads, "\(report.notes)")
+        let backtracerThreads = try Self.threadNames(inBacktracerLogIn: backtraces)
+        #expect(backtracerThreads.count >= 3, "\(backtracerThreads)")
+        for name in backtracerThreads where !name.isEmpty {
+            #expect(threads.contains { $0.name == name }, "thread \(name) missing from \(threads.map(\.name))")
+        }
+        let appFrames = threads.dropFirst().flatMap(\.frames).filter { $0.imageIndex == appImage }
+        #expect(!appFrames.isEmpty)
+        #expect(appFrames.allSatisfy { $0.symbolication == .debugInfo }, "\(appFrames)")
+
         // Idempotent: another pass or another upload of the same symbols changes nothing.
         #expect(await collector.server.symbolicatePending() == 0)
         let again = try await Tool.run(
@@ -163,6 +175,15 @@ struct ProductionSymbolicationTests {
     }
 
     /// The crashed thread's frames the backtracer named (address → name), from the first JSON log.
+    static func threadNames(inBacktracerLogIn directory: String) throws -> [String] {
+        let files = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
+        let file = try #require(files.first, "the Swift backtracer wrote no log")
+        let data = try Data(contentsOf: URL(fileURLWithPath: "\(directory)/\(file)"))
+        let log = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let threads = try #require(log["threads"] as? [[String: Any]], "\(log.keys)")
+        return threads.map { $0["name"] as? String ?? "" }
+    }
+
     static func namedFrames(inBacktracerLogIn directory: String) throws -> [(UInt64, String)] {
         let files = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
         let file = try #require(files.first, "the Swift backtracer wrote no log")

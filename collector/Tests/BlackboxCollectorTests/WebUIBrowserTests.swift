@@ -26,9 +26,19 @@ struct WebUIBrowserTests {
         let collector = try CollectorProcess(dataDirectory: directory)
         defer { collector.kill(SIGTERM) }
 
-        let report = Reports.crash(
+        var report = Reports.crash(
             functions: ["shop.Cart.total() -> Swift.Int", "shop.checkout() -> ()"],
             message: "cart <b>broke</b> & stopped")
+        report.threads = [
+            .init(id: 100, name: "main", crashed: true, frameSource: "libunwind", frames: report.frames),
+            .init(
+                id: 101, name: "bbx-worker", crashed: false, frameSource: "frame-pointers",
+                frames: [
+                    .init(
+                        index: 0, address: "0x555500002000", imageIndex: 0, imageOffset: "0x2000",
+                        symbols: [.init(function: "shop.Worker.wait() -> ()")])
+                ]),
+        ]
         let log = Data("2026-11-22T00:00:00.000Z INFO  shop: <script>alert(1)</script> browser-needle\n".utf8)
         let bundle = try BundleArchive.make(
             app: report.app, host: "web-host", reports: [report], logs: [("shop.log", log)])
@@ -58,6 +68,10 @@ struct WebUIBrowserTests {
                 [
                     "shop.checkout() -&gt; ()", "Sources/shop/main.swift:10", "/srv/shop/shop", "about to fail",
                     "Missing debug files", "<code>cd</code> /usr/lib/x86_64-linux-gnu/libc.so.6",
+                    // Other threads collapsed (no `open`), each summarized by its app function.
+                    "Other threads (1)",
+                    "<details class=\"thread\"><summary>Thread 101 bbx-worker (frame-pointers): 1 frames",
+                    "in shop.Worker.wait(", "shop.Worker.wait() -&gt; ()",
                 ]
             ),
             (

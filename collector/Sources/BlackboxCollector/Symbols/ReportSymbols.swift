@@ -11,10 +11,17 @@ enum ReportSymbols {
         var resolved: Bool
     }
 
-    /// One row per build-id that frames point into, in frame order.
+    /// A frame of one of the report's `stacks`: 0 is the crashed thread's (`frames`), then the other
+    /// threads' in `threads` order.
+    struct FramePosition: Hashable, Sendable {
+        var stack: Int
+        var frame: Int
+    }
+
+    /// One row per build-id that frames of any thread point into, in frame order.
     static func imageUses(_ report: CrashReport) -> [ImageUse] {
         var uses: [ImageUse] = []
-        for frame in report.frames {
+        for frame in report.stacks.joined() {
             guard let buildID = buildID(of: frame, in: report) else { continue }
             let resolved = hasDebugInfoNames(frame)
             if let index = uses.firstIndex(where: { $0.buildID == buildID }) {
@@ -42,36 +49,42 @@ enum ReportSymbols {
         return buildID
     }
 
-    /// The frames of `buildID`'s image that lack debug-info names, with the address to look up in
-    /// its debug file: the link-time address (`address - bias`), at `pc - 1` for return addresses
-    /// (every frame but the first) so that it lands inside the call and on its line.
-    static func lookups(in report: CrashReport, buildID: String) -> [(frame: Int, address: UInt64)] {
-        report.frames.indices.compactMap { position in
-            let frame = report.frames[position]
-            guard self.buildID(of: frame, in: report) == buildID, !hasDebugInfoNames(frame),
-                let imageIndex = frame.imageIndex, let address = hexValue(frame.address),
-                let bias = hexValue(report.images[imageIndex].bias)
-            else { return nil }
-            return (position, (address &- bias) &- (frame.index == 0 ? 0 : 1))
+    /// The frames of `buildID`'s image that lack debug-info names, in every thread, with the address
+    /// to look up in its debug file: the link-time address (`address - bias`), at `pc - 1` for return
+    /// addresses (every frame but a thread's first) so that it lands inside the call and on its line.
+    static func lookups(in report: CrashReport, buildID: String) -> [(frame: FramePosition, address: UInt64)] {
+        report.stacks.enumerated().flatMap { stack, frames in
+            frames.indices.compactMap { position -> (frame: FramePosition, address: UInt64)? in
+                let frame = frames[position]
+                guard self.buildID(of: frame, in: report) == buildID, !hasDebugInfoNames(frame),
+                    let imageIndex = frame.imageIndex, let address = hexValue(frame.address),
+                    let bias = hexValue(report.images[imageIndex].bias)
+                else { return nil }
+                return (FramePosition(stack: stack, frame: position), (address &- bias) &- (frame.index == 0 ? 0 : 1))
+            }
         }
     }
 
-    /// The report with debug-info names for the frames given (by position), marked as such; the
-    /// `Swift runtime failure: …` reason when the first frame now names one; a note saying which
+    /// The report with debug-info names for the frames given, marked as such; the `Swift runtime
+    /// failure: …` reason when the crashed thread's first frame now names one; a note saying which
     /// file named them.
     static func applying(
-        _ symbols: [Int: [CrashReport.Symbol]], from fileName: String, buildID: String, to report: CrashReport
+        _ symbols: [FramePosition: [CrashReport.Symbol]], from fileName: String, buildID: String, to report: CrashReport
     ) -> CrashReport {
         var report = report
+        var stacks = report.stacks
         var named = 0
-        for (position, frameSymbols) in symbols where report.frames.indices.contains(position) && !frameSymbols.isEmpty
+        for (position, frameSymbols) in symbols
+        where stacks.indices.contains(position.stack) && stacks[position.stack].indices.contains(position.frame)
+            && !frameSymbols.isEmpty
         {
-            report.frames[position].symbols = frameSymbols
-            report.frames[position].symbolication =
+            stacks[position.stack][position.frame].symbols = frameSymbols
+            stacks[position.stack][position.frame].symbolication =
                 frameSymbols.contains { $0.file != nil } ? .debugInfo : .symbolTable
             named += 1
         }
         guard named > 0 else { return report }
+        for (stack, frames) in stacks.enumerated() { report.setFrames(frames, ofStack: stack) }
         report.symbolicated = true
         if let failure = report.frames.first?.symbols.first(where: { $0.function.hasPrefix("Swift runtime failure: ") })
         {

@@ -297,6 +297,31 @@ struct WebUI {
         }.joined(separator: "\n")
     }
 
+    /// A row per symbol (inlined frames get their own), or one per unnamed frame.
+    private func frameRows(_ frames: [CrashReport.Frame], in report: CrashReport) -> [[String: Any]] {
+        var rows: [[String: Any]] = []
+        for frame in frames {
+            let image = frame.imageIndex.flatMap { report.images.indices.contains($0) ? report.images[$0].path : nil }
+            let imageName = image.map { String($0.split(separator: "/").last ?? "") } ?? "?"
+            if frame.symbols.isEmpty {
+                rows.append([
+                    "index": frame.index, "image": imageName, "address": frame.address,
+                    "function": frame.imageOffset.map { "\(imageName) + \($0)" } ?? "?", "location": "",
+                    "inlined": false,
+                ])
+            }
+            for symbol in frame.symbols {
+                rows.append([
+                    "index": frame.index, "image": imageName, "address": frame.address, "function": symbol.function,
+                    "location": symbol.file.map { "\($0)\(symbol.line.map { ":\($0)" } ?? "")" }
+                        ?? (frame.symbolication == .symbolTable ? "(symbol table)" : ""),
+                    "inlined": symbol.inlined,
+                ])
+            }
+        }
+        return rows
+    }
+
     private func reportValues(_ stored: StoredReport) -> [String: Any] {
         let report = stored.report
         var facts: [[String: String]] = [
@@ -319,31 +344,28 @@ struct WebUI {
         }
         if let reason = report.reason { facts.append(["name": "Reason", "value": reason]) }
         if let symbols = report.symbolicationSummary { facts.append(["name": "Symbols", "value": symbols]) }
-        var frames: [[String: Any]] = []
-        for frame in report.frames {
-            let image = frame.imageIndex.flatMap { report.images.indices.contains($0) ? report.images[$0].path : nil }
-            let imageName = image.map { String($0.split(separator: "/").last ?? "") } ?? "?"
-            if frame.symbols.isEmpty {
-                frames.append([
-                    "index": frame.index, "image": imageName, "address": frame.address,
-                    "function": frame.imageOffset.map { "\(imageName) + \($0)" } ?? "?", "location": "",
-                    "inlined": false,
-                ])
-            }
-            for symbol in frame.symbols {
-                frames.append([
-                    "index": frame.index, "image": imageName, "address": frame.address, "function": symbol.function,
-                    "location": symbol.file.map { "\($0)\(symbol.line.map { ":\($0)" } ?? "")" }
-                        ?? (frame.symbolication == .symbolTable ? "(symbol table)" : ""),
-                    "inlined": symbol.inlined,
-                ])
-            }
+        // Collapsed, each summarized by the first function of the app's own it is in.
+        let otherThreads: [[String: Any]] = (report.threads?.dropFirst() ?? []).map { thread in
+            var stack = report
+            stack.frames = thread.frames
+            var values: [String: Any] = [
+                "id": thread.id, "name": thread.name ?? "", "frameSource": thread.frameSource,
+                "frameCount": thread.frames.count,
+                "top": CrashSignature.inAppFunctions(stack, limit: 1).first
+                    ?? thread.frames.first?.symbols.last?.function ?? "",
+                "frames": frameRows(thread.frames, in: report),
+            ]
+            // Absent, not empty: the template's section shows for any string.
+            if let problem = thread.problem { values["problem"] = problem }
+            return values
         }
         return [
             "title": report.reason ?? report.signal?.name ?? report.kind.rawValue,
             "headline": [report.signal?.name, report.reason].compactMap { $0 }.joined(separator: ": "),
             "facts": facts, "fatalMessage": report.fatalMessage ?? "", "threadID": report.thread.id,
-            "threadName": report.thread.name ?? "", "frameSource": report.frameSource, "frames": frames,
+            "threadName": report.thread.name ?? "", "frameSource": report.frameSource,
+            "frames": frameRows(report.frames, in: report), "hasOtherThreads": !otherThreads.isEmpty,
+            "otherThreadCount": otherThreads.count, "otherThreads": otherThreads,
             "omitted": report.omittedFrames.map { "\($0.count) frames omitted after frame \($0.omittedAfterIndex)" }
                 ?? "",
             "hasRegisters": !report.registers.isEmpty,

@@ -1,0 +1,30 @@
+// Every other thread's stack at a crash, captured async-signal-safely: each thread is sent a signal
+// whose handler walks its own frame pointers into a slot prepared at install time; the crashing
+// thread waits for the answers with a deadline and writes them (see docs/crash-capture.md).
+#ifndef BLACKBOX_THREADS_H
+#define BLACKBOX_THREADS_H
+
+#include <sys/types.h>
+
+#include "raw_writer.h"
+
+/// Threads captured besides the crashing one; more are counted in a `threads-omitted` line.
+#define BBX_THREAD_LIMIT 512
+/// Frames kept per thread (the frame-pointer walk stops there).
+#define BBX_THREAD_FRAMES 128
+/// How long the crashing thread waits, in all, for the other threads to answer.
+#define BBX_THREAD_DEADLINE_MS 1000
+
+/// Maps the slots and installs the sampling handler on a free real-time signal. Ordinary code only;
+/// returns 0 or an errno value (the report then says the other threads were not captured).
+int bbx_threads_prepare(void);
+
+/// Writes `thread-begin` … `thread-end` for every thread of the process but `self` and `helper` (the
+/// crash handler's own watchdog thread), then `threads-end`. Only one capture runs at a time.
+void bbx_threads_write(bbx_writer *w, pid_t self, pid_t helper);
+
+/// Called first thing by the fatal-signal handler: when the faulting thread was walking its own
+/// frames for a capture, abandons that walk (siglongjmp, does not return). Returns otherwise.
+void bbx_threads_recover_from_fault(void);
+
+#endif

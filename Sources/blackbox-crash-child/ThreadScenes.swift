@@ -1,0 +1,123 @@
+import CBlackboxTestCrashes
+import Dispatch
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+// Processes with many threads in known states, for the all-threads capture: each state is its own
+// non-inlined function so the tests can find it in the thread's frames.
+
+nonisolated(unsafe) let sceneMutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+
+/// Eight named threads: three blocked on a mutex that a fourth holds while it sleeps, one blocked in
+/// `read` on a pipe nobody writes, one spinning, one waiting on a condition, one sleeping. Returns
+/// once all are in place.
+func startEightNamedThreads() {
+    let ready = DispatchSemaphore(value: 0)
+    pthread_mutex_init(sceneMutex, nil)
+    let held = DispatchSemaphore(value: 0)
+    startNamedThread("bbx-holder") {
+        pthread_mutex_lock(sceneMutex)
+        held.signal()
+        ready.signal()
+        holdTheMutex()
+    }
+    held.wait()
+    for index in 1...3 {
+        startNamedThread("bbx-mutex-\(index)") {
+            ready.signal()
+            waitForTheMutex(sceneMutex)
+        }
+    }
+    var pipeEnds: [Int32] = [0, 0]
+    _ = pipe(&pipeEnds)
+    let readEnd = pipeEnds[0]
+    startNamedThread("bbx-read") {
+        ready.signal()
+        waitInRead(readEnd)
+    }
+    startNamedThread("bbx-spin") {
+        ready.signal()
+        spinForever()
+    }
+    startNamedThread("bbx-cond") {
+        ready.signal()
+        waitOnCondition()
+    }
+    startNamedThread("bbx-sleep") {
+        ready.signal()
+        sleepForever()
+    }
+    for _ in 0..<8 { ready.wait() }
+    // Signalled just before each blocks: give the last ones time to get there.
+    usleep(200_000)
+}
+
+/// `count` threads named `bbx-idle-<n>`, each sleeping in `sleepForever`.
+func startIdleThreads(_ count: Int) {
+    let ready = DispatchSemaphore(value: 0)
+    for index in 0..<count {
+        startNamedThread("bbx-idle-\(index)") {
+            ready.signal()
+            sleepForever()
+        }
+    }
+    for _ in 0..<count { ready.wait() }
+    usleep(100_000)
+}
+
+func startNamedThread(_ name: String, _ body: @escaping @Sendable () -> Void) {
+    let thread = Thread {
+        bbx_test_name_thread(name)
+        body()
+    }
+    thread.stackSize = 256 << 10
+    thread.start()
+}
+
+@inline(never) func holdTheMutex() {
+    while true { sleep(1) }
+}
+
+@inline(never) func waitForTheMutex(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) {
+    pthread_mutex_lock(mutex)
+    exit(5)  // never: the holder keeps it
+}
+
+@inline(never) func waitInRead(_ fd: Int32) {
+    var byte: UInt8 = 0
+    if read(fd, &byte, 1) >= 0 { exit(6) }
+}
+
+nonisolated(unsafe) var spinCounter = 0
+
+@inline(never) func spinForever() {
+    while spinOnce() {}
+    exit(7)
+}
+
+/// Not inlined, so the optimizer cannot reduce the loop around it to its final value.
+@inline(never) func spinOnce() -> Bool {
+    spinCounter &+= 1
+    return spinCounter != -1
+}
+
+@inline(never) func waitOnCondition() {
+    let condition = NSCondition()
+    condition.lock()
+    while true { condition.wait() }
+}
+
+@inline(never) func sleepForever() {
+    // Not `sleep(1)`: a release build would merge it with `holdTheMutex`, whose body is that.
+    while true { usleep(500_000) }
+}
+
+/// A thread named `bbx-loader` that stops inside a `dl_iterate_phdr` callback, holding the loader
+/// lock libunwind needs (as a thread caught inside `dlopen` would). Returns once it holds it.
+func startThreadHoldingTheLoaderLock() {
+    startNamedThread("bbx-loader") { bbx_test_hold_loader_lock() }
+    while bbx_test_loader_lock_held() == 0 { usleep(1_000) }
+}

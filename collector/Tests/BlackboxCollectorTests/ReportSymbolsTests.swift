@@ -1,0 +1,47 @@
+import BlackboxFormat
+import Foundation
+import Testing
+
+@testable import BlackboxCollector
+
+@Suite("Symbolicating every thread of a stored report")
+struct ReportSymbolsTests {
+    /// A crash whose crashed thread is named from debug info, with a second thread whose frame in the
+    /// app (build-id `ab`) has only its symbol-table name.
+    func report() -> CrashReport {
+        var report = Reports.crash(functions: ["shop.checkout() -> ()"])
+        let waiting = CrashReport.Frame(
+            index: 1, address: "0x555500003010", imageIndex: 0, imageOffset: "0x3010",
+            symbols: [.init(function: "shop.Worker.wait() -> ()")], symbolication: .symbolTable)
+        report.threads = [
+            .init(id: 100, name: "main", crashed: true, frameSource: "libunwind", frames: report.frames),
+            .init(
+                id: 101, name: "worker", crashed: false, frameSource: "libunwind",
+                frames: [report.frames[0], waiting]),
+        ]
+        return report
+    }
+
+    @Test("a frame lacking debug info in another thread keeps its image unresolved and is looked up")
+    func otherThreadsCount() throws {
+        let report = report()
+        #expect(ReportSymbols.imageUses(report).first { $0.buildID == "ab" }?.resolved == false)
+        let lookups = ReportSymbols.lookups(in: report, buildID: "ab")
+        #expect(lookups.map(\.frame) == [.init(stack: 1, frame: 1)])
+        // A return address: looked up at pc - 1, relative to the image's bias.
+        #expect(lookups.first?.address == 0x300f)
+    }
+
+    @Test("applying names the other thread's frame and keeps the crashed thread's frames in both places")
+    func applying() throws {
+        let report = report()
+        let named = ReportSymbols.applying(
+            [.init(stack: 1, frame: 1): [.init(function: "shop.Worker.wait() -> ()", file: "Worker.swift", line: 3)]],
+            from: "shop.debug", buildID: "ab", to: report)
+        let worker = try #require(named.threads?[1].frames[1])
+        #expect(worker.symbolication == .debugInfo && worker.symbols.first?.file == "Worker.swift")
+        #expect(named.threads?[0].frames == named.frames && named.frames == report.frames)
+        #expect(ReportSymbols.imageUses(named).first { $0.buildID == "ab" }?.resolved == true)
+        #expect(named.notes.last?.contains("1 frame symbolicated by the collector from shop.debug") == true)
+    }
+}
