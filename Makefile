@@ -6,7 +6,7 @@ BENCH_PACKAGES := libspdlog-dev g++
 RUN_DIR ?= $(CURDIR)/.run/example
 COLLECTOR_DATA ?= $(CURDIR)/.run/collector
 
-.PHONY: help run example demo test check lint test-library test-collector deps test-deps bench-deps bench bench-collector format clean
+.PHONY: help run example demo test check lint test-library test-collector deps test-deps bench-deps bench bench-crash bench-collector format clean
 
 ## This list.
 help:
@@ -88,6 +88,15 @@ bench: bench-deps
 	g++ -O2 -std=c++17 -o bench/.out/spdlog-bench bench/spdlog_bench.cpp -lspdlog -lfmt -pthread
 	python3 bench/run.py --blackbox $$($(SWIFT) build -c release --show-bin-path)/blackbox-bench \
 		--spdlog bench/.out/spdlog-bench --out bench-results/logger.json
+
+## Crash handler benchmark: time to a complete raw report with 8, 64 and 256 threads captured, 20
+## crashes each, beside the Swift runtime's backtracer on the same crash. Writes
+## bench-results/crash-threads.json.
+bench-crash: deps
+	$(SWIFT) build -c release --product blackbox-crash-child
+	mkdir -p bench-results
+	python3 bench/crash_threads.py --child $$($(SWIFT) build -c release --show-bin-path)/blackbox-crash-child \
+		--out bench-results/crash-threads.json
 
 ## Collector benchmark: concurrent clients on loopback, beside dd and bare fsync numbers from the
 ## same run. Writes bench-results/collector.json.

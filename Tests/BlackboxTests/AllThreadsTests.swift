@@ -129,6 +129,29 @@ struct ThreadStackFormatTests {
         #expect(report.threads?[1].frames.first?.address == "0x21" && report.frames == named)
     }
 
+    @Test("the other threads' frames are bounded in all: each keeps its innermost share, marked truncated")
+    func frameBudget() throws {
+        var raw = "blackbox-raw-crash 2\npid 1\ntid 1\nthread main\nfp 0x10\nfp-end 1\n"
+        for thread in 2...5 {
+            raw += "thread-begin \(thread) ok frame-pointers\nthread-name t\(thread)\n"
+            raw += (0..<40).map { "thread-frame 0x\(String(0x1000 + $0, radix: 16))\n" }.joined()
+            raw += "thread-end 40 complete\n"
+        }
+        raw += "thread-begin 6 no-answer none\nthread-end 0 complete\nthreads-end 5000\nend\n"
+        let parsed = try RawCrashReport(bytes: Array(raw.utf8))
+        // 100 frames for five other threads: 20 each.
+        let report = CrashReportBuilder(symbolicator: nil, otherThreadFrameBudget: 100).build(from: parsed)
+        let threads = try #require(report.threads)
+        #expect(threads.map(\.id) == [1, 2, 3, 4, 5, 6])
+        #expect(threads[1...4].allSatisfy { $0.frames.count == 20 && $0.problem == "truncated" })
+        #expect(threads[1].frames.first?.address == "0x1000", "the innermost frames are kept")
+        #expect(threads[5].problem == "no-answer" && threads[5].frames.isEmpty)
+        #expect(report.notes.contains { $0.contains("threads without a stack: 6 (no-answer)") }, "\(report.notes)")
+        // Generous enough, nothing is cut.
+        let whole = CrashReportBuilder(symbolicator: nil).build(from: parsed)
+        #expect(whole.threads?[1].frames.count == 40 && whole.threads?[1].problem == nil)
+    }
+
     @Test("version 2 round-trips; a version 1 report (no threads) still decodes")
     func versions() throws {
         let report = report()

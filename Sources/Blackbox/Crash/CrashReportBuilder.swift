@@ -15,6 +15,8 @@ import BlackboxSymbols
 struct CrashReportBuilder {
     var symbolicator: Symbolicator?
     var logTailLines = 50
+    /// Frames kept of all the other threads together; past it, each thread keeps its innermost share.
+    var otherThreadFrameBudget = 6_000
 
     func build(from raw: RawCrashReport) -> CrashReport {
         let crashTime = raw.timeSeconds.map {
@@ -91,12 +93,20 @@ struct CrashReportBuilder {
         let crashed = CrashReport.ThreadStack(
             id: report.thread.id, name: report.thread.name, crashed: true, frameSource: report.frameSource,
             frames: report.frames)
+        // A symbolicated frame is about 0.5 KB of JSON: the budget keeps a report of hundreds of deep
+        // threads well under a collector's per-report limit (8 MiB by default).
+        let total = raw.otherThreads.reduce(0) { $0 + $1.frames.count }
+        let perThread =
+            total <= otherThreadFrameBudget
+            ? Int.max : max(16, otherThreadFrameBudget / max(1, raw.otherThreads.count))
         return [crashed]
             + raw.otherThreads.map { thread in
-                CrashReport.ThreadStack(
+                let kept = Array(thread.frames.prefix(perThread))
+                let truncated = thread.truncated || kept.count < thread.frames.count
+                return CrashReport.ThreadStack(
                     id: thread.id, name: thread.name, crashed: false, frameSource: thread.walk,
-                    problem: thread.status != "ok" ? thread.status : thread.truncated ? "truncated" : nil,
-                    frames: frames(thread.frames, images: raw.images))
+                    problem: thread.status != "ok" ? thread.status : truncated ? "truncated" : nil,
+                    frames: frames(kept, images: raw.images))
             }
     }
 
