@@ -29,15 +29,29 @@ extension CrashReport {
             field("Sent By:", signal.senderPID.map { "pid \($0)" })
         }
         field("Reason:", reason)
+        if let termination {
+            field("Cause:", termination.cause)
+            field("Last Seen Alive:", ReportTime.format(termination.lastSeenAlive))
+            field("Noticed At:", ReportTime.format(termination.detectedAt))
+            if let before = termination.cgroupOOMKillsBefore {
+                field(
+                    "Cgroup OOM Kills:",
+                    "\(before) at start, \(termination.cgroupOOMKillsAfter.map(String.init) ?? "?") after")
+            }
+        }
         let threadName = thread.name.map { " \"\($0)\"" } ?? ""
-        field("Crashed Thread:", "\(thread.id)\(threadName)")
+        // A termination has no stack: the process was gone before anything could walk it.
+        let hasStack = kind != .termination || !frames.isEmpty
+        if hasStack { field("Crashed Thread:", "\(thread.id)\(threadName)") }
         field("Symbols:", symbolicationSummary)
         if let fatalMessage {
             out += "\nFatal Message:\n" + fatalMessage.split(separator: "\n").map { "  \($0)\n" }.joined()
         }
 
-        out += "\nThread \(thread.id)\(threadName) \(kind == .crash ? "Crashed" : "Reported") (\(frameSource)):\n"
-        out += renderFrames(frames, omission: omittedFrames)
+        if hasStack {
+            out += "\nThread \(thread.id)\(threadName) \(kind == .crash ? "Crashed" : "Reported") (\(frameSource)):\n"
+            out += renderFrames(frames, omission: omittedFrames)
+        }
         for other in threads?.dropFirst() ?? [] {
             let name = other.name.map { " \"\($0)\"" } ?? ""
             let problem = other.problem.map { ", \($0)" } ?? ""

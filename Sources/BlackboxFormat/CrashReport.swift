@@ -12,9 +12,12 @@ public struct CrashReport: Codable, Sendable, Equatable {
     /// 2: `threads` (every thread's stack). Version 1 reports decode with `threads` nil.
     public static let currentFormatVersion = 2
 
-    public enum Kind: String, Codable, Sendable {
+    public enum Kind: String, Codable, Sendable, CaseIterable {
         case crash
         case nonfatal
+        /// A run that ended without a clean exit and without a crash report of its own: SIGKILL, the
+        /// OOM killer, a power loss. Written by the next start; `termination` says what is known.
+        case termination
     }
 
     public var formatVersion: Int
@@ -53,6 +56,8 @@ public struct CrashReport: Codable, Sendable, Equatable {
     public var metadata: [String: String]
     /// What processing noticed: missing sections, build-id mismatches, absent symbolizer...
     public var notes: [String]
+    /// For `kind == .termination`: when the run was last seen alive and what Linux says killed it.
+    public var termination: TerminationDetails?
 
     public init(
         id: UUID = UUID(), kind: Kind, app: App, host: Host, process: ProcessDetails, thread: ThreadDetails
@@ -78,6 +83,7 @@ public struct CrashReport: Codable, Sendable, Equatable {
         self.logTail = []
         self.metadata = [:]
         self.notes = []
+        self.termination = nil
     }
 
     public struct App: Codable, Sendable, Equatable {
@@ -145,6 +151,31 @@ public struct CrashReport: Codable, Sendable, Equatable {
         public init(id: Int32, name: String?) {
             self.id = id
             self.name = name
+        }
+    }
+
+    /// How a run that left no report of its own ended, as far as the next start can tell.
+    public struct TerminationDetails: Codable, Sendable, Equatable {
+        /// `oom-killer` (an OOM-kill counter of its memory cgroup, or of the machine, went up while it
+        /// ran), `machine-restart` (it was recorded under another boot), or `unknown` (SIGKILL from
+        /// someone, an unhandled SIGTERM, a watchdog…).
+        public var cause: String
+        /// The time of its last log line, else its start: it died after this.
+        public var lastSeenAlive: Date
+        /// When the next start noticed: it died before this.
+        public var detectedAt: Date
+        /// The memory cgroup's `oom_kill` counter when the run started and when the death was noticed.
+        public var cgroupOOMKillsBefore: Int?
+        public var cgroupOOMKillsAfter: Int?
+        public init(
+            cause: String, lastSeenAlive: Date, detectedAt: Date, cgroupOOMKillsBefore: Int? = nil,
+            cgroupOOMKillsAfter: Int? = nil
+        ) {
+            self.cause = cause
+            self.lastSeenAlive = lastSeenAlive
+            self.detectedAt = detectedAt
+            self.cgroupOOMKillsBefore = cgroupOOMKillsBefore
+            self.cgroupOOMKillsAfter = cgroupOOMKillsAfter
         }
     }
 
@@ -362,12 +393,12 @@ extension CrashReport {
 
 /// Report times are whole milliseconds, formatted by hand: Foundation's fractional-second formatting
 /// truncates binary fractions (…273.123 prints as .122), which would break round trips.
-enum ReportTime {
-    static func milliseconds(_ date: Date) -> Date {
+package enum ReportTime {
+    package static func milliseconds(_ date: Date) -> Date {
         Date(timeIntervalSince1970: (date.timeIntervalSince1970 * 1000).rounded() / 1000)
     }
 
-    static func format(_ date: Date) -> String {
+    package static func format(_ date: Date) -> String {
         let total = Int64((date.timeIntervalSince1970 * 1000).rounded())
         let seconds = total.quotientAndRemainderFlooring(by: 1000)
         let whole = Date(timeIntervalSince1970: Double(seconds.quotient)).formatted(Date.ISO8601FormatStyle())
@@ -375,7 +406,7 @@ enum ReportTime {
         return whole.dropLast() + "." + String(repeating: "0", count: 3 - millis.count) + millis + "Z"
     }
 
-    static func parse(_ text: String) -> Date? {
+    package static func parse(_ text: String) -> Date? {
         guard text.hasSuffix("Z") else { return try? Date.ISO8601FormatStyle().parse(text) }
         let parts = text.dropLast().split(separator: ".", maxSplits: 1)
         guard let whole = try? Date.ISO8601FormatStyle().parse(parts[0] + "Z") else { return nil }

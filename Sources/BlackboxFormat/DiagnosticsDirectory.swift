@@ -15,7 +15,8 @@
 /// logs/                the active log file and its archives
 /// crashes/pending/     raw reports the signal handler wrote, for the next launch
 /// crashes/quarantine/  raw reports whose processing crashed the app once
-/// outbox/              finished reports: crash-<uuid>.json/.txt, nonfatal-<uuid>.json/.txt
+/// runs/                one record per running process (<pid>.json), removed at a clean exit
+/// outbox/              finished reports: <kind>-<uuid>.json/.txt (crash, nonfatal, termination)
 /// outbox/bundles/      the spool: bundles waiting for upload
 /// outbox/rejected/     bundles the collector refused for good
 /// outbox/sent-archives log archives already bundled
@@ -31,6 +32,7 @@ public struct DiagnosticsDirectory: Sendable, Hashable {
     public var logs: String { root + "/logs" }
     public var pendingCrashes: String { root + "/crashes/pending" }
     public var quarantine: String { root + "/crashes/quarantine" }
+    public var runs: String { root + "/runs" }
     public var outbox: String { root + "/outbox" }
     public var spool: String { outbox + "/bundles" }
     public var rejected: String { outbox + "/rejected" }
@@ -44,10 +46,10 @@ public struct DiagnosticsDirectory: Sendable, Hashable {
         return parts.contains { (part: String) in FileManager.default.fileExists(atPath: part) }
     }
 
-    /// The one definition of a finished report in the outbox: `crash-<uuid>.json` or
-    /// `nonfatal-<uuid>.json` (each with its `.txt` rendering beside it, written first).
+    /// The one definition of a finished report in the outbox: `<kind>-<uuid>.json` for each
+    /// `CrashReport.Kind` (each with its `.txt` rendering beside it, written first).
     public static func isReportFileName(_ name: String) -> Bool {
-        name.hasSuffix(".json") && (name.hasPrefix("crash-") || name.hasPrefix("nonfatal-"))
+        name.hasSuffix(".json") && CrashReport.Kind.allCases.contains { name.hasPrefix($0.rawValue + "-") }
     }
 
     /// Where a report is written, without the extension: `.txt` and `.json` are added.

@@ -102,6 +102,16 @@ func waitForever() -> Never {
         go.signal()
         go.signal()
         waitForever()
+    case "wait-to-be-killed":
+        // The line is in the journal already; flushing puts it in the log file too, as a long-running
+        // process's earlier lines would be.
+        Blackbox.flush()
+        FileHandle.standardOutput.write(Data("ready\n".utf8))
+        waitForever()
+    case "clean-exit":
+        exit(0)
+    case "exhaust-memory":
+        exhaustMemory()
     case "eight-threads":
         startEightNamedThreads()
         triggerNullWrite()
@@ -115,5 +125,16 @@ func waitForever() -> Never {
     default:
         FileHandle.standardError.write(Data("unknown kind \(kind)\n".utf8))
         exit(2)
+    }
+}
+
+/// Allocates and touches memory until the OOM killer ends the process (run it in a memory cgroup
+/// with a limit).
+@inline(never) func exhaustMemory() -> Never {
+    var blocks: [UnsafeMutableRawPointer] = []
+    while true {
+        guard let block = malloc(16 << 20) else { continue }
+        memset(block, 1, 16 << 20)
+        blocks.append(block)
     }
 }

@@ -1,3 +1,4 @@
+import BlackboxFormat
 import Logging
 import Synchronization
 
@@ -42,8 +43,26 @@ public enum Blackbox {
             atexit { Blackbox.core?.shutdown(timeout: .seconds(2)) }
         }
         startCrashReporting(configuration, core: core)
+        recordRun(configuration)
         startBackgroundWork(configuration, core: core)
         return core
+    }
+
+    /// Reports the earlier runs that died unseen, then records this one until its clean exit. Before
+    /// delivery starts, so the reports go out with the first upload.
+    private static func recordRun(_ configuration: BlackboxConfiguration) {
+        let options = configuration.crashReporting
+        guard options.enabled, options.reportUnseenDeaths else { return }
+        let directory = DiagnosticsDirectory(configuration.directory)
+        let logFile =
+            configuration.sinks.contains(.file)
+            ? "\(directory.logs)/\(LogFiles.activeFileName(baseName: configuration.baseFileName))" : nil
+        _ = UnseenDeaths(directory: directory, logFile: logFile, logTailLines: options.logTailLines).reportAll()
+        CurrentRun.begin(
+            .current(
+                appName: configuration.appName, appVersion: configuration.appVersion,
+                appBuild: configuration.appBuild),
+            in: directory)
     }
 
     /// Crash capture is part of start-up but never makes it fail: a problem is reported once on stderr.
@@ -114,6 +133,7 @@ public enum Blackbox {
         }
         core?.configuration.delivery?.stop()
         core?.shutdown()
+        CurrentRun.end()
     }
 
     /// The last `count` lines logged (crash and non-fatal reports embed them).

@@ -12,6 +12,10 @@ public struct CrashReportingOptions: Sendable {
     public var symbolizerPath: String?
     /// Where separated debug info lives (`--debug-file-directory`), e.g. `/usr/lib/debug`.
     public var debugFileDirectories: [String] = []
+    /// At start, write a `termination` report for each earlier run of this directory that neither
+    /// exited cleanly nor crashed with a report (SIGKILL, the OOM killer, a power loss), with its last
+    /// log lines and the cause where Linux says it. Default true. See docs/crash-capture.md.
+    public var reportUnseenDeaths = true
     /// Free-form values every crash report carries (deployment, region…). Keep it small.
     public var metadata: [String: String] = [:]
     public init() {}

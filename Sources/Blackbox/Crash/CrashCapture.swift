@@ -113,20 +113,7 @@ public enum CrashCapture {
         return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// Seconds since the epoch, from /proc/self/stat's start time (clock ticks after boot) and btime.
-    static func processStartTime() -> Double? {
-        guard let stat = DurableFile.read("/proc/self/stat", limit: 8192),
-            let boot = DurableFile.read("/proc/stat", limit: 1 << 20)
-        else { return nil }
-        let text = String(decoding: stat, as: UTF8.self)
-        // Field 2 (the command) may contain spaces; count fields after its closing parenthesis.
-        guard let close = text.lastIndex(of: ")") else { return nil }
-        let fields = text[text.index(after: close)...].split(separator: " ")
-        guard fields.count > 19, let ticks = Double(fields[19]) else { return nil }
-        let bootLine = String(decoding: boot, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix("btime ") }
-        guard let bootTime = bootLine.flatMap({ Double($0.dropFirst(6)) }) else { return nil }
-        return bootTime + ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
-    }
+    static func processStartTime() -> Double? { ProcessFacts.startTime(of: getpid()) }
 }
 
 extension Substring {

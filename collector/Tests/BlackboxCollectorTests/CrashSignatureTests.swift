@@ -1,4 +1,5 @@
 import BlackboxFormat
+import Foundation
 import Testing
 
 @testable import BlackboxCollector
@@ -31,5 +32,24 @@ struct CrashSignatureTests {
                 file: "/build/swift/stdlib/public/core/Array.swift", line: 417, inlined: true),
             at: 0)
         #expect(CrashSignature.compute(report).title == "SIGSEGV in shop.triggerIndexOutOfRange(…)")
+    }
+
+    @Test("termination reports group by cause, whatever the counters' values")
+    func terminations() {
+        func termination(_ reason: String) -> CrashReport {
+            var report = CrashReport(
+                kind: .termination, app: .init(name: "shop"),
+                host: .init(name: "h", os: "Linux", kernel: "6", architecture: "x86_64"),
+                process: .init(pid: 1, crashTime: Date()), thread: .init(id: 1, name: nil))
+            report.reason = reason
+            return report
+        }
+        let first = CrashSignature.compute(
+            termination("killed by the OOM killer (its memory cgroup's oom_kill counter went from 0 to 1)"))
+        let second = CrashSignature.compute(
+            termination("killed by the OOM killer (its memory cgroup's oom_kill counter went from 3 to 4)"))
+        let unknown = CrashSignature.compute(termination("killed, cause unknown (SIGKILL, an unhandled SIGTERM)"))
+        #expect(first.hash == second.hash && first.hash != unknown.hash)
+        #expect(first.title.hasPrefix("termination: killed by the OOM killer"), "\(first.title)")
     }
 }
