@@ -77,6 +77,10 @@ extension CrashReport {
                 out += "  \(image.start) - \(image.end) \(image.buildID ?? "<no build-id>") \(image.path)\(mismatch)\n"
             }
         }
+        if let annotations, !annotations.isEmpty {
+            out += "\nAnnotations:\n"
+            for key in annotations.keys.sorted() { out += "  \(key): \(annotations[key] ?? "")\n" }
+        }
         if !metadata.isEmpty {
             out += "\nMetadata:\n"
             for key in metadata.keys.sorted() { out += "  \(key): \(metadata[key] ?? "")\n" }

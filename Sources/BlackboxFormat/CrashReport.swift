@@ -54,6 +54,8 @@ public struct CrashReport: Codable, Sendable, Equatable {
     /// The last log lines before the report, oldest first.
     public var logTail: [String]
     public var metadata: [String: String]
+    /// The crash-time annotations the app had set (`CrashAnnotations`); nil when none.
+    public var annotations: [String: String]?
     /// What processing noticed: missing sections, build-id mismatches, absent symbolizer...
     public var notes: [String]
     /// For `kind == .termination`: when the run was last seen alive and what Linux says killed it.
@@ -82,6 +84,7 @@ public struct CrashReport: Codable, Sendable, Equatable {
         self.images = []
         self.logTail = []
         self.metadata = [:]
+        self.annotations = nil
         self.notes = []
         self.termination = nil
     }

@@ -25,6 +25,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "annotations.h"
 #include "images.h"
 #include "raw_writer.h"
 #include "threads.h"
@@ -329,6 +330,7 @@ static void write_report(const installed_options *options, int sig, siginfo_t *i
     SECTION("header", write_header(options, sig, info); if (atomic_load(&test_fault_mode) == 1) test_fault());
     SECTION("registers", write_registers(context));
     SECTION("message", write_fatal_message());
+    SECTION("annotations", bbx_annotations_write(&writer));
     SECTION("frame-pointers", bbx_collect_frame_pointers(context, crashed_thread_frames, CRASHED_THREAD_FRAMES,
                                                          &crashed_thread_frame_count));
     bbx_write_frame_pointers(&writer, crashed_thread_frames, crashed_thread_frame_count);

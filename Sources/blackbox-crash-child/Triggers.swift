@@ -102,6 +102,24 @@ func waitForever() -> Never {
         go.signal()
         go.signal()
         waitForever()
+    case "annotated":
+        // Set, changed, removed, then a crash while another thread keeps rewriting one of them.
+        CrashAnnotations.set("user", "alice")
+        CrashAnnotations.set("request-id", "r-1")
+        CrashAnnotations.set("request-id", "r-42")
+        CrashAnnotations.set("feature.flag", "on")
+        CrashAnnotations.set("feature.flag", nil)
+        CrashAnnotations.set("multi", "line one\nline two")
+        Thread.detachNewThread {
+            let values = [String(repeating: "a", count: 200), String(repeating: "b", count: 200)]
+            var round = 0
+            while true {
+                CrashAnnotations.set("churn", values[round % 2])
+                round += 1
+            }
+        }
+        usleep(20_000)
+        triggerNullWrite()
     case "wait-to-be-killed":
         // The line is in the journal already; flushing puts it in the log file too, as a long-running
         // process's earlier lines would be.

@@ -36,6 +36,8 @@ enum NonFatalReporter {
         report.symbolicated = frames.contains { !$0.symbols.isEmpty }
         report.logTail = core.recentLines(configuration.crashReporting.logTailLines)
         report.metadata = configuration.crashReporting.metadata
+        let annotations = CrashAnnotations.current
+        report.annotations = annotations.isEmpty ? nil : annotations
         report.metadata["assertion"] = failure.kind.rawValue
         report.metadata["location"] = failure.location
         if suppressed > 0 { report.notes.append("\(suppressed) more failures at this call site since the last report") }

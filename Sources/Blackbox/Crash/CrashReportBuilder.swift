@@ -36,6 +36,7 @@ struct CrashReportBuilder {
                 crashTime: crashTime ?? Date()),
             thread: .init(id: raw.threadID ?? 0, name: raw.threadName))
         report.metadata = raw.metadata
+        report.annotations = raw.annotations.isEmpty ? nil : raw.annotations
         if let number = raw.signal {
             let code = raw.code ?? 0
             report.signal = .init(

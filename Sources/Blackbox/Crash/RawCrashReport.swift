@@ -25,6 +25,7 @@ struct RawCrashReport {
     /// `key value` lines from the header that Swift prepared at install time (app, host, start time…).
     var header: [String: String] = [:]
     var metadata: [String: String] = [:]
+    var annotations: [String: String] = [:]
     var signal: Int32?
     var signalName: String?
     var code: Int32?
@@ -145,6 +146,9 @@ struct RawCrashReport {
             case "nested-fault-unrecoverable": nestedFaults.append("unrecoverable")
             case "watchdog-timeout": watchdogFired = true
             case "end": complete = true
+            case "annotation":
+                let (name, text) = Self.split(value)
+                annotations[String(name)] = String(text)
             case "metadata":
                 let (name, text) = Self.split(value)
                 metadata[String(name)] = String(text)

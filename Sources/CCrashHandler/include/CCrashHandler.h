@@ -45,6 +45,17 @@ void bbx_crash_refresh_images(void);
 /// Whether libunwind was found (the report then carries a libunwind walk besides the frame-pointer walk).
 int bbx_crash_has_libunwind(void);
 
+/// Crash-time annotations: at most `BBX_ANNOTATION_LIMIT` keys of at most `BBX_ANNOTATION_KEY_BYTES`
+/// bytes (no space or newline) with values of at most `BBX_ANNOTATION_VALUE_BYTES` bytes (no newline),
+/// held in static memory and written into every later crash report.
+#define BBX_ANNOTATION_LIMIT 32
+#define BBX_ANNOTATION_KEY_BYTES 31
+#define BBX_ANNOTATION_VALUE_BYTES 255
+
+/// Sets (or, with a NULL value, removes) an annotation. Ordinary code only; thread-safe. Returns 0,
+/// EINVAL (a key or value too long or empty key) or ENOSPC (the table is full).
+int bbx_crash_set_annotation(const char *key, const char *value);
+
 /// Test support: make the handler itself fault after the header (1), or in a phase that is not
 /// protected (2), to exercise the nested-crash path.
 void bbx_crash_set_test_fault(int mode);

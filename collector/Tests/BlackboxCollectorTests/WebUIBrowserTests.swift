@@ -29,6 +29,7 @@ struct WebUIBrowserTests {
         var report = Reports.crash(
             functions: ["shop.Cart.total() -> Swift.Int", "shop.checkout() -> ()"],
             message: "cart <b>broke</b> & stopped")
+        report.annotations = ["request-id": "r-<42>"]
         report.threads = [
             .init(id: 100, name: "main", crashed: true, frameSource: "libunwind", frames: report.frames),
             .init(
@@ -72,6 +73,7 @@ struct WebUIBrowserTests {
                     "Other threads (1)",
                     "<details class=\"thread\"><summary>Thread 101 bbx-worker (frame-pointers): 1 frames",
                     "in shop.Worker.wait(", "shop.Worker.wait() -&gt; ()",
+                    "<dt>request-id</dt><dd>r-&lt;42&gt;</dd>",
                 ]
             ),
             (

@@ -343,6 +343,13 @@ struct WebUI {
             facts.append(["name": "Fault address", "value": signal.faultAddress])
         }
         if let reason = report.reason { facts.append(["name": "Reason", "value": reason]) }
+        if let termination = report.termination {
+            facts.append(["name": "Cause", "value": termination.cause])
+            facts.append([
+                "name": "Died between",
+                "value": "\(iso(termination.lastSeenAlive)) (last sign of life) and \(iso(termination.detectedAt))",
+            ])
+        }
         if let symbols = report.symbolicationSummary { facts.append(["name": "Symbols", "value": symbols]) }
         // Collapsed, each summarized by the first function of the app's own it is in.
         let otherThreads: [[String: Any]] = (report.threads?.dropFirst() ?? []).map { thread in
@@ -368,6 +375,10 @@ struct WebUI {
             "otherThreadCount": otherThreads.count, "otherThreads": otherThreads,
             "omitted": report.omittedFrames.map { "\($0.count) frames omitted after frame \($0.omittedAfterIndex)" }
                 ?? "",
+            "hasAnnotations": !(report.annotations ?? [:]).isEmpty,
+            "annotations": (report.annotations ?? [:]).sorted { $0.key < $1.key }.map {
+                ["name": $0.key, "value": $0.value]
+            },
             "hasRegisters": !report.registers.isEmpty,
             "registers": report.registers.map { ["name": $0.name, "value": $0.value] },
             "images": report.images.map {
