@@ -49,7 +49,8 @@ extension CrashReport {
         }
 
         if hasStack {
-            out += "\nThread \(thread.id)\(threadName) \(kind == .crash ? "Crashed" : "Reported") (\(frameSource)):\n"
+            let role = kind == .crash ? "Crashed" : kind == .hang ? "Unresponsive" : "Reported"
+            out += "\nThread \(thread.id)\(threadName) \(role) (\(frameSource)):\n"
             out += renderFrames(frames, omission: omittedFrames)
         }
         for other in threads?.dropFirst() ?? [] {

@@ -18,6 +18,9 @@ public struct CrashReport: Codable, Sendable, Equatable {
         /// A run that ended without a clean exit and without a crash report of its own: SIGKILL, the
         /// OOM killer, a power loss. Written by the next start; `termination` says what is known.
         case termination
+        /// A watched thread, queue or loop missed its deadline (`Blackbox.watchForHangs`); the process
+        /// went on. The unresponsive thread is `thread` and first in `threads`.
+        case hang
     }
 
     public var formatVersion: Int
@@ -38,8 +41,8 @@ public struct CrashReport: Codable, Sendable, Equatable {
     public var reason: String?
     public var thread: ThreadDetails
     public var registers: [Register]
-    /// Every thread of the process when the report was written, the crashed (or reporting) thread
-    /// first with the same frames as `frames`. Nil in version 1 reports and where the other threads
+    /// Every thread of the process when the report was written, the crashed (or reporting, or in a
+    /// hang report the unresponsive) thread first, marked `crashed`, with the same frames as `frames`. Nil in version 1 reports and where the other threads
     /// could not be captured (`notes` says why).
     public var threads: [ThreadStack]?
     /// The crashed thread's frames, innermost first.

@@ -338,7 +338,8 @@ static void write_report(const installed_options *options, int sig, siginfo_t *i
     SECTION("journal", write_journal_tail(options));
     if (atomic_load(&test_fault_mode) == 2) test_fault();
     // Before libunwind, which can block: the other threads' walks are lock-free and bounded in time.
-    SECTION("threads", bbx_threads_write(&writer, current_thread_id(), (pid_t)atomic_load(&watchdog_thread_id)));
+    SECTION("threads",
+            (void)bbx_threads_write(&writer, current_thread_id(), (pid_t)atomic_load(&watchdog_thread_id), 1));
     // Last: libunwind may take the loader lock, which the interrupted code might hold.
     SECTION("unwind", bbx_walk_libunwind(&writer, context));
     bbx_write_str(&writer, "handler-duration-ns ");
@@ -478,6 +479,13 @@ int bbx_crash_ensure_alternate_stack(uint64_t size) {
 }
 
 void bbx_crash_refresh_images(void) { bbx_images_prepare(); }
+
+int bbx_capture_other_threads(int fd) {
+    if (!atomic_load(&installed)) return ENOSYS;
+    bbx_writer lines = {.fd = fd};
+    bbx_images_write(&lines);
+    return bbx_threads_write(&lines, current_thread_id(), (pid_t)atomic_load(&watchdog_thread_id), 0);
+}
 
 int bbx_crash_has_libunwind(void) { return bbx_unwinder_available(); }
 

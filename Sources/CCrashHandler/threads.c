@@ -232,9 +232,24 @@ static int list_threads(pid_t self, pid_t helper, int *omitted) {
     return count;
 }
 
+// The fallback `sig` with the sampler on it, or 0. A dying process takes any of them (a handler
+// chained after ours that pauses threads the same way installs its own for as long as it needs it).
+// A living one (a hang report) takes SIGPROF only, and only when nobody else handles it; the sampler
+// then stays on it, ignoring what it did not ask for, as SIG_IGN would.
+static int fallback_signal(int sig, int dying) {
+    struct sigaction current;
+    if (sigaction(sig, NULL, &current) != 0) return 0;
+    if ((current.sa_flags & SA_SIGINFO) && current.sa_sigaction == sample_own_stack) return sig;
+    if (!dying && (sig != SIGPROF || (current.sa_flags & SA_SIGINFO) ||
+                   (current.sa_handler != SIG_DFL && current.sa_handler != SIG_IGN)))
+        return 0;
+    struct sigaction action;
+    sampler_action(&action);
+    return sigaction(sig, &action, NULL) == 0 ? sig : 0;
+}
+
 // Sends each listed thread a signal it lets through; the number sent.
-static unsigned request_stacks(int count) {
-    static int fallback_installed[FALLBACK_COUNT];
+static unsigned request_stacks(int count, int dying) {
     pid_t pid = getpid();
     unsigned sent = 0;
     for (int i = 0; i < count; i++) {
@@ -242,16 +257,7 @@ static unsigned request_stacks(int count) {
         uint64_t mask = blocked_signals(tid);
         int sig = sampling_signal != 0 && !blocks(mask, sampling_signal) ? sampling_signal : 0;
         for (size_t f = 0; f < FALLBACK_COUNT && sig == 0; f++) {
-            if (blocks(mask, fallback_signals[f])) continue;
-            sig = fallback_signals[f];
-            // The process is dying: the sampler stays on this signal (a handler chained after ours
-            // that pauses threads the same way installs its own for as long as it needs it).
-            if (!fallback_installed[f]) {
-                struct sigaction action;
-                sampler_action(&action);
-                sigaction(sig, &action, NULL);
-                fallback_installed[f] = 1;
-            }
+            if (!blocks(mask, fallback_signals[f])) sig = fallback_signal(fallback_signals[f], dying);
         }
         if (sig == 0) {
             atomic_store(&slots[i].state, SLOT_BLOCKS_SIGNALS);
@@ -332,13 +338,18 @@ static void write_thread(bbx_writer *w, thread_slot *slot) {
     bbx_write_flush(w);
 }
 
-void bbx_threads_write(bbx_writer *w, pid_t self, pid_t helper) {
+int bbx_threads_write(bbx_writer *w, pid_t self, pid_t helper, int dying) {
     uint64_t started = monotonic_ns();
     int expected = 0;
-    if (slots == NULL || !atomic_compare_exchange_strong(&capturing, &expected, 1)) {
+    if (slots == NULL) {
         bbx_write_str(w, "threads-unavailable not-prepared\n");
         bbx_write_flush(w);
-        return;
+        return ENOSYS;
+    }
+    if (!atomic_compare_exchange_strong(&capturing, &expected, 1)) {
+        bbx_write_str(w, "threads-unavailable busy\n");
+        bbx_write_flush(w);
+        return EBUSY;
     }
     atomic_store(&answers, 0);
     int omitted = 0;
@@ -346,7 +357,7 @@ void bbx_threads_write(bbx_writer *w, pid_t self, pid_t helper) {
     if (count < 0) {
         bbx_write_str(w, "threads-unavailable no-proc\n");
     } else {
-        unsigned sent = request_stacks(count);
+        unsigned sent = request_stacks(count, dying);
         wait_for_answers(sent, started + (uint64_t)BBX_THREAD_DEADLINE_MS * 1000000u);
         // A thread answering after this finds its slot taken and leaves it alone.
         for (int i = 0; i < count; i++) {
@@ -365,4 +376,5 @@ void bbx_threads_write(bbx_writer *w, pid_t self, pid_t helper) {
     bbx_write_str(w, "\n");
     bbx_write_flush(w);
     atomic_store(&capturing, 0);
+    return 0;
 }

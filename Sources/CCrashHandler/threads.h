@@ -20,8 +20,10 @@
 int bbx_threads_prepare(void);
 
 /// Writes `thread-begin` … `thread-end` for every thread of the process but `self` and `helper` (the
-/// crash handler's own watchdog thread), then `threads-end`. Only one capture runs at a time.
-void bbx_threads_write(bbx_writer *w, pid_t self, pid_t helper);
+/// crash handler's own watchdog thread), then `threads-end`. `dying`: from the fatal-signal handler
+/// (every fallback signal may be taken over), else from ordinary code in a living process. Only one
+/// capture runs at a time: 0, or EBUSY while another runs, or ENOSYS before `bbx_threads_prepare`.
+int bbx_threads_write(bbx_writer *w, pid_t self, pid_t helper, int dying);
 
 /// Called first thing by the fatal-signal handler: when the faulting thread was walking its own
 /// frames for a capture, abandons that walk (siglongjmp, does not return). Returns otherwise.

@@ -1,3 +1,4 @@
+import Blackbox
 import CBlackboxTestCrashes
 import Dispatch
 import Foundation
@@ -120,4 +121,23 @@ nonisolated(unsafe) var spinCounter = 0
 func startThreadHoldingTheLoaderLock() {
     startNamedThread("bbx-loader") { bbx_test_hold_loader_lock() }
     while bbx_test_loader_lock_held() == 0 { usleep(1_000) }
+}
+
+/// Beats a 1 s heartbeat from the main thread every 100 ms for `seconds`.
+func beatFromMain(_ heartbeat: HangHeartbeat, seconds: Double) {
+    let end = Date().addingTimeInterval(seconds)
+    while Date() < end {
+        heartbeat.beat()
+        usleep(100_000)
+    }
+}
+
+/// The main thread stops answering for three seconds.
+@inline(never) func blockTheMainThread() {
+    for _ in 0..<30 { usleep(100_000) }
+}
+
+/// A work item that keeps its serial queue busy for three seconds.
+@inline(never) func blockTheQueue() {
+    for _ in 0..<30 { usleep(100_000) }
 }

@@ -120,6 +120,29 @@ func waitForever() -> Never {
         }
         usleep(20_000)
         triggerNullWrite()
+    case "hang-main":
+        let heartbeat = Blackbox.hangHeartbeat("main loop", deadline: .seconds(1))
+        beatFromMain(heartbeat, seconds: 1)
+        blockTheMainThread()
+        beatFromMain(heartbeat, seconds: 1.5)
+        Blackbox.flush()
+        exit(0)
+    case "hang-queue":
+        let queue = DispatchQueue(label: "bbx-queue")
+        Blackbox.watchForHangs(queue: queue, name: "bbx-queue", deadline: .seconds(1))
+        usleep(300_000)
+        queue.async { blockTheQueue() }
+        // Not one sleep(5): the hang report's thread capture interrupts sleeps (EINTR), as any signal
+        // does.
+        let end = Date().addingTimeInterval(5)
+        while Date() < end { usleep(100_000) }
+        Blackbox.flush()
+        exit(0)
+    case "healthy":
+        let heartbeat = Blackbox.hangHeartbeat("main loop", deadline: .seconds(1))
+        beatFromMain(heartbeat, seconds: 3)
+        Blackbox.flush()
+        exit(0)
     case "wait-to-be-killed":
         // The line is in the journal already; flushing puts it in the log file too, as a long-running
         // process's earlier lines would be.

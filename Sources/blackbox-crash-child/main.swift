@@ -13,7 +13,8 @@ import Logging
 //          threads-N (N idle threads, then a null write) loader-lock (eight-threads, and one
 //          holding the loader lock) wait-to-be-killed (prints "ready", waits for a SIGKILL)
 //          clean-exit exhaust-memory (until the OOM killer ends it) annotated (crash annotations,
-//          one rewritten by another thread during the crash)
+//          one rewritten by another thread during the crash) hang-main hang-queue healthy (a
+//          watched main loop or queue blocked for 3 s at a 1 s deadline, or never; exit 0)
 //   WHERE: main, thread (a Foundation Thread given an alternate signal stack), dispatch
 // or: blackbox-crash-child DIR process-pending next (the next launch: processes the pending raw
 // reports the way an app does at start, prints each processed report's path, and exits)

@@ -1,4 +1,5 @@
 import BlackboxFormat
+import Dispatch
 import Logging
 import Synchronization
 
@@ -131,9 +132,29 @@ public enum Blackbox {
             defer { current = nil }
             return current
         }
+        HangWatchdog.shared.stop()
         core?.configuration.delivery?.stop()
         core?.shutdown()
         CurrentRun.end()
+    }
+
+    /// Watches a dispatch queue (the main queue, a serial queue an event loop or a lock is served
+    /// on): the watchdog sends it an empty block a few times per `deadline` and, when one waits
+    /// longer than that, writes one `hang` report for the episode (every thread's stack, the last log
+    /// lines) and logs a warning; when the queue runs again, it logs how long the hang lasted. Opt-in;
+    /// nothing runs while no target is watched. See docs/crash-capture.md, "Hangs".
+    public static func watchForHangs(queue: DispatchQueue, name: String, deadline: Duration = .seconds(2)) {
+        HangWatchdog.shared.add(HangTarget(name: name, deadline: deadline, source: .queue(queue)))
+    }
+
+    /// A heartbeat for a loop that is not a dispatch queue (a run loop, an event loop, a worker): call
+    /// `beat()` from it at least once per `deadline`; a longer silence is a hang, reported as for
+    /// `watchForHangs(queue:)`.
+    public static func hangHeartbeat(_ name: String, deadline: Duration = .seconds(2)) -> HangHeartbeat {
+        let target = HangTarget(name: name, deadline: deadline, source: .heartbeat)
+        target.showedLife()
+        HangWatchdog.shared.add(target)
+        return HangHeartbeat(target: target)
     }
 
     /// The last `count` lines logged (crash and non-fatal reports embed them).

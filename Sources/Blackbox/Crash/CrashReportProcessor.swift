@@ -57,9 +57,7 @@ public struct CrashReportProcessor: Sendable {
                 because: "processing it crashed at an earlier start",
                 into: &outcome)
         }
-        var builder = CrashReportBuilder(
-            symbolicator: Symbolicator.locate(configured: symbolizerPath), logTailLines: logTailLines)
-        builder.symbolicator?.debugFileDirectories = debugFileDirectories
+        let builder = self.builder
         for name in names where name.hasSuffix(".raw") {
             let raw = "\(layout.pendingCrashes)/\(name)"
             let processing = raw + ".processing"
@@ -106,6 +104,14 @@ public struct CrashReportProcessor: Sendable {
         var builder = CrashReportBuilder(symbolicator: Symbolicator.locate(configured: symbolizerPath))
         builder.symbolicator?.debugFileDirectories = debugFileDirectories
         return builder.build(from: raw)
+    }
+
+    /// How this processor turns raw reports into reports (also used for hang reports).
+    var builder: CrashReportBuilder {
+        var builder = CrashReportBuilder(
+            symbolicator: Symbolicator.locate(configured: symbolizerPath), logTailLines: logTailLines)
+        builder.symbolicator?.debugFileDirectories = debugFileDirectories
+        return builder
     }
 
     private func quarantine(_ name: String, as target: String, because reason: String, into outcome: inout Outcome) {

@@ -45,6 +45,13 @@ void bbx_crash_refresh_images(void);
 /// Whether libunwind was found (the report then carries a libunwind walk besides the frame-pointer walk).
 int bbx_crash_has_libunwind(void);
 
+/// Writes every other thread's stack as raw-report lines (`thread-begin` … `threads-end`) to `fd`,
+/// from ordinary code in a living process (a hang report): the calling thread and the crash
+/// handler's own are left out; threads that block the sampling signal are sent SIGPROF only when
+/// nobody else handles it. Returns 0, EBUSY while another capture runs, or ENOSYS when crash capture
+/// is not installed.
+int bbx_capture_other_threads(int fd);
+
 /// Crash-time annotations: at most `BBX_ANNOTATION_LIMIT` keys of at most `BBX_ANNOTATION_KEY_BYTES`
 /// bytes (no space or newline) with values of at most `BBX_ANNOTATION_VALUE_BYTES` bytes (no newline),
 /// held in static memory and written into every later crash report.

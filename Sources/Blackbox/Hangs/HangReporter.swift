@@ -1,0 +1,84 @@
+import BlackboxFormat
+import CCrashHandler
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Writes a `hang` report: every thread's stack, captured the way the crash handler does
+/// (`bbx_capture_other_threads`, in a living process), the unresponsive thread first.
+enum HangReporter {
+    /// The report's path, or nil when there is no running Blackbox or the capture failed.
+    static func write(_ target: HangTarget, unresponsiveFor silent: UInt64) -> String? {
+        guard let core = Blackbox.core else { return nil }
+        let configuration = core.configuration
+        let directory = DiagnosticsDirectory(configuration.directory)
+        guard let lines = captureThreads(scratch: directory.runs) else { return nil }
+        guard var raw = try? RawCrashReport(bytes: Array("blackbox-raw-crash 2\n".utf8) + lines + Array("end\n".utf8))
+        else { return nil }
+        raw.pid = getpid()
+        let builder = Blackbox.crashReportProcessor(configuration).builder
+        var report = builder.build(from: raw)
+        report.kind = .hang
+        report.app = .init(
+            name: configuration.appName, version: configuration.appVersion, build: configuration.appBuild)
+        report.host = CrashCapture.currentHost()
+        report.process = .init(
+            pid: getpid(), path: CrashCapture.executablePath(),
+            startTime: CrashCapture.processStartTime().map { Date(timeIntervalSince1970: $0) }, crashTime: Date())
+        // The builder made a crashed thread of nobody (this one is left out of the capture); the
+        // unresponsive thread takes its place: the one that last showed life, else the main thread.
+        var others = Array((report.threads ?? []).dropFirst())
+        let hung = target.lastThread.load(ordering: .relaxed)
+        let index =
+            others.firstIndex { $0.id == Int32(bitPattern: hung) } ?? others.firstIndex { $0.id == getpid() } ?? 0
+        if others.indices.contains(index) {
+            var first = others.remove(at: index)
+            first.crashed = true
+            report.threads = [first] + others
+            report.thread = .init(id: first.id, name: first.name)
+            report.frames = first.frames
+            report.frameSource = first.frameSource
+        }
+        report.reason =
+            "\(target.name) did not respond for \(HangWatchdog.seconds(silent)) s (deadline \(HangWatchdog.seconds(target.deadline.nanoseconds)) s)"
+        report.notes = report.notes.filter { !$0.hasPrefix("no libunwind walk") }
+        if hung == 0 {
+            report.notes.append("which thread serves \(target.name) is not known yet: the main thread is first")
+        }
+        report.logTail = core.recentLines(configuration.crashReporting.logTailLines)
+        report.metadata = configuration.crashReporting.metadata
+        let annotations = CrashAnnotations.current
+        report.annotations = annotations.isEmpty ? nil : annotations
+        do {
+            let path = try Outbox(directory).write(report)
+            configuration.delivery?.reportWritten(path: path)
+            return path
+        } catch {
+            InternalDiagnostics.report("cannot write a hang report: \(error)", key: "hang-write")
+            return nil
+        }
+    }
+
+    /// The capture's raw lines, through an unlinked scratch file (the capture writes to a
+    /// descriptor; a pipe would fill up before it is read).
+    private static func captureThreads(scratch directory: String) -> [UInt8]? {
+        try? makeDirectory(directory)
+        var template = Array("\(directory)/.threads-XXXXXX".utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard fd >= 0 else { return nil }
+        template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
+        defer { close(fd) }
+        guard bbx_capture_other_threads(fd) == 0 else { return nil }
+        let size = lseek(fd, 0, SEEK_END)
+        guard size > 0 else { return nil }
+        var bytes = [UInt8](repeating: 0, count: Int(size))
+        let count = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        return count == Int(size) ? bytes : nil
+    }
+}

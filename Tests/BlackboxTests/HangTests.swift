@@ -1,0 +1,66 @@
+import BlackboxFormat
+import Foundation
+import Testing
+
+@testable import Blackbox
+
+/// The opt-in hang watchdog (issue 19, item 3): a watched main loop or queue blocked for 3 s at a
+/// 1 s deadline (the crash child's `hang-main`, `hang-queue`), or never (`healthy`).
+@Suite("Hangs", .serialized)
+struct HangTests {
+    var executable: String { "\(Build.debug.binDirectory ?? "")/blackbox-crash-child" }
+
+    func run(_ kind: String) throws -> (reports: [CrashReport], log: String) {
+        let directory = TemporaryDirectory()
+        let result = try runProgram(executable, [directory.path, kind, "main"])
+        #expect(result.status == 0 && !result.signaled, "\(kind): the process goes on and exits 0: \(result.stderr)")
+        let layout = DiagnosticsDirectory(directory.path)
+        let reports = try directoryEntries(layout.outbox).filter { $0.hasPrefix("hang-") && $0.hasSuffix(".json") }
+            .map { try CrashReport.decode(Data(contentsOf: URL(fileURLWithPath: "\(layout.outbox)/\($0)"))) }
+        let log = directoryEntries(layout.logs).filter { $0.hasSuffix(".log") }.compactMap {
+            try? String(contentsOfFile: "\(layout.logs)/\($0)", encoding: .utf8)
+        }.joined()
+        return (reports, log)
+    }
+
+    func check(_ report: CrashReport, blockedIn function: String) throws {
+        #expect(report.kind == .hang && report.signal == nil)
+        let threads = try #require(report.threads)
+        let first = try #require(threads.first)
+        #expect(first.crashed && first.id == report.thread.id && first.frames == report.frames)
+        #expect(
+            first.frames.contains { $0.symbols.contains { $0.function.contains(function) } },
+            "\(first.frames.prefix(6).map { $0.symbols.first?.function ?? $0.address })")
+        #expect(threads.count >= 3, "every thread: \(threads.map(\.name))")
+        #expect(report.logTail.contains { $0.contains("about to crash: hang-") })
+        #expect(report.textRendering.contains("Unresponsive"))
+    }
+
+    @Test("a main loop blocked for 3 s at a 1 s deadline: one hang report, a warning, the duration when it recovers")
+    func mainLoop() throws {
+        let (reports, log) = try run("hang-main")
+        #expect(reports.count == 1)
+        let report = try #require(reports.first)
+        try check(report, blockedIn: "blockTheMainThread")
+        #expect(report.thread.id == report.process.pid, "the main thread is the unresponsive one")
+        #expect(report.reason?.hasPrefix("main loop did not respond for") == true)
+        #expect(log.contains("WARN  blackbox.hangs: hang: main loop has not responded"), "\(log)")
+        #expect(log.contains("hang over: main loop was unresponsive for"), "\(log)")
+    }
+
+    @Test("a serial queue blocked for 3 s: one hang report naming the worker thread that blocks it")
+    func queue() throws {
+        let (reports, log) = try run("hang-queue")
+        #expect(reports.count == 1)
+        let report = try #require(reports.first)
+        try check(report, blockedIn: "blockTheQueue")
+        #expect(log.contains("hang over: bbx-queue was unresponsive for"), "\(log)")
+    }
+
+    @Test("a healthy run writes no hang report")
+    func healthy() throws {
+        let (reports, log) = try run("healthy")
+        #expect(reports.isEmpty)
+        #expect(!log.contains("blackbox.hangs"))
+    }
+}
