@@ -37,8 +37,9 @@ def run_once(args, workload, competitor, scratch):
             sys.exit(f"{' '.join(command)} failed ({completed.returncode}): {completed.stderr[-2000:]}")
         result = json.loads(completed.stdout.strip().splitlines()[-1])
         if workload == "W2":
-            log = os.path.join(directory, "logs", "bench.log") if competitor in ("native", "swiftlog") else os.path.join(directory, "spdlog.log")
-            result["verified"] = verify_w2(log, check_order=competitor in ("native", "swiftlog"))
+            ours = not competitor.startswith("spdlog-")
+            log = os.path.join(directory, "logs", "bench.log") if ours else os.path.join(directory, "spdlog.log")
+            result["verified"] = verify_w2(log, check_order=ours)
         return result
     finally:
         shutil.rmtree(directory, ignore_errors=True)
@@ -89,7 +90,13 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--workloads", default="W1,W2,W3")
+    parser.add_argument(
+        "--hang-watchdog", action="store_true",
+        help="also run native+hang and swiftlog+hang (the hang watchdog on, guarding a queue and a heartbeat) in W1 and W2")
     args = parser.parse_args()
+    if args.hang_watchdog:
+        for workload in ("W1", "W2"):
+            COMPETITORS[workload] = COMPETITORS[workload] + ["native+hang", "swiftlog+hang"]
     scratch = os.path.join(os.path.dirname(os.path.abspath(args.out)), "scratch")
     os.makedirs(scratch, exist_ok=True)
 
@@ -156,6 +163,19 @@ def main():
     if "W3" in results:
         bar("W3 native mean / spdlog sync mean", ratio(value("W3", "native", "mean_ns"), value("W3", "spdlog-sync", "mean_ns")), 1.0)
         bar("W3 swift-log mean / spdlog sync mean", ratio(value("W3", "swiftlog", "mean_ns"), value("W3", "spdlog-sync", "mean_ns")), 1.0)
+
+    if args.hang_watchdog:
+        # Not a bar: the watchdog's cost must stay within the run-to-run spread of the same competitor.
+        print()
+        for workload, field in (("W1", "mean_ns"), ("W1", "p99_ns"), ("W2", "msgs_per_s")):
+            if workload not in results:
+                continue
+            for competitor in ("native", "swiftlog"):
+                base = value(workload, competitor, field)
+                watched = value(workload, competitor + "+hang", field)
+                spread = next(r["range"].get(field) for r in rows if r["workload"] == workload and r["competitor"] == competitor)
+                print(f"  hang watchdog on / off, {workload} {competitor} {field}: {ratio(watched, base):.3f}"
+                      f"  (off: median {base:,.0f}, runs {spread['min']:,.0f}..{spread['max']:,.0f})")
 
     print()
     for b in bars:

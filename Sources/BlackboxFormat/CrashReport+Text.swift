@@ -113,7 +113,10 @@ extension CrashReport {
             for (position, symbol) in frame.symbols.enumerated() {
                 let location = symbol.file.map { file in " (\(file)\(symbol.line.map { ":\($0)" } ?? ""))" } ?? ""
                 let lead = position == 0 ? prefix : String(repeating: " ", count: prefix.count)
-                out += lead + " " + (symbol.inlined ? "[inlined] " : "") + symbol.function + location + "\n"
+                let marker =
+                    (frame.asyncResume == true && position == 0 ? "[async] " : "")
+                    + (symbol.inlined ? "[inlined] " : "")
+                out += lead + " " + marker + symbol.function + location + "\n"
             }
             if let omission, omission.omittedAfterIndex == frame.index {
                 out += "    ... \(omission.count) frames omitted ...\n"

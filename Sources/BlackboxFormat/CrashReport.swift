@@ -235,6 +235,13 @@ public struct CrashReport: Codable, Sendable, Equatable {
         /// Where `symbols` came from; nil when the frame is not symbolicated (or the report predates
         /// this field).
         public var symbolication: Symbolication?
+        /// True for a Swift async caller: the resume point of a function that awaited the frame
+        /// before it (`address` is where it resumes, not a return address). Nil otherwise.
+        public var asyncResume: Bool?
+
+        /// The address to look up in the image: a return address is one past its call instruction,
+        /// so every frame but a thread's first and the async resume points is looked up one earlier.
+        public var lookupAdjustment: UInt64 { index == 0 || asyncResume == true ? 0 : 1 }
         public init(
             index: Int, address: String, imageIndex: Int? = nil, imageOffset: String? = nil, symbols: [Symbol] = [],
             symbolication: Symbolication? = nil

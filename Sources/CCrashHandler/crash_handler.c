@@ -2,7 +2,7 @@
 //
 // Async-signal-safety: from the moment a fatal signal arrives, this file calls only write, read, open,
 // openat, close, fdatasync, clock_gettime, getpid, syscall(SYS_gettid / SYS_tgkill / SYS_futex /
-// SYS_getdents64), sigaction,
+// SYS_getdents64 / SYS_process_vm_readv), sigaction,
 // sigprocmask, sigsetjmp/siglongjmp, alarm, nanosleep and memcpy/strlen, plus libunwind, which is
 // not lock-free and therefore runs last (see docs/crash-capture.md). Everything else — opening the
 // directory, the image table, loading libunwind, copying options — is prepared at install time.
@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -323,7 +324,60 @@ static uint64_t monotonic_ns(void) {
 
 #define CRASHED_THREAD_FRAMES 512
 static uint64_t crashed_thread_frames[CRASHED_THREAD_FRAMES];
+static uint64_t crashed_thread_frame_pointers[CRASHED_THREAD_FRAMES];
 static volatile int crashed_thread_frame_count;
+
+// Swift async callers. A Swift async function keeps its async context pointer just below its frame
+// record (at fp - 8); the context starts with its caller's context and the caller's resume function,
+// so following it gives the async functions that awaited this one (the logical stack the Swift
+// backtracer prints as [async] frames). Which frame is an async function only symbols say, and they
+// are for the next launch: here, each of the first frames whose candidate chain looks real (every
+// resume address in an image's code) is written as `async <frame> <resume>…`, and processing keeps
+// the chain of the first frame whose function is an async partial function.
+#define ASYNC_FRAMES_CHECKED 64
+#define ASYNC_CHAIN_LIMIT 64
+
+// Reads `count` words at `address` without faulting: most candidates are not contexts at all (the
+// slot holds whatever the function saved there), so a wild pointer must cost nothing. 0 on success;
+// where process_vm_readv is refused (a seccomp profile), nothing is read and no chain is written.
+static int read_words(uint64_t address, uint64_t *words, size_t count) {
+    struct iovec local = {.iov_base = words, .iov_len = count * sizeof(uint64_t)};
+    struct iovec remote = {.iov_base = (void *)(uintptr_t)address, .iov_len = count * sizeof(uint64_t)};
+    return syscall(SYS_process_vm_readv, getpid(), &local, 1, &remote, 1, 0) == (long)local.iov_len ? 0 : -1;
+}
+
+static void write_async_chain(int frame, uint64_t context) {
+    uint64_t chain[ASYNC_CHAIN_LIMIT];
+    int length = 0;
+    while (length < ASYNC_CHAIN_LIMIT && context != 0 && (context & 7) == 0) {
+        uint64_t words[2];
+        if (read_words(context, words, 2) != 0) break;
+        uint64_t resume = words[1];
+        if (!bbx_images_contain_code((uintptr_t)resume)) break;
+        chain[length++] = resume;
+        context = words[0];
+    }
+    if (length == 0) return;
+    bbx_write_str(&writer, "async ");
+    bbx_write_dec(&writer, frame);
+    for (int i = 0; i < length; i++) {
+        bbx_write_str(&writer, " ");
+        bbx_write_hex(&writer, chain[i]);
+    }
+    bbx_write_str(&writer, "\n");
+}
+
+static void write_async_candidates(void) {
+    int count = crashed_thread_frame_count;
+    for (int i = 0; i < count && i < ASYNC_FRAMES_CHECKED; i++) {
+        uint64_t fp = crashed_thread_frame_pointers[i];
+        // The frame records were checked by the walk: fp - 8 is on the stack.
+        if (fp < 16 || (fp & 7) != 0) continue;
+        uint64_t context;
+        if (read_words(fp - 8, &context, 1) == 0) write_async_chain(i, context);
+    }
+    bbx_write_flush(&writer);
+}
 
 static void write_report(const installed_options *options, int sig, siginfo_t *info, ucontext_t *context) {
     uint64_t started = monotonic_ns();
@@ -331,9 +385,10 @@ static void write_report(const installed_options *options, int sig, siginfo_t *i
     SECTION("registers", write_registers(context));
     SECTION("message", write_fatal_message());
     SECTION("annotations", bbx_annotations_write(&writer));
-    SECTION("frame-pointers", bbx_collect_frame_pointers(context, crashed_thread_frames, CRASHED_THREAD_FRAMES,
-                                                         &crashed_thread_frame_count));
+    SECTION("frame-pointers", bbx_collect_frame_pointers(context, crashed_thread_frames, crashed_thread_frame_pointers,
+                                                         CRASHED_THREAD_FRAMES, &crashed_thread_frame_count));
     bbx_write_frame_pointers(&writer, crashed_thread_frames, crashed_thread_frame_count);
+    SECTION("async", write_async_candidates());
     SECTION("images", bbx_images_write(&writer));
     SECTION("journal", write_journal_tail(options));
     if (atomic_load(&test_fault_mode) == 2) test_fault();

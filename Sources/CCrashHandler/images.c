@@ -14,6 +14,8 @@ typedef struct prepared_table {
     size_t length;
     size_t count;
     uintptr_t *biases;  // sorted as loaded; used to spot late images
+    uintptr_t *code;    // [start, end) pairs of the executable segments
+    size_t code_count;
     char text[];
 } prepared_table;
 
@@ -24,7 +26,21 @@ typedef struct builder {
     size_t length, capacity;
     uintptr_t *biases;
     size_t count, bias_capacity;
+    uintptr_t *code;
+    size_t code_count, code_capacity;
 } builder;
+
+static void append_code_range(builder *b, uintptr_t start, uintptr_t end) {
+    if (b->code_count + 2 > b->code_capacity) {
+        size_t capacity = b->code_capacity ? b->code_capacity * 2 : 128;
+        uintptr_t *grown = realloc(b->code, capacity * sizeof(uintptr_t));
+        if (grown == NULL) return;
+        b->code = grown;
+        b->code_capacity = capacity;
+    }
+    b->code[b->code_count++] = start;
+    b->code[b->code_count++] = end;
+}
 
 static void append(builder *b, const char *bytes, size_t count) {
     if (b->length + count > b->capacity) {
@@ -85,6 +101,7 @@ static int visit_image(struct dl_phdr_info *info, size_t size, void *context) {
         uintptr_t start = info->dlpi_addr + ph->p_vaddr;
         if (start < low) low = start;
         if (start + ph->p_memsz > high) high = start + ph->p_memsz;
+        if (ph->p_flags & PF_X) append_code_range(b, start, start + ph->p_memsz);
     }
     if (high == 0) return 0;
 
@@ -129,12 +146,15 @@ void bbx_images_prepare(void) {
         table->length = b.length;
         table->count = b.count;
         table->biases = b.biases;
+        table->code = b.code;
+        table->code_count = b.code_count / 2;
         if (b.length) memcpy(table->text, b.text, b.length);
         // The previous table is deliberately leaked: a handler on another thread may be reading it,
         // and tables are rebuilt rarely (install, after loading plugins).
         atomic_store_explicit(&current_table, table, memory_order_release);
     } else {
         free(b.biases);
+        free(b.code);
     }
     free(b.text);
 }
@@ -161,4 +181,12 @@ void bbx_images_write(bbx_writer *w) {
         bbx_write_str(w, "\n");
         late++;
     }
+}
+
+int bbx_images_contain_code(uintptr_t address) {
+    const prepared_table *table = atomic_load_explicit(&current_table, memory_order_acquire);
+    if (table == NULL) return 0;
+    for (size_t i = 0; i < table->code_count; i++)
+        if (address >= table->code[2 * i] && address < table->code[2 * i + 1]) return 1;
+    return 0;
 }

@@ -82,7 +82,7 @@ static void sample_own_stack(int sig, siginfo_t *info, void *context) {
             // libunwind then (DWARF CFI) finds what the chain skips: the caller of a libc function
             // that keeps no frame record, which is where a blocked thread usually is.
             if (sigsetjmp(slot->recovery, 1) == 0) {
-                bbx_collect_frame_pointers(context, slot->frames, BBX_THREAD_FRAMES, &slot->frame_count);
+                bbx_collect_frame_pointers(context, slot->frames, NULL, BBX_THREAD_FRAMES, &slot->frame_count);
                 atomic_store(&slot->state, SLOT_UNWINDING);
                 bbx_collect_libunwind(context, slot->unwound, BBX_THREAD_FRAMES, &slot->unwound_count);
                 atomic_store(&slot->state, SLOT_DONE);

@@ -63,7 +63,8 @@ static void write_frame(bbx_writer *w, const char *tag, uint64_t pc) {
     bbx_write_str(w, "\n");
 }
 
-void bbx_collect_frame_pointers(const ucontext_t *context, uint64_t *frames, int capacity, volatile int *count) {
+void bbx_collect_frame_pointers(
+    const ucontext_t *context, uint64_t *frames, uint64_t *frame_pointers, int capacity, volatile int *count) {
 #if defined(__x86_64__)
     uintptr_t pc = (uintptr_t)context->uc_mcontext.gregs[REG_RIP];
     uintptr_t fp = (uintptr_t)context->uc_mcontext.gregs[REG_RBP];
@@ -78,6 +79,7 @@ void bbx_collect_frame_pointers(const ucontext_t *context, uint64_t *frames, int
     *count = 0;
     if (capacity <= 0) return;
     frames[0] = pc;
+    if (frame_pointers) frame_pointers[0] = fp;
     *count = 1;
     // Each frame record is {previous fp, return address}. Frames only move up the stack, and a stack
     // is far smaller than 1 GiB: anything else means the chain is broken (or was never there).
@@ -87,6 +89,7 @@ void bbx_collect_frame_pointers(const ucontext_t *context, uint64_t *frames, int
         uintptr_t ret = ((const uintptr_t *)fp)[1];
         if (ret == 0) break;
         frames[*count] = ret;
+        if (frame_pointers) frame_pointers[*count] = next;
         *count = *count + 1;
         floor = fp + 16;
         fp = next;

@@ -13,9 +13,11 @@ int bbx_unwinder_prepare(void);
 int bbx_unwinder_available(void);
 
 /// The frame-pointer chain from `context`: the interrupted pc, then return addresses, at most
-/// `capacity`. Lock-free; `*count` grows with each frame stored, so a walk a fault cuts short keeps
-/// what it found.
-void bbx_collect_frame_pointers(const ucontext_t *context, uint64_t *frames, int capacity, volatile int *count);
+/// `capacity`; with `frame_pointers`, each frame's own frame pointer too (the record its caller's
+/// return address was read from is the next one's). Lock-free; `*count` grows with each frame
+/// stored, so a walk a fault cuts short keeps what it found.
+void bbx_collect_frame_pointers(
+    const ucontext_t *context, uint64_t *frames, uint64_t *frame_pointers, int capacity, volatile int *count);
 
 /// `fp <address>` lines and `fp-end <count>`.
 void bbx_write_frame_pointers(bbx_writer *w, const uint64_t *frames, int count);

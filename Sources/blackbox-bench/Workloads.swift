@@ -1,4 +1,6 @@
 import Blackbox
+import Dispatch
+import Foundation
 import Logging
 
 #if canImport(Glibc)
@@ -77,6 +79,10 @@ func runBenchmark(workload: String, competitor: String, directory: String) -> St
         configuration.sinks = []  // for experiments: the producer's cost without the writer's formatting
     }
 
+    // `native+hang`, `swiftlog+hang`: the same, with the hang watchdog guarding a queue and a
+    // heartbeat (beaten off the measured threads) — what a healthy app pays for hang detection.
+    let watchingHangs = competitor.hasSuffix("+hang")
+    let competitor = watchingHangs ? String(competitor.dropLast("+hang".count)) : competitor
     let subject: Subject
     switch competitor {
     case "noop":
@@ -90,6 +96,7 @@ func runBenchmark(workload: String, competitor: String, directory: String) -> St
         }
         let logger = Logger(label: "bench") { BlackboxLogHandler(label: $0, core: core) }
         subject = Subject(fast: competitor == "native" ? FastLogger(label: "bench", core: core) : nil, logger: logger)
+        if watchingHangs { watchForHangsWhileMeasuring() }
     default:
         return "{\"error\": \"unknown competitor \(competitor)\"}"
     }
@@ -162,4 +169,16 @@ func runBenchmark(workload: String, competitor: String, directory: String) -> St
         fields[key] = "null"
     }
     return "{" + fields.sorted { $0.key < $1.key }.map { "\"\($0.key)\": \($0.value)" }.joined(separator: ", ") + "}"
+}
+
+/// A watched queue and a heartbeat beaten every 100 ms by a thread of its own.
+func watchForHangsWhileMeasuring() {
+    Blackbox.watchForHangs(queue: DispatchQueue(label: "bench-watched"), name: "bench queue")
+    let heartbeat = Blackbox.hangHeartbeat("bench loop")
+    Thread.detachNewThread {
+        while true {
+            heartbeat.beat()
+            usleep(100_000)
+        }
+    }
 }

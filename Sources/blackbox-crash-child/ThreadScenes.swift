@@ -141,3 +141,20 @@ func beatFromMain(_ heartbeat: HangHeartbeat, seconds: Double) {
 @inline(never) func blockTheQueue() {
     for _ in 0..<30 { usleep(100_000) }
 }
+
+/// A crash two awaits deep inside a `Task`: `awaitingCaller` awaits `awaitedCallee`, which suspends
+/// once (so the chain runs through real async contexts) and then faults.
+func crashInsideATask() -> Never {
+    Task.detached { await awaitingCaller() }
+    while true { sleep(1) }
+}
+
+@inline(never) func awaitingCaller() async {
+    await awaitedCallee()
+    exit(8)  // never: the callee crashes
+}
+
+@inline(never) func awaitedCallee() async {
+    await Task.yield()
+    triggerNullWrite()
+}

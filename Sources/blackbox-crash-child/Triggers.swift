@@ -143,6 +143,8 @@ func waitForever() -> Never {
         beatFromMain(heartbeat, seconds: 3)
         Blackbox.flush()
         exit(0)
+    case "async-task":
+        crashInsideATask()
     case "wait-to-be-killed":
         // The line is in the journal already; flushing puts it in the log file too, as a long-running
         // process's earlier lines would be.

@@ -15,6 +15,7 @@ import Logging
 //          clean-exit exhaust-memory (until the OOM killer ends it) annotated (crash annotations,
 //          one rewritten by another thread during the crash) hang-main hang-queue healthy (a
 //          watched main loop or queue blocked for 3 s at a 1 s deadline, or never; exit 0)
+//          async-task (a crash two awaits deep inside a Task)
 //   WHERE: main, thread (a Foundation Thread given an alternate signal stack), dispatch
 // or: blackbox-crash-child DIR process-pending next (the next launch: processes the pending raw
 // reports the way an app does at start, prints each processed report's path, and exits)

@@ -66,12 +66,13 @@ struct CrashReportBuilder {
             addresses = raw.framePointerFrames
             report.frameSource = "frame-pointers"
         }
-        report.frames = frames(addresses, images: raw.images)
+        report.frames = withAsyncCallers(frames(addresses, images: raw.images), raw: raw)
         report.threads = threads(from: raw, crashed: report)
 
         notePartialness(of: raw, in: &report)
         noteThreadCapture(of: raw, in: &report)
         symbolicate(&report, raw: raw)
+        noteSwiftConcurrency(in: &report)
         report.reason = reason(for: report)
         return report
     }
@@ -85,6 +86,34 @@ struct CrashReportBuilder {
             }
             return frame
         }
+    }
+
+    /// The Swift async callers after the frame they awaited: the first candidate chain whose frame is
+    /// an async partial function (`(1) suspend resume partial function for …`, by the image's symbol
+    /// table: the handler cannot tell), inserted after the same address in `frames`.
+    private func withAsyncCallers(_ frames: [CrashReport.Frame], raw: RawCrashReport) -> [CrashReport.Frame] {
+        var tables: [Int: ELFSymbolTable?] = [:]
+        for candidate in raw.asyncCandidates where raw.framePointerFrames.indices.contains(candidate.frame) {
+            let address = raw.framePointerFrames[candidate.frame]
+            guard let position = frames.firstIndex(where: { UInt64($0.address.dropFirst(2), radix: 16) == address }),
+                let imageIndex = frames[position].imageIndex
+            else { continue }
+            let image = raw.images[imageIndex]
+            if tables[imageIndex] == nil { tables[imageIndex] = .some(ELFSymbolTable(path: image.path)) }
+            let offset = (address &- image.bias) &- frames[position].lookupAdjustment
+            guard let name = tables[imageIndex]??.symbol(at: offset)?.function,
+                name.contains("resume partial function for")
+            else { continue }
+            let callers = candidate.resumes.map { resume -> CrashReport.Frame in
+                var frame = self.frames([resume], images: raw.images)[0]
+                frame.asyncResume = true
+                return frame
+            }
+            var result = Array(frames[...position]) + callers + frames[(position + 1)...]
+            for index in result.indices { result[index].index = index }
+            return result
+        }
+        return frames
     }
 
     /// The crashed thread first (its frames are the report's), then the others in the order the
@@ -131,6 +160,21 @@ struct CrashReportBuilder {
                 "threads without a stack: "
                     + silent.map { "\($0.id)\($0.name.map { " \"\($0)\"" } ?? "") (\($0.status))" }.joined(
                         separator: ", "))
+        }
+    }
+
+    /// A cooperative-pool worker has a libdispatch name (`…root.default-qos`); what it is, its frames
+    /// say: it runs jobs through `swift_job_run`.
+    private func noteSwiftConcurrency(in report: inout CrashReport) {
+        let worker = report.frames.contains { $0.symbols.contains { $0.function == "swift_job_run" } }
+        if worker {
+            let name = report.thread.name.map { " \"\($0)\"" } ?? ""
+            report.notes.append(
+                "the crashed thread \(report.thread.id)\(name) is a Swift concurrency cooperative-pool worker (it runs swift_job_run)"
+            )
+        }
+        if report.frames.contains(where: { $0.asyncResume == true }) {
+            report.notes.append("frames marked [async] are the Swift async callers that awaited the frame above them")
         }
     }
 
@@ -196,7 +240,7 @@ struct CrashReportBuilder {
             let offsets = positions.map { stack, position in
                 let frame = stacks[stack][position]
                 let address = UInt64(frame.address.dropFirst(2), radix: 16) ?? 0
-                return (address &- image.bias) &- (frame.index == 0 ? 0 : 1)
+                return (address &- image.bias) &- frame.lookupAdjustment
             }
             let fromDebugInfo = symbolicator.flatMap { $0.symbolicate(imagePath: image.path, offsets: offsets) }
             if symbolicator != nil && fromDebugInfo == nil {

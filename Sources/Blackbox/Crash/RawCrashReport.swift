@@ -48,6 +48,9 @@ struct RawCrashReport {
     var lateImages: [(base: UInt64, path: String)] = []
     var journalStart: UInt64?
     var journalBytes: [UInt8] = []
+    /// Candidate Swift async caller chains: a frame of the frame-pointer walk and the resume
+    /// addresses its would-be async context leads to (`async` lines).
+    var asyncCandidates: [(frame: Int, resumes: [UInt64])] = []
     var otherThreads: [OtherThread] = []
     /// Threads beyond the capture's limit, not captured.
     var omittedThreads = 0
@@ -125,6 +128,11 @@ struct RawCrashReport {
                 guard let start = UInt64(start), let count = Int(count), let bytes = blob(count) else { return }
                 journalStart = start
                 journalBytes = Array(bytes)
+            case "async":
+                let parts = value.split(separator: " ")
+                guard let frame = parts.first.flatMap({ Int($0) }) else { continue }
+                let resumes = parts.dropFirst().compactMap { Self.hex($0) }
+                if !resumes.isEmpty { asyncCandidates.append((frame, resumes)) }
             case "thread-begin":
                 let parts = value.split(separator: " ")
                 guard parts.count >= 2, let id = Int32(parts[0]) else { continue }

@@ -60,7 +60,7 @@ enum ReportSymbols {
                     let imageIndex = frame.imageIndex, let address = hexValue(frame.address),
                     let bias = hexValue(report.images[imageIndex].bias)
                 else { return nil }
-                return (FramePosition(stack: stack, frame: position), (address &- bias) &- (frame.index == 0 ? 0 : 1))
+                return (FramePosition(stack: stack, frame: position), (address &- bias) &- frame.lookupAdjustment)
             }
         }
     }

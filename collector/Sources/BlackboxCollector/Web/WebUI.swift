@@ -311,8 +311,10 @@ struct WebUI {
                 ])
             }
             for symbol in frame.symbols {
+                let marker = frame.asyncResume == true && symbol == frame.symbols.first ? "[async] " : ""
                 rows.append([
-                    "index": frame.index, "image": imageName, "address": frame.address, "function": symbol.function,
+                    "index": frame.index, "image": imageName, "address": frame.address,
+                    "function": marker + symbol.function,
                     "location": symbol.file.map { "\($0)\(symbol.line.map { ":\($0)" } ?? "")" }
                         ?? (frame.symbolication == .symbolTable ? "(symbol table)" : ""),
                     "inlined": symbol.inlined,

@@ -1,0 +1,45 @@
+import BlackboxFormat
+import Foundation
+import Testing
+
+@testable import Blackbox
+
+/// A crash inside a `Task` names the async functions that awaited it (issue 19, item 2).
+@Suite("Swift async callers in crash reports", .serialized)
+struct AsyncCallerTests {
+    @Test(
+        "a crash two awaits deep in a Task names the awaiting caller as an [async] frame, on a named pool worker",
+        arguments: Build.allCases.filter { $0.binDirectory != nil })
+    func asyncCaller(build: Build) throws {
+        let directory = TemporaryDirectory()
+        let (result, report, outcome) = try crashAndProcess(
+            "async-task", on: "main", build: build, directory: directory)
+        #expect(result.signaled && result.status == SIGSEGV)
+        #expect(outcome.processed.count == 1)
+        let processed = try #require(report)
+        let names = processed.frames.map {
+            ($0.asyncResume == true, $0.symbols.map(\.function).joined(separator: " / "))
+        }
+        let callee = try #require(
+            processed.frames.firstIndex { $0.symbols.contains { $0.function.contains("awaitedCallee") } }, "\(names)")
+        let caller = try #require(
+            processed.frames.firstIndex { $0.symbols.contains { $0.function.contains("awaitingCaller") } }, "\(names)")
+        #expect(caller > callee && processed.frames[caller].asyncResume == true, "\(names)")
+        #expect(processed.frames[callee].asyncResume != true, "the callee is a physical frame")
+        // The physical frames go on after the async ones (the executor that ran the job).
+        #expect(processed.frames.last?.asyncResume != true)
+        #expect(processed.textRendering.contains("[async] "))
+        #expect(
+            processed.notes.contains { $0.contains("Swift concurrency cooperative-pool worker") }, "\(processed.notes)")
+        #expect(processed.threads?.first?.frames == processed.frames)
+    }
+
+    @Test("a crash outside async code has no [async] frames")
+    func noAsyncCallers() throws {
+        let directory = TemporaryDirectory()
+        let (_, report, _) = try crashAndProcess("null-write", on: "thread", build: .debug, directory: directory)
+        let processed = try #require(report)
+        #expect(!processed.frames.contains { $0.asyncResume == true })
+        #expect(!processed.notes.contains { $0.contains("cooperative-pool") })
+    }
+}
