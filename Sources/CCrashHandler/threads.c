@@ -346,10 +346,29 @@ int bbx_threads_write(bbx_writer *w, pid_t self, pid_t helper, int dying) {
         bbx_write_flush(w);
         return ENOSYS;
     }
-    if (!atomic_compare_exchange_strong(&capturing, &expected, 1)) {
-        bbx_write_str(w, "threads-unavailable busy\n");
-        bbx_write_flush(w);
-        return EBUSY;
+    // A hang report's capture may be running: a crash waits for it (it ends within its deadline),
+    // a second hang capture does not.
+    uint64_t give_up = started + (dying ? (uint64_t)(BBX_THREAD_DEADLINE_MS + 500) * 1000000u : 0);
+    while (!atomic_compare_exchange_strong(&capturing, &expected, 1)) {
+        if (monotonic_ns() >= give_up) {
+            bbx_write_str(w, "threads-unavailable busy\n");
+            bbx_write_flush(w);
+            return EBUSY;
+        }
+        expected = 0;
+        struct timespec tick = {0, 1000000};
+        nanosleep(&tick, NULL);
+    }
+    // A thread still walking for an earlier capture (stuck in libunwind on the loader lock) would
+    // write into a slot this capture reuses: a living process waits for a later episode instead.
+    for (int i = 0; !dying && i < BBX_THREAD_LIMIT && atomic_load(&slots[i].tid) != 0; i++) {
+        int state = atomic_load(&slots[i].state);
+        if (state == SLOT_WALKING || state == SLOT_UNWINDING) {
+            atomic_store(&capturing, 0);
+            bbx_write_str(w, "threads-unavailable busy\n");
+            bbx_write_flush(w);
+            return EBUSY;
+        }
     }
     atomic_store(&answers, 0);
     int omitted = 0;

@@ -18,7 +18,8 @@ enum HangReporter {
         guard let core = Blackbox.core else { return nil }
         let configuration = core.configuration
         let directory = DiagnosticsDirectory(configuration.directory)
-        guard let lines = captureThreads(scratch: directory.runs) else { return nil }
+        // Without the other threads (another capture still running) the report still says what hung.
+        let lines = captureThreads(scratch: directory.runs) ?? Array("threads-unavailable busy\n".utf8)
         guard var raw = try? RawCrashReport(bytes: Array("blackbox-raw-crash 2\n".utf8) + lines + Array("end\n".utf8))
         else { return nil }
         raw.pid = getpid()
@@ -35,6 +36,7 @@ enum HangReporter {
         // unresponsive thread takes its place: the one that last showed life, else the main thread.
         var others = Array((report.threads ?? []).dropFirst())
         let hung = target.lastThread.load(ordering: .relaxed)
+        report.thread = .init(id: hung != 0 ? Int32(bitPattern: hung) : getpid(), name: nil)
         let index =
             others.firstIndex { $0.id == Int32(bitPattern: hung) } ?? others.firstIndex { $0.id == getpid() } ?? 0
         if others.indices.contains(index) {
