@@ -2,6 +2,7 @@ import Blackbox
 import CBlackboxTestCrashes
 import Dispatch
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -10,17 +11,21 @@ import Foundation
 // Processes with many threads in known states, for the all-threads capture: each state is its own
 // non-inlined function so the tests can find it in the thread's frames.
 
-nonisolated(unsafe) let sceneMutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+/// The mutex the scene's threads block on, shared by address.
+final class SceneMutex: @unchecked Sendable {
+    let pointer = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+}
+let scene = SceneMutex()
 
 /// Eight named threads: three blocked on a mutex that a fourth holds while it sleeps, one blocked in
 /// `read` on a pipe nobody writes, one spinning, one waiting on a condition, one sleeping. Returns
 /// once all are in place.
 func startEightNamedThreads() {
     let ready = DispatchSemaphore(value: 0)
-    pthread_mutex_init(sceneMutex, nil)
+    pthread_mutex_init(scene.pointer, nil)
     let held = DispatchSemaphore(value: 0)
     startNamedThread("bbx-holder") {
-        pthread_mutex_lock(sceneMutex)
+        pthread_mutex_lock(scene.pointer)
         held.signal()
         ready.signal()
         holdTheMutex()
@@ -29,7 +34,7 @@ func startEightNamedThreads() {
     for index in 1...3 {
         startNamedThread("bbx-mutex-\(index)") {
             ready.signal()
-            waitForTheMutex(sceneMutex)
+            waitForTheMutex(scene.pointer)
         }
     }
     var pipeEnds: [Int32] = [0, 0]
@@ -52,8 +57,8 @@ func startEightNamedThreads() {
         sleepForever()
     }
     for _ in 0..<8 { ready.wait() }
-    // Signalled just before each blocks: give the last ones time to get there.
-    usleep(200_000)
+    // Each signalled just before it blocks: wait until the kernel has them asleep there.
+    waitUntilAsleep(["bbx-holder", "bbx-mutex-1", "bbx-mutex-2", "bbx-mutex-3", "bbx-read", "bbx-cond", "bbx-sleep"])
 }
 
 /// `count` threads named `bbx-idle-<n>`, each sleeping in `sleepForever`.
@@ -66,7 +71,29 @@ func startIdleThreads(_ count: Int) {
         }
     }
     for _ in 0..<count { ready.wait() }
-    usleep(100_000)
+    waitUntilAsleep((0..<count).map { "bbx-idle-\($0)" })
+}
+
+/// Polls /proc until every thread named in `names` sleeps (state S or D), at most 30 s: a fixed
+/// pause is not enough on a loaded machine.
+func waitUntilAsleep(_ names: [String]) {
+    let wanted = Set(names)
+    let deadline = Date().addingTimeInterval(30)
+    while Date() < deadline {
+        var asleep = 0
+        for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? [] {
+            let base = "/proc/self/task/\(task)"
+            guard let name = try? String(contentsOfFile: base + "/comm", encoding: .utf8),
+                wanted.contains(name.trimmingCharacters(in: .newlines)),
+                let stat = try? String(contentsOfFile: base + "/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { continue }
+            let state = stat[stat.index(after: close)...].dropFirst().first
+            if state == "S" || state == "D" { asleep += 1 }
+        }
+        if asleep == wanted.count { return }
+        usleep(5_000)
+    }
 }
 
 func startNamedThread(_ name: String, _ body: @escaping @Sendable () -> Void) {
@@ -92,7 +119,7 @@ func startNamedThread(_ name: String, _ body: @escaping @Sendable () -> Void) {
     if read(fd, &byte, 1) >= 0 { exit(6) }
 }
 
-nonisolated(unsafe) var spinCounter = 0
+let spinCounter = Atomic<Int>(0)
 
 @inline(never) func spinForever() {
     while spinOnce() {}
@@ -101,8 +128,7 @@ nonisolated(unsafe) var spinCounter = 0
 
 /// Not inlined, so the optimizer cannot reduce the loop around it to its final value.
 @inline(never) func spinOnce() -> Bool {
-    spinCounter &+= 1
-    return spinCounter != -1
+    spinCounter.wrappingAdd(1, ordering: .relaxed).newValue != -1
 }
 
 @inline(never) func waitOnCondition() {
