@@ -90,13 +90,15 @@ bench: bench-deps
 		--spdlog bench/.out/spdlog-bench --out bench-results/logger.json
 
 ## Crash handler benchmark: time to a complete raw report with 8, 64 and 256 threads captured, 20
-## crashes each, beside the Swift runtime's backtracer on the same crash. Writes
-## bench-results/crash-threads.json.
+## crashes each, beside the Swift runtime's backtracer on the same crash; then a crash's whole life
+## with and without crash-time delivery to a collector on loopback. Writes bench-results/crash-threads.json.
 bench-crash: deps
-	$(SWIFT) build -c release --product blackbox-crash-child
+	$(SWIFT) build -c release --product blackbox-crash-child --product blackbox
+	cd collector && $(SWIFT) build -c release --product blackbox-collector
 	mkdir -p bench-results
 	python3 bench/crash_threads.py --child $$($(SWIFT) build -c release --show-bin-path)/blackbox-crash-child \
-		--out bench-results/crash-threads.json
+		--helper $$($(SWIFT) build -c release --show-bin-path)/blackbox \
+		--collector-binary collector/.build/release/blackbox-collector --out bench-results/crash-threads.json
 
 ## Collector benchmark: concurrent clients on loopback, beside dd and bare fsync numbers from the
 ## same run. Writes bench-results/collector.json.

@@ -7,6 +7,11 @@ entry to the last byte before fsync (`handler-duration-ns`) and how long the oth
 (`threads-end`); both as p50/max, with the raw and processed report sizes. The peer is the Swift
 runtime's backtracer on the same crash (`SWIFT_BACKTRACE=enable=yes`, its "Backtrace took" line),
 which suspends every thread too; it runs in separate crashes (it would otherwise run after ours).
+
+With --collector-binary and --helper, a last row measures crash-time delivery: the crash child's
+whole life (spawn to death by its signal, 8 idle threads) with the handler starting `blackbox
+deliver-crash` against a collector on loopback, beside the same crash without delivery, and checks
+that every report arrived (none left in crashes/pending).
 """
 
 import argparse
@@ -16,6 +21,8 @@ import re
 import statistics
 import subprocess
 import tempfile
+import time
+import urllib.request
 
 
 def percentile(values, p):
@@ -59,15 +66,81 @@ def crash_once(child, threads, swift_backtracer):
         return fields
 
 
+def start_collector(binary, data):
+    """A collector on a free loopback port; its URL and ingest key, from what `serve` prints."""
+    out = open(os.path.join(data, "collector.out"), "w+")
+    process = subprocess.Popen([binary, "serve", "--data-dir", os.path.join(data, "collector"), "--port", "0",
+                                "--quiet"], stdout=out, stderr=subprocess.STDOUT)
+    for _ in range(300):
+        out.seek(0)
+        text = out.read()
+        key = re.search(r"ingest key:\s+(\S+)", text)
+        url = re.search(r"listening on\s+(\S+)", text)
+        if key and url:
+            return process, url.group(1), key.group(1)
+        if process.poll() is not None:
+            raise SystemExit(f"the collector exited:\n{text}")
+        time.sleep(0.1)
+    raise SystemExit("the collector did not start")
+
+
+def crash_lifetime(child, environment):
+    with tempfile.TemporaryDirectory() as directory:
+        started = time.monotonic()
+        subprocess.run([child, directory, "threads-8", "main"], env=environment, capture_output=True, timeout=120)
+        elapsed = time.monotonic() - started
+        pending = os.path.join(directory, "crashes", "pending")
+        left = [name for name in os.listdir(pending) if name.endswith(".raw")]
+        return elapsed * 1e3, len(left)
+
+
+def delivery_row(child, collector_binary, helper, runs):
+    with tempfile.TemporaryDirectory() as data:
+        process, url, key = start_collector(collector_binary, data)
+        try:
+            base = dict(os.environ, SWIFT_BACKTRACE="enable=no")
+            delivering = dict(base, CRASH_CHILD_DELIVERY_HELPER=helper, CRASH_CHILD_DELIVERY_SERVER=url,
+                              CRASH_CHILD_DELIVERY_KEY=key)
+            plain, delivered = [], []
+            for _ in range(runs):  # alternating, so that drift hits both alike
+                plain.append(crash_lifetime(child, base)[0])
+                delivered.append(crash_lifetime(child, delivering))
+            left = sum(run[1] for run in delivered)
+            request = urllib.request.Request(url + "/api/v1/groups")
+            with open(os.path.join(data, "collector.out")) as out:
+                admin = re.search(r"admin token:\s+(\S+)", out.read())
+            if admin:
+                request.add_header("Authorization", "Bearer " + admin.group(1))
+            with urllib.request.urlopen(request) as answer:
+                stored = sum(group["count"] for group in json.load(answer)["items"])
+        finally:
+            process.terminate()
+            process.wait()
+    times = [run[0] for run in delivered]
+    row = {
+        "withoutDeliveryP50Milliseconds": percentile(plain, 0.5), "withoutDeliveryMaxMilliseconds": max(plain),
+        "withDeliveryP50Milliseconds": percentile(times, 0.5), "withDeliveryMaxMilliseconds": max(times),
+        "reportsLeftPending": left, "reportsStoredByCollector": stored,
+    }
+    print(f"crash-time delivery (8 idle threads, {runs} crashes each, crash to death): without p50 "
+          f"{row['withoutDeliveryP50Milliseconds']:.0f} ms, max {row['withoutDeliveryMaxMilliseconds']:.0f} ms; "
+          f"with p50 {row['withDeliveryP50Milliseconds']:.0f} ms, max {row['withDeliveryMaxMilliseconds']:.0f} ms; "
+          f"{stored} of {runs} stored by the collector, {left} left pending")
+    return row
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--child", required=True)
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--out")
+    parser.add_argument("--collector-binary", help="blackbox-collector, for the crash-time delivery row")
+    parser.add_argument("--helper", help="the blackbox CLI, for the crash-time delivery row")
+    parser.add_argument("--only-delivery", action="store_true")
     arguments = parser.parse_args()
     load = os.getloadavg()[0]
     rows = []
-    for threads in (8, 64, 256):
+    for threads in () if arguments.only_delivery else (8, 64, 256):
         ours = [crash_once(arguments.child, threads, False) for _ in range(arguments.runs)]
         peer = [crash_once(arguments.child, threads, True) for _ in range(arguments.runs)]
         handler = [run["handler-duration-ns"] / 1e6 for run in ours]
@@ -96,10 +169,14 @@ def main():
             f"{row['handlerP50Milliseconds']:.1f} ms, max {row['handlerMaxMilliseconds']:.1f} ms "
             f"(threads p50 {row['threadCaptureP50Milliseconds']:.1f} ms); raw {row['rawBytesMedian'] / 1024:.0f} KiB, "
             f"JSON {row['jsonBytesMedian'] / 1024:.0f} KiB; {peer_text}")
+    delivery = None
+    if arguments.collector_binary and arguments.helper:
+        delivery = delivery_row(arguments.child, arguments.collector_binary, arguments.helper, arguments.runs)
     print(f"load average at start: {load:.2f} ({os.cpu_count()} CPUs), {arguments.runs} crashes per row")
     if arguments.out:
         with open(arguments.out, "w") as file:
-            json.dump({"loadAverage": load, "runs": arguments.runs, "rows": rows}, file, indent=2)
+            json.dump({"loadAverage": load, "runs": arguments.runs, "rows": rows, "delivery": delivery}, file,
+                      indent=2)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,9 @@
 /// `manifest.json` at the root of a bundle zip (docs/bundle.md). The collector checks every listed
 /// entry's size and sha256 against what it actually inflates.
 public struct BundleManifest: Codable, Sendable, Equatable {
-    public static let currentFormatVersion = 1
+    /// 2 adds the `raw-report` entry kind. A manifest without one is still written as 1, so that
+    /// collectors that know only 1 keep accepting ordinary bundles.
+    public static let currentFormatVersion = 2
 
     public var formatVersion: Int
     public var bundleID: UUID
@@ -19,8 +21,11 @@ public struct BundleManifest: Codable, Sendable, Equatable {
     public struct Entry: Codable, Sendable, Equatable {
         public enum Kind: String, Codable, Sendable {
             case report, log, other
+            /// A signal handler's raw report (`reports/<name>.raw`), sent at crash time: the
+            /// collector builds the report (docs/crash-capture.md, "Delivery at crash time").
+            case rawReport = "raw-report"
         }
-        /// Relative path inside the zip: `reports/<name>.json`, `logs/<name>`.
+        /// Relative path inside the zip: `reports/<name>.json`, `reports/<name>.raw`, `logs/<name>`.
         public var path: String
         public var kind: Kind
         public var size: Int64
@@ -37,7 +42,7 @@ public struct BundleManifest: Codable, Sendable, Equatable {
 
     public init(bundleID: UUID = UUID(), app: CrashReport.App, host: String, createdAt: Date = Date(), entries: [Entry])
     {
-        self.formatVersion = Self.currentFormatVersion
+        self.formatVersion = entries.contains { $0.kind == .rawReport } ? Self.currentFormatVersion : 1
         self.bundleID = bundleID
         self.app = app
         self.host = host

@@ -15,6 +15,7 @@
 /// logs/                the active log file and its archives
 /// crashes/pending/     raw reports the signal handler wrote, for the next launch
 /// crashes/quarantine/  raw reports whose processing crashed the app once
+/// crashes/delivery/    bundles `blackbox deliver-crash` builds while a crashed process waits
 /// runs/                one record per running process (<pid>.json), removed at a clean exit
 /// outbox/              finished reports: <kind>-<uuid>.json/.txt (crash, nonfatal, termination)
 /// outbox/bundles/      the spool: bundles waiting for upload
@@ -32,6 +33,7 @@ public struct DiagnosticsDirectory: Sendable, Hashable {
     public var logs: String { root + "/logs" }
     public var pendingCrashes: String { root + "/crashes/pending" }
     public var quarantine: String { root + "/crashes/quarantine" }
+    public var crashDelivery: String { root + "/crashes/delivery" }
     public var runs: String { root + "/runs" }
     public var outbox: String { root + "/outbox" }
     public var spool: String { outbox + "/bundles" }

@@ -3,6 +3,7 @@
 // Async-signal-safety: from the moment a fatal signal arrives, this file calls only write, read, open,
 // openat, close, fdatasync, clock_gettime, getpid, syscall(SYS_gettid / SYS_tgkill / SYS_futex /
 // SYS_getdents64 / SYS_process_vm_readv), sigaction,
+// (for crash-time delivery, delivery.c: clone, execve, wait4 and kill),
 // sigprocmask, sigsetjmp/siglongjmp, alarm, nanosleep and memcpy/strlen, plus libunwind, which is
 // not lock-free and therefore runs last (see docs/crash-capture.md). Everything else — opening the
 // directory, the image table, loading libunwind, copying options — is prepared at install time.
@@ -22,11 +23,13 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 
 #include "annotations.h"
+#include "delivery.h"
 #include "images.h"
 #include "raw_writer.h"
 #include "threads.h"
@@ -105,7 +108,9 @@ static void die_by_signal(int sig, pid_t thread) {
 static void exit_guard(void) {
     int sig = atomic_load(&crash_signal);
     if (sig == 0) return;
-    for (int i = 0; i < 100 && !atomic_load(&report_finished); i++) {
+    // The watchdog's bound for the report, then crash-time delivery's own.
+    uint32_t ticks = 100 + bbx_delivery_deadline_ms() / 100;
+    for (uint32_t i = 0; i < ticks && !atomic_load(&report_finished); i++) {
         struct timespec tick = {0, 100 * 1000 * 1000};
         nanosleep(&tick, NULL);
     }
@@ -403,11 +408,15 @@ static void write_report(const installed_options *options, int sig, siginfo_t *i
     bbx_write_flush(&writer);
 }
 
+static char report_name_buffer[sizeof(((bbx_writer *)0)->buffer)];
+static const char *report_name;
+
 static int open_report(const installed_options *options, int sig) {
     // crash-<seconds>-<pid>-<signal>.raw: unique enough (one crash per process), sortable by time.
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     bbx_writer name = {.fd = -1};
+    report_name = NULL;
     bbx_write_str(&name, "crash-");
     bbx_write_dec(&name, now.tv_sec);
     bbx_write_str(&name, "-");
@@ -416,10 +425,37 @@ static int open_report(const installed_options *options, int sig) {
     bbx_write_dec(&name, sig);
     bbx_write_str(&name, ".raw");
     name.buffer[name.used] = 0;
-    return openat(options->directory_fd, name.buffer, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    memcpy(report_name_buffer, name.buffer, name.used + 1);
+    int fd = openat(options->directory_fd, report_name_buffer, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd >= 0) report_name = report_name_buffer;
+    return fd;
 }
 
 // MARK: The handler
+
+// Crash-time delivery, bounded by its own deadline (the watchdog is disarmed: nothing here can block
+// on a lock). A report left behind says why, for the next launch.
+static void deliver(int fd) {
+    int status = 0;
+    bbx_delivery_outcome outcome = bbx_delivery_run(report_name, &status);
+    const char *what = NULL;
+    switch (outcome) {
+    case BBX_DELIVERY_OFF:
+    case BBX_DELIVERY_DELIVERED: return;
+    case BBX_DELIVERY_FAILED: what = WIFSIGNALED(status) ? "killed-by-signal " : "exit-status "; break;
+    case BBX_DELIVERY_TIMED_OUT: what = "timed-out"; break;
+    case BBX_DELIVERY_NOT_STARTED: what = "not-started"; break;
+    case BBX_DELIVERY_UNKNOWN: what = "unknown"; break;
+    }
+    writer.fd = fd;
+    writer.used = 0;
+    bbx_write_str(&writer, "delivery ");
+    bbx_write_str(&writer, what);
+    if (outcome == BBX_DELIVERY_FAILED) bbx_write_dec(&writer, WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+    bbx_write_str(&writer, "\n");
+    bbx_write_flush(&writer);
+    fdatasync(fd);
+}
 
 static void chain_and_die(int sig, siginfo_t *info, void *context);
 
@@ -463,11 +499,15 @@ static void handle_crash(int sig, siginfo_t *info, void *context) {
         if (fd >= 0) {
             write_report(options, sig, info, (ucontext_t *)context);
             fdatasync(fd);
-            atomic_store(&report_fd, -1);
-            close(fd);
         }
     }
     disarm_watchdog();
+    int fd = atomic_load(&report_fd);
+    if (fd >= 0) {
+        deliver(fd);
+        atomic_store(&report_fd, -1);
+        close(fd);
+    }
     atomic_store(&report_finished, 1);
     chain_and_die(sig, info, context);
 }

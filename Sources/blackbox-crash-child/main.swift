@@ -20,6 +20,8 @@ import Logging
 // or: blackbox-crash-child DIR process-pending next (the next launch: processes the pending raw
 // reports the way an app does at start, prints each processed report's path, and exits)
 //
+// CRASH_CHILD_DELIVERY_HELPER (with _SERVER, _KEY, _DEADLINE_MS) turns on crash-time delivery.
+//
 // Before crashing it logs "about to crash: KIND on WHERE" so the tests can find the line in the
 // report's log tail.
 
@@ -36,6 +38,19 @@ configuration.appBuild = "42"
 configuration.sinks = [.file]
 configuration.crashReporting.processPendingAtStart = false
 configuration.crashReporting.metadata = ["test": "crash-matrix"]
+// Crash-time delivery, for its tests: the helper, the collector, the key and the deadline in ms.
+let environment = ProcessInfo.processInfo.environment
+if let helper = environment["CRASH_CHILD_DELIVERY_HELPER"] {
+    var delivery = CrashTimeDelivery(
+        executable: helper, server: environment["CRASH_CHILD_DELIVERY_SERVER"] ?? "",
+        key: environment["CRASH_CHILD_DELIVERY_KEY"] ?? "")
+    if let milliseconds = environment["CRASH_CHILD_DELIVERY_DEADLINE_MS"].flatMap(Int64.init) {
+        delivery.deadline = .milliseconds(milliseconds)
+    }
+    configuration.crashReporting.deliveryAtCrash = delivery
+    // A descriptor an app forgot to mark close-on-exec: the helper must not inherit it.
+    _ = open("\(directory)-app-descriptor", O_CREAT | O_RDWR, 0o600)
+}
 do {
     try Blackbox.start(configuration)
 } catch {

@@ -11,7 +11,9 @@ struct BlackboxCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "blackbox",
         abstract: "Read, bundle and upload Blackbox crash reports and log files.",
-        subcommands: [Show.self, Logs.self, BundleCommand.self, Upload.self, Symbols.self, Doctor.self])
+        subcommands: [
+            Show.self, Logs.self, BundleCommand.self, Upload.self, DeliverCrash.self, Symbols.self, Doctor.self,
+        ])
 }
 
 /// A problem with what the user pointed at: one clear line, exit status 1, never a stack trace.

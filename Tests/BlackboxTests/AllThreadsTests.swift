@@ -140,7 +140,9 @@ struct ThreadStackFormatTests {
         raw += "thread-begin 6 no-answer none\nthread-end 0 complete\nthreads-end 5000\nend\n"
         let parsed = try RawCrashReport(bytes: Array(raw.utf8))
         // 100 frames for five other threads: 20 each.
-        let report = CrashReportBuilder(symbolicator: nil, otherThreadFrameBudget: 100).build(from: parsed)
+        var builder = CrashReportBuilder(symbolicator: nil)
+        builder.assembler.otherThreadFrameBudget = 100
+        let report = builder.build(from: parsed)
         let threads = try #require(report.threads)
         #expect(threads.map(\.id) == [1, 2, 3, 4, 5, 6])
         #expect(threads[1...4].allSatisfy { $0.frames.count == 20 && $0.problem == "truncated" })

@@ -70,6 +70,26 @@ struct CLITests {
         }
     }
 
+    @Test(
+        "deliver-crash: a file that is not a raw report, a missing one, or no collector: one line, and nothing deleted")
+    func deliverCrashBadInput() throws {
+        let directory = TemporaryDirectory()
+        let bogus = "\(directory.path)/crash-1-2-11.raw"
+        try "{\"hello\": 1}".write(toFile: bogus, atomically: true, encoding: .utf8)
+        let collector = ["--server", "http://127.0.0.1:9", "--key", "k"]
+        for (arguments, message) in [
+            ([bogus] + collector, "not a Blackbox raw crash report"),
+            (["\(directory.path)/missing.raw"] + collector, "cannot open it"),
+            ([bogus], "no collector"),
+        ] {
+            let result = try runProgram(cli, ["deliver-crash"] + arguments, environment: ["HOME": directory.path])
+            #expect(result.status == 1 && !result.signaled, "\(result.stderr)")
+            #expect(result.stderr.contains(message), "\(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+        }
+        #expect(FileManager.default.fileExists(atPath: bogus))
+    }
+
     @Test("logs: archives (gzip too) before the active file, filtered by level and label")
     func logs() throws {
         let directory = TemporaryDirectory()

@@ -16,6 +16,10 @@ public struct CrashReportingOptions: Sendable {
     /// exited cleanly nor crashed with a report (SIGKILL, the OOM killer, a power loss), with its last
     /// log lines and the cause where Linux says it. Default true. See docs/crash-capture.md.
     public var reportUnseenDeaths = true
+    /// Send each crash report to the collector while the crashing process waits, for processes whose
+    /// diagnostics directory is gone by the next launch (ephemeral containers). Default nil: reports
+    /// go out from the next launch. See docs/crash-capture.md, "Delivery at crash time".
+    public var deliveryAtCrash: CrashTimeDelivery?
     /// Free-form values every crash report carries (deployment, region…). Keep it small.
     public var metadata: [String: String] = [:]
     public init() {}

@@ -52,6 +52,67 @@ public enum CrashCapture {
             }
         }
         guard status == 0 else { throw InstallError(reason: errnoDescription(status)) }
+        if let problem = configureDelivery(options.deliveryAtCrash, reportDirectory: pending) {
+            InternalDiagnostics.report("crash-time delivery is off: \(problem)")
+        }
+    }
+
+    /// Hands the handler the helper's command line and environment (nil: off); the problem, if the
+    /// configuration cannot work.
+    static func configureDelivery(_ delivery: CrashTimeDelivery?, reportDirectory: String) -> String? {
+        guard let delivery else {
+            _ = bbx_crash_set_delivery(nil)
+            return nil
+        }
+        guard delivery.executable.hasPrefix("/"), access(delivery.executable, X_OK) == 0 else {
+            _ = bbx_crash_set_delivery(nil)
+            return "\(delivery.executable) is not an executable file (give an absolute path)"
+        }
+        let deadline = min(max(delivery.deadline, .seconds(1)), .seconds(120))
+        let milliseconds = deadline.components.seconds * 1000 + deadline.components.attoseconds / 1_000_000_000_000_000
+        // The helper stops trying half a second before the handler would kill it.
+        let helperSeconds = max(0.5, Double(milliseconds) / 1000 - 0.5)
+        let arguments = ["deliver-crash", "--deadline", String(helperSeconds)]
+        var environment = ["BLACKBOX_SERVER": delivery.server, "BLACKBOX_KEY": delivery.key]
+        for name in ["PATH", "TMPDIR", "SSL_CERT_FILE", "SSL_CERT_DIR"] {
+            if let value = getenv(name) { environment[name] = String(cString: value) }
+        }
+        environment.merge(delivery.environment) { _, configured in configured }
+        let variables = environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        guard variables.count <= Int(BBX_DELIVERY_MAX_ENVIRONMENT) else {
+            return "more than \(BBX_DELIVERY_MAX_ENVIRONMENT) environment variables"
+        }
+        let status = withCStrings(arguments) { argumentPointers in
+            withCStrings(variables) { variablePointers in
+                delivery.executable.withCString { executable in
+                    reportDirectory.withCString { directory in
+                        var raw = bbx_crash_delivery()
+                        raw.executable = executable
+                        raw.arguments = argumentPointers
+                        raw.argument_count = Int32(arguments.count)
+                        raw.environment = variablePointers
+                        raw.environment_count = Int32(variables.count)
+                        raw.report_directory = directory
+                        raw.deadline_ms = UInt32(milliseconds)
+                        return bbx_crash_set_delivery(&raw)
+                    }
+                }
+            }
+        }
+        return status == 0 ? nil : errnoDescription(status)
+    }
+
+    /// C string pointers to `strings`, valid inside `body` (the C side copies them).
+    private static func withCStrings(
+        _ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> Int32
+    ) -> Int32 {
+        let copies = strings.map { strdup($0) }
+        defer { for copy in copies { free(copy) } }
+        let pointers = copies.map { UnsafePointer($0) } + [nil]
+        return pointers.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return EINVAL }
+            return body(base)
+        }
     }
 
     /// Gives the calling thread an alternate signal stack, so that a stack overflow on it is reported.

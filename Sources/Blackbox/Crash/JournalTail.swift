@@ -3,8 +3,8 @@
 /// The handler copies the ring's last bytes as they were: the copy may start in the middle of a
 /// record and end in one that was never committed. `JournalReader.scan` keeps exactly the intact
 /// records, by the same rule recovery uses.
-enum JournalTail {
-    static func lines(bytes: [UInt8], startPosition: UInt64, limit: Int) -> [String] {
+package enum JournalTail {
+    package static func lines(bytes: [UInt8], startPosition: UInt64, limit: Int) -> [String] {
         guard limit > 0, !bytes.isEmpty, startPosition % 8 == 0 else { return [] }
         var formatter = LineFormatter(format: .text)
         var out = OutputBuffer(capacity: 64 << 10)

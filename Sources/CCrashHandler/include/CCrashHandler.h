@@ -63,6 +63,29 @@ int bbx_capture_other_threads(int fd);
 /// EINVAL (a key or value too long or empty key) or ENOSPC (the table is full).
 int bbx_crash_set_annotation(const char *key, const char *value);
 
+/// Crash-time delivery: after the raw report is complete (and fsynced), the handler starts
+/// `executable` with `arguments` and the report's path as its last argument, in `environment` only
+/// (`NAME=value` strings), waits for it at most `deadline_ms`, kills it at the deadline, and only then
+/// lets the process die by its signal. The helper deletes the report once the collector stored it;
+/// otherwise it stays for the next launch, with a `delivery` line saying what happened.
+#define BBX_DELIVERY_MAX_ARGUMENTS 16
+#define BBX_DELIVERY_MAX_ENVIRONMENT 32
+
+typedef struct bbx_crash_delivery {
+    const char *executable;
+    const char *const *arguments;
+    int argument_count;
+    const char *const *environment;
+    int environment_count;
+    /// Where raw reports are written (the install's `pending_directory`), to form the report's path.
+    const char *report_directory;
+    uint32_t deadline_ms;
+} bbx_crash_delivery;
+
+/// Sets (or, with NULL, turns off) crash-time delivery. Everything is copied. Ordinary code only.
+/// Returns 0, EINVAL or ENOMEM.
+int bbx_crash_set_delivery(const bbx_crash_delivery *delivery);
+
 /// Test support: make the handler itself fault after the header (1), or in a phase that is not
 /// protected (2), to exercise the nested-crash path.
 void bbx_crash_set_test_fault(int mode);

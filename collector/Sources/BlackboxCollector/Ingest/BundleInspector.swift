@@ -84,7 +84,7 @@ struct BundleInspector {
             case .directory: continue
             case .file: break
             }
-            let keep = name == "manifest.json" || (name.hasPrefix("reports/") && name.hasSuffix(".json"))
+            let keep = name == "manifest.json" || Self.isReportContent(name)
             var consumed = Consumed()
             let countsLines = !name.hasSuffix(".gz")
             do {
@@ -208,7 +208,7 @@ struct BundleInspector {
             case .other: files[index].kind = .other
             case .report:
                 files[index].kind = .report
-                guard let data = contents[listed.path] else {
+                guard let data = contents[listed.path], listed.path.hasSuffix(".json") else {
                     throw .invalidReport(listed.path, "reports must be reports/<name>.json")
                 }
                 do {
@@ -217,10 +217,52 @@ struct BundleInspector {
                 } catch {
                     throw .invalidReport(listed.path, "\(error)")
                 }
+            case .rawReport:
+                files[index].kind = .other
+                guard let data = contents[listed.path], listed.path.hasSuffix(".raw") else {
+                    throw .invalidReport(listed.path, "raw reports must be reports/<name>.raw")
+                }
+                let tail = contents[String(listed.path.dropLast(".raw".count)) + ".tail.log"]
+                let report = try Self.report(fromRaw: data, tail: tail, path: listed.path)
+                do {
+                    let encoded = try CrashReport.makeEncoder().encode(report)
+                    reports.append(try sanitizer.sanitized(report, raw: encoded, decode: CrashReport.decode))
+                } catch {
+                    throw .invalidReport(listed.path, "\(error)")
+                }
             }
         }
         if let index = files.firstIndex(where: { $0.path == "manifest.json" }) { files[index].kind = .manifest }
         return Inspection(manifest: manifest, files: files, reports: reports)
+    }
+
+    /// Entries read into memory (within the report limits) besides the manifest: JSON reports, raw
+    /// reports sent at crash time and the log lines sent with them.
+    static func isReportContent(_ name: String) -> Bool {
+        name.hasPrefix("reports/") && (name.hasSuffix(".json") || name.hasSuffix(".raw") || name.hasSuffix(".tail.log"))
+    }
+
+    /// How many of the log lines sent with a raw report the report keeps (the library's default).
+    static let rawReportLogTailLines = 50
+
+    /// The report a raw report sent at crash time stands for: assembled as the crashing machine's
+    /// next launch would, but unnamed; the symbolication service names its frames from the symbol
+    /// store afterwards, like any report stored without debug-info names.
+    static func report(fromRaw data: Data, tail: Data?, path: String) throws(APIError) -> CrashReport {
+        let raw: RawCrashReport
+        do {
+            raw = try RawCrashReport(bytes: Array(data))
+        } catch {
+            throw .invalidReport(path, "\(error)")
+        }
+        var report = CrashReportAssembler().assemble(raw)
+        if let tail {
+            let lines = String(decoding: tail, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: true)
+            report.logTail = lines.suffix(rawReportLogTailLines).map(String.init)
+        }
+        CrashReportAssembler.finish(&report)
+        report.notes.append("sent at crash time as a raw report; built by the collector")
+        return report
     }
 
     /// ZIPFoundation allocates (and zeroes) buffers of this size for every entry: 256 KiB for a

@@ -1,6 +1,6 @@
 /// Names for `si_code` values, as in `<bits/siginfo-consts.h>` (Linux).
-enum SignalCodeNames {
-    static func name(signal: Int32, code: Int32) -> String? {
+public enum SignalCodeNames {
+    public static func name(signal: Int32, code: Int32) -> String? {
         switch code {
         case 0: return "SI_USER"
         case 0x80: return "SI_KERNEL"

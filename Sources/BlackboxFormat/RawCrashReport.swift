@@ -1,72 +1,87 @@
 /// A raw report as the signal handler wrote it (format: docs/crash-capture.md), parsed leniently: a
 /// report cut short by the dying process still yields everything before the cut.
-struct RawCrashReport {
-    struct Image {
-        var bias: UInt64
-        var start: UInt64
-        var end: UInt64
-        var buildID: String?
-        var path: String
+public struct RawCrashReport: Sendable {
+    public struct Image: Sendable {
+        public var bias: UInt64
+        public var start: UInt64
+        public var end: UInt64
+        public var buildID: String?
+        public var path: String
     }
 
     /// Another thread of the process, as the capture found it (`thread-begin` … `thread-end`).
-    struct OtherThread {
-        var id: Int32
+    public struct OtherThread: Sendable {
+        public var id: Int32
         /// `ok`, `faulted` (frames up to the fault), `no-answer`, `blocks-signals` or `exited`.
-        var status: String
+        public var status: String
         /// `libunwind`, `frame-pointers` or `none`.
-        var walk: String
-        var name: String?
-        var frames: [UInt64] = []
-        var truncated = false
+        public var walk: String
+        public var name: String?
+        public var frames: [UInt64] = []
+        public var truncated = false
     }
 
-    var formatVersion = 0
+    public var formatVersion = 0
     /// `key value` lines from the header that Swift prepared at install time (app, host, start time…).
-    var header: [String: String] = [:]
-    var metadata: [String: String] = [:]
-    var annotations: [String: String] = [:]
-    var signal: Int32?
-    var signalName: String?
-    var code: Int32?
-    var faultAddress: UInt64?
-    var senderPID: Int32?
-    var timeSeconds: Int64?
-    var timeNanoseconds: Int64 = 0
-    var pid: Int32?
-    var threadID: Int32?
-    var threadName: String?
-    var registers: [(name: String, value: UInt64)] = []
-    var fatalMessage: String?
-    var framePointerFrames: [UInt64] = []
-    var framePointerWalkFinished = false
-    var unwindFrames: [UInt64] = []
+    public var header: [String: String] = [:]
+    public var metadata: [String: String] = [:]
+    public var annotations: [String: String] = [:]
+    public var signal: Int32?
+    public var signalName: String?
+    public var code: Int32?
+    public var faultAddress: UInt64?
+    public var senderPID: Int32?
+    public var timeSeconds: Int64?
+    public var timeNanoseconds: Int64 = 0
+    public var pid: Int32?
+    public var threadID: Int32?
+    public var threadName: String?
+    public var registers: [(name: String, value: UInt64)] = []
+    public var fatalMessage: String?
+    public var framePointerFrames: [UInt64] = []
+    public var framePointerWalkFinished = false
+    public var unwindFrames: [UInt64] = []
     /// (frames before the gap, frames omitted)
-    var unwindOmission: (after: Int, count: Int)?
-    var unwindStatus: String?
-    var images: [Image] = []
-    var lateImages: [(base: UInt64, path: String)] = []
-    var journalStart: UInt64?
-    var journalBytes: [UInt8] = []
+    public var unwindOmission: (after: Int, count: Int)?
+    public var unwindStatus: String?
+    public var images: [Image] = []
+    public var lateImages: [(base: UInt64, path: String)] = []
+    public var journalStart: UInt64?
+    public var journalBytes: [UInt8] = []
     /// Candidate Swift async caller chains: a frame of the frame-pointer walk and the resume
     /// addresses its would-be async context leads to (`async` lines).
-    var asyncCandidates: [(frame: Int, resumes: [UInt64])] = []
-    var otherThreads: [OtherThread] = []
+    public var asyncCandidates: [(frame: Int, resumes: [UInt64])] = []
+    public var otherThreads: [OtherThread] = []
     /// Threads beyond the capture's limit, not captured.
-    var omittedThreads = 0
+    public var omittedThreads = 0
     /// Why the other threads are absent (`not-prepared`, `no-proc`), when they are.
-    var threadsUnavailable: String?
-    var threadCaptureNanoseconds: Int?
-    var nestedFaults: [String] = []
-    var watchdogFired = false
-    var complete = false
+    public var threadsUnavailable: String?
+    public var threadCaptureNanoseconds: Int?
+    public var nestedFaults: [String] = []
+    public var watchdogFired = false
+    public var complete = false
+    /// Lines past what the signal handler ever writes (see `Limits`), dropped.
+    public var droppedLines = 0
+
+    /// What the signal handler writes at most (Sources/CCrashHandler: 512 frames of the crashed
+    /// thread, 512 other threads of 128 frames, 32 annotations…), with room to spare. Anything past
+    /// it did not come from the handler: the parser drops it, so a report built from an uploaded raw
+    /// report is never larger than a real one could be.
+    public enum Limits {
+        public static let frames = 1_024
+        public static let threads = 512
+        public static let threadFrames = 256
+        public static let images = 4_096
+        /// Registers, header fields, metadata, annotations, async chains and their resumes, faults.
+        public static let entries = 256
+    }
 
     public enum ParseError: Error, CustomStringConvertible {
         case notARawReport
         public var description: String { "not a Blackbox raw crash report (missing the first line)" }
     }
 
-    init(bytes: [UInt8]) throws(ParseError) {
+    public init(bytes: [UInt8]) throws(ParseError) {
         var cursor = 0
         func nextLine() -> Substring? {
             guard cursor < bytes.count else { return nil }
@@ -80,6 +95,14 @@ struct RawCrashReport {
             defer { cursor += count + 1 }  // the blob is followed by a newline
             return bytes[cursor..<cursor + count]
         }
+
+        var dropped = 0
+        func admit(_ count: Int, _ limit: Int) -> Bool {
+            if count < limit { return true }
+            dropped += 1
+            return false
+        }
+        defer { droppedLines = dropped }
 
         guard let first = nextLine(), first.hasPrefix("blackbox-raw-crash ") else { throw .notARawReport }
         formatVersion = Int(first.dropFirst("blackbox-raw-crash ".count)) ?? 0
@@ -102,19 +125,24 @@ struct RawCrashReport {
             case "thread": threadName = value.isEmpty ? nil : String(value)
             case "register":
                 let (name, number) = Self.split(value)
-                if let number = Self.hex(number) { registers.append((String(name), number)) }
+                guard let number = Self.hex(number), admit(registers.count, Limits.entries) else { continue }
+                registers.append((String(name), number))
             case "message":
                 guard let count = Int(value), let text = blob(count) else { return }
                 fatalMessage = String(decoding: text, as: UTF8.self)
-            case "fp": if let pc = Self.hex(value) { framePointerFrames.append(pc) }
+            case "fp":
+                guard let pc = Self.hex(value), admit(framePointerFrames.count, Limits.frames) else { continue }
+                framePointerFrames.append(pc)
             case "fp-end": framePointerWalkFinished = true
-            case "unwind": if let pc = Self.hex(value) { unwindFrames.append(pc) }
+            case "unwind":
+                guard let pc = Self.hex(value), admit(unwindFrames.count, Limits.frames) else { continue }
+                unwindFrames.append(pc)
             case "unwind-omitted": unwindOmission = (unwindFrames.count, Int(value) ?? 0)
             case "unwind-end": unwindStatus = String(Self.split(value).1)
             case "image":
                 let parts = value.split(separator: " ", maxSplits: 4)
                 guard parts.count == 5, let bias = Self.hex(parts[0]), let start = Self.hex(parts[1]),
-                    let end = Self.hex(parts[2])
+                    let end = Self.hex(parts[2]), admit(images.count, Limits.images)
                 else { continue }
                 images.append(
                     Image(
@@ -122,7 +150,8 @@ struct RawCrashReport {
                         path: String(parts[4])))
             case "late-image":
                 let (base, path) = Self.split(value)
-                if let base = Self.hex(base) { lateImages.append((base, String(path))) }
+                guard let base = Self.hex(base), admit(lateImages.count, Limits.images) else { continue }
+                lateImages.append((base, String(path)))
             case "journal":
                 let (start, count) = Self.split(value)
                 guard let start = UInt64(start), let count = Int(count), let bytes = blob(count) else { return }
@@ -131,18 +160,22 @@ struct RawCrashReport {
             case "async":
                 let parts = value.split(separator: " ")
                 guard let frame = parts.first.flatMap({ Int($0) }) else { continue }
-                let resumes = parts.dropFirst().compactMap { Self.hex($0) }
-                if !resumes.isEmpty { asyncCandidates.append((frame, resumes)) }
+                let resumes = parts.dropFirst(1).prefix(Limits.entries).compactMap { Self.hex($0) }
+                guard !resumes.isEmpty, admit(asyncCandidates.count, Limits.entries) else { continue }
+                asyncCandidates.append((frame, resumes))
             case "thread-begin":
                 let parts = value.split(separator: " ")
-                guard parts.count >= 2, let id = Int32(parts[0]) else { continue }
+                guard parts.count >= 2, let id = Int32(parts[0]), admit(otherThreads.count, Limits.threads) else {
+                    continue
+                }
                 otherThreads.append(
                     OtherThread(id: id, status: String(parts[1]), walk: parts.count > 2 ? String(parts[2]) : "none"))
             case "thread-name": if !otherThreads.isEmpty { otherThreads[otherThreads.count - 1].name = String(value) }
             case "thread-frame":
-                if !otherThreads.isEmpty, let pc = Self.hex(value) {
-                    otherThreads[otherThreads.count - 1].frames.append(pc)
-                }
+                guard let last = otherThreads.indices.last, let pc = Self.hex(value),
+                    admit(otherThreads[last].frames.count, Limits.threadFrames)
+                else { continue }
+                otherThreads[last].frames.append(pc)
             case "thread-end":
                 if !otherThreads.isEmpty {
                     otherThreads[otherThreads.count - 1].truncated = value.hasSuffix(" truncated")
@@ -150,18 +183,18 @@ struct RawCrashReport {
             case "threads-omitted": omittedThreads = Int(value) ?? 0
             case "threads-unavailable": threadsUnavailable = String(value)
             case "threads-end": threadCaptureNanoseconds = Int(value)
-            case "nested-fault": nestedFaults.append(String(value))
+            case "nested-fault": if admit(nestedFaults.count, Limits.entries) { nestedFaults.append(String(value)) }
             case "nested-fault-unrecoverable": nestedFaults.append("unrecoverable")
             case "watchdog-timeout": watchdogFired = true
             case "end": complete = true
             case "annotation":
                 let (name, text) = Self.split(value)
-                annotations[String(name)] = String(text)
+                if admit(annotations.count, Limits.entries) { annotations[String(name)] = String(text) }
             case "metadata":
                 let (name, text) = Self.split(value)
-                metadata[String(name)] = String(text)
+                if admit(metadata.count, Limits.entries) { metadata[String(name)] = String(text) }
             case "": continue
-            default: header[String(key)] = String(value)
+            default: if admit(header.count, Limits.entries) { header[String(key)] = String(value) }
             }
         }
     }

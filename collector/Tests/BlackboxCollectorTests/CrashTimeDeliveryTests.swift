@@ -1,0 +1,160 @@
+import BlackboxFormat
+import BlackboxSymbols
+import Foundation
+import Testing
+
+@testable import BlackboxCollector
+
+/// Issue 19's crash-time delivery, with real parts: a stripped release app crashes in a mount
+/// namespace whose diagnostics directory is a tmpfs (it vanishes with the process, as an ephemeral
+/// container's does); the handler starts the real `blackbox deliver-crash`, which sends the raw
+/// report to a real collector on loopback, which builds the report and names it from its symbol store.
+@Suite("Crash-time delivery: the report reaches the collector before the container's files vanish")
+struct CrashTimeDeliveryTests {
+    static var releaseApp: String { "\(ProductionSymbolicationTests.releaseBinDirectory)/blackbox-crash-child" }
+
+    /// The production recipe (no toolchain, no LLVM), with the diagnostics directory on a tmpfs of
+    /// the namespace: nothing the app writes there is left once it ends.
+    static func inVanishingContainer(
+        diagnostics: String, _ program: String, _ arguments: [String], environment: [String: String]
+    ) async throws -> Tool.Result {
+        let script =
+            "set -e\nmount --make-rprivate /\nmount -t tmpfs -o size=64m tmpfs \"$BLACKBOX_TEST_TMPFS\"\n"
+            + ProductionSymbolicationTests.hideToolchain
+        var environment = environment
+        environment["BLACKBOX_TEST_TMPFS"] = diagnostics
+        return try await Tool.Running(
+            "/usr/bin/unshare", ["-m", "/bin/bash", "-c", script, "container", program] + arguments,
+            environment: environment
+        ).wait()
+    }
+
+    static func delivery(to collector: TestCollector, deadlineMilliseconds: Int = 10_000) -> [String: String] {
+        [
+            "CRASH_CHILD_DELIVERY_HELPER": "\(Tool.binDirectory)/blackbox",
+            "CRASH_CHILD_DELIVERY_SERVER": collector.baseURL,
+            "CRASH_CHILD_DELIVERY_KEY": collector.ingestKey,
+            "CRASH_CHILD_DELIVERY_DEADLINE_MS": String(deadlineMilliseconds),
+        ]
+    }
+
+    @Test("a stripped app crashes in a namespace on a vanishing tmpfs: the collector has the report, named")
+    func reportSurvivesTheContainer() async throws {
+        try #require(getuid() == 0, "the namespace needs root (unshare -m); CI runs as root")
+        try #require(FileManager.default.fileExists(atPath: Self.releaseApp), "no release crash child")
+        let debianSymbolizer = "/usr/bin/llvm-symbolizer"
+        try #require(FileManager.default.fileExists(atPath: debianSymbolizer), "install Debian's llvm package")
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        try FileManager.default.createDirectory(atPath: scratch.path, withIntermediateDirectories: true)
+        let app = "\(scratch.path)/app"
+        let debugFile = "\(scratch.path)/app.debug"
+        try FileManager.default.copyItem(atPath: Self.releaseApp, toPath: app)
+        for arguments in [["--only-keep-debug", app, debugFile], ["--strip-debug", app]] {
+            #expect(try run("/usr/bin/objcopy", arguments, in: scratch.path) == 0, "objcopy \(arguments)")
+        }
+        let buildID = try #require(ELFBuildID.read(path: app))
+        let collector = try await TestCollector.start { $0.symbolizerPath = debianSymbolizer }
+        let archived = try await Tool.run(
+            "blackbox",
+            ["symbols", "upload", "--server", collector.baseURL, "--token", collector.adminToken, debugFile])
+        #expect(archived.status == 0, "\(archived.stdout)\(archived.stderr)")
+
+        let diagnostics = "\(scratch.path)/diagnostics"
+        try FileManager.default.createDirectory(atPath: diagnostics, withIntermediateDirectories: true)
+        let started = ContinuousClock.now
+        let crashed = try await Self.inVanishingContainer(
+            diagnostics: diagnostics, app, [diagnostics, "index", "main"], environment: Self.delivery(to: collector))
+        let elapsed = ContinuousClock.now - started
+        #expect(crashed.signal == SIGTRAP || crashed.signal == SIGILL, "\(crashed.status) \(crashed.stderr)")
+        #expect(crashed.stderr.contains("deliver") == false, "the helper complained: \(crashed.stderr)")
+        // The container's files are gone: only the collector has the crash.
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: diagnostics)) ?? []).isEmpty)
+        print("crash with delivery to exit: \(elapsed)")
+
+        var group: [String: Any] = [:]
+        let named = try await ProductionSymbolicationTests.eventually {
+            await collector.server.symbolicatePending()
+            let items = try await HTTP.get(collector, "/api/v1/groups").json["items"] as? [[String: Any]] ?? []
+            guard let first = items.first(where: { ($0["count"] as? Int ?? 0) > 0 }) else { return false }
+            group = first
+            return (first["title"] as? String)?.contains("triggerIndexOutOfRange") == true
+        }
+        #expect(named, "no named group: \(group)")
+        let reportID = try #require(group["latestReportID"] as? Int)
+        let report = try CrashReport.decode(try await HTTP.get(collector, "/api/v1/reports/\(reportID)").body)
+        #expect(report.app.name == "crash-child" && report.app.version == "1.0")
+        #expect(report.notes.contains { $0.contains("built by the collector") }, "\(report.notes)")
+        #expect(
+            report.notes.contains { $0.contains("symbolicated by the collector from app.debug") }, "\(report.notes)")
+        #expect(report.reason == "Swift runtime failure: Index out of range", "\(report.reason ?? "none")")
+        #expect(report.logTail.contains { $0.contains("about to crash: index on main") }, "\(report.logTail)")
+        #expect(report.metadata["test"] == "crash-matrix")
+        let appImage = try #require(report.images.firstIndex { $0.buildID == buildID })
+        let function = report.frames.filter { $0.imageIndex == appImage }.flatMap(\.symbols)
+            .first { $0.function.contains("triggerIndexOutOfRange") }
+        #expect(function?.file?.hasSuffix("Triggers.swift") == true, "\(report.frames)")
+        let threads = try #require(report.threads)
+        #expect(threads.count >= 3 && threads.first?.crashed == true, "\(threads.map(\.name))")
+        #expect(threads.contains { $0.name == "blackbox-writer" })
+        await collector.stop()
+    }
+
+    @Test(
+        "the collector unreachable: the helper gives up in time, the app dies by its signal, the next launch sends it")
+    func unreachableCollectorLeavesTheReport() async throws {
+        try #require(FileManager.default.fileExists(atPath: Self.releaseApp), "no release crash child")
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        let diagnostics = "\(scratch.path)/diagnostics"
+        let collector = try await TestCollector.start()
+        // A port nobody listens on: every attempt is refused.
+        var environment = Self.delivery(to: collector, deadlineMilliseconds: 3_000)
+        environment["CRASH_CHILD_DELIVERY_SERVER"] = "http://127.0.0.1:\(try closedPort())"
+        let started = ContinuousClock.now
+        let crashed = try await Tool.Running(
+            Self.releaseApp, [diagnostics, "null-write", "main"], environment: environment
+        )
+        .wait()
+        let elapsed = ContinuousClock.now - started
+        #expect(crashed.signal == SIGSEGV, "\(crashed.status) \(crashed.stderr)")
+        #expect(elapsed < .seconds(8), "the crashed process waited \(elapsed) for a 3 s deadline")
+        let pending = DiagnosticsDirectory(diagnostics).pendingCrashes
+        let raws = try FileManager.default.contentsOfDirectory(atPath: pending).filter { $0.hasSuffix(".raw") }
+        #expect(raws.count == 1)
+        // Decoded leniently: the journal's bytes in it are binary.
+        let raw = String(
+            decoding: try Data(contentsOf: URL(fileURLWithPath: "\(pending)/\(raws.first ?? "")")), as: UTF8.self)
+        #expect(raw.contains("\ndelivery exit-status 3\n"), "\(raw.suffix(200))")
+
+        let next = try await Tool.Running(Self.releaseApp, [diagnostics, "process-pending", "next"], environment: [:])
+            .wait()
+        #expect(next.status == 0, "\(next.stderr)")
+        let uploaded = try await Tool.run(
+            "blackbox", ["upload", diagnostics, "--server", collector.baseURL, "--key", collector.ingestKey])
+        #expect(uploaded.status == 0, "\(uploaded.stderr)")
+        let items = try await HTTP.get(collector, "/api/v1/groups").json["items"] as? [[String: Any]] ?? []
+        #expect(items.count == 1)
+        let reportID = try #require(items.first?["latestReportID"] as? Int)
+        let report = try CrashReport.decode(try await HTTP.get(collector, "/api/v1/reports/\(reportID)").body)
+        #expect(report.notes.contains { $0.contains("crash-time delivery did not complete (exit-status 3)") })
+        await collector.stop()
+    }
+
+    /// A loopback port that was free a moment ago and has nobody listening.
+    private func closedPort() throws -> Int {
+        let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0
+            }
+        }
+        try #require(bound)
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
