@@ -19,6 +19,7 @@ import Logging
 //   idle DIR                  log a little, then report the CPU time used over one idle second
 //   levels DIR                log at several levels (run with BLACKBOX_LOG_LEVEL set)
 //   console DIR COLOR         log to the console sink only (COLOR: auto, always, never)
+//   all-outputs DIR           log to the file, the console and stdout at once, across a rotation
 //   exit-drain DIR            log 1000 lines and return from main without flushing
 //   fork DIR                  fork; the child logs (must reach stderr, not the parent's journal)
 //   present-error DIR         present a recoverable error on stdin/stdout; print the outcome
@@ -198,6 +199,16 @@ case "console":
     }
     _ = start(config)
     Logger(label: "console").error("to the console", metadata: ["k": "v"])
+    Blackbox.shutdown()
+
+case "all-outputs":
+    var config = configuration()
+    config.sinks = [.file, .console, .standardOutput]
+    config.console.color = .never
+    config.rotation.maxFileSize = 4096
+    _ = start(config)
+    let logger = Logger(label: "outputs")
+    for index in 0..<200 { logger.info("line \(index)", metadata: ["k": "v"]) }
     Blackbox.shutdown()
 
 case "exit-drain":

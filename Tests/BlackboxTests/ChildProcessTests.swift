@@ -146,6 +146,25 @@ import Testing
         #expect(colored.stderr.contains("\u{1B}[31mERROR\u{1B}[0m console: to the console"))
     }
 
+    @Test("file, console and stdout at once: every line in each, in its format, the file rotated")
+    func everyOutputGetsEveryLine() throws {
+        let directory = TemporaryDirectory()
+        let result = try runChild("blackbox-test-child", ["all-outputs", directory.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        let consoleLines = result.stderr.split(separator: "\n").filter { $0.contains("INFO  outputs: line ") }
+        #expect(consoleLines.count == 200, "\(result.stderr.prefix(300))")
+        let jsonLines = result.stdout.split(separator: "\n").filter { $0.contains("\"label\":\"outputs\"") }
+        #expect(jsonLines.count == 200, "\(result.stdout.prefix(300))")
+        let decoded = try jsonLines.map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(decoded.enumerated().allSatisfy { $0.element?["msg"] as? String == "line \($0.offset)" })
+        #expect(decoded.first??["meta"] as? [String: String] == ["k": "v"], "\(jsonLines.first ?? "")")
+        // Every line once in the files, and the file rotated by size without stopping the streams.
+        let files = try allLogLines(directory, base: "child")
+        #expect(files.filter { $0.contains("INFO  outputs: line ") }.count == 200)
+        let logs = try FileManager.default.contentsOfDirectory(atPath: directory.logs)
+        #expect(logs.count > 2, "\(logs)")
+    }
+
     @Test func anIdleProcessCostsNoCPU() throws {
         let (result, lines) = try run("idle")
         #expect(result.status == 0, "\(result.stderr)")

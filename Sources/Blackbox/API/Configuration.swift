@@ -96,6 +96,9 @@ public struct Sinks: OptionSet, Sendable {
     public static let console = Sinks(rawValue: 1)
     /// `<directory>/logs/<baseFileName>.log`, rotated and aged.
     public static let file = Sinks(rawValue: 2)
+    /// One JSON object per line on stdout (the `jsonLines` format), for the log collectors of
+    /// container platforms, which read a container's stdout.
+    public static let standardOutput = Sinks(rawValue: 4)
 }
 
 public enum LogFormat: Sendable, Equatable {

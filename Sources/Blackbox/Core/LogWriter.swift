@@ -6,8 +6,9 @@ import Atomics
 
 /// The one thread that drains the journal into the sinks.
 ///
-/// Each batch: format committed records (up to `batchBytes`) into one buffer per sink, write each
-/// buffer with one `write(2)`, publish the journal checkpoint, then release the space. Rotation happens
+/// Each batch: format committed records (up to `batchBytes`) into one buffer per output
+/// (`LogOutput`: the file, the console, stdout), write each buffer with one `write(2)`, publish the
+/// journal checkpoint, then release the space. Rotation happens
 /// between lines, never inside one.
 ///
 /// Sleeping without lost wake-ups (a Dekker handshake, both sides sequentially consistent):
@@ -18,8 +19,8 @@ import Atomics
 final class LogWriter: @unchecked Sendable {
     struct Settings {
         var format: LogFormat
-        var consoleSink: Bool
-        var consoleColored: Bool
+        /// Streams besides the file (stderr, stdout), each with its format.
+        var streams: [(descriptor: Int32, format: LogFormat, colored: Bool)]
         var rotation: RotationPolicy
         var clock: @Sendable () -> UInt64
     }
@@ -36,10 +37,9 @@ final class LogWriter: @unchecked Sendable {
     // Writer-thread state. Only the writer thread touches it (recovery runs before the thread starts),
     // so the per-access dynamic exclusivity checks a class's `var` would get are switched off.
     @exclusivity(unchecked) private var cursor: UInt64
-    @exclusivity(unchecked) private var fileOut = OutputBuffer()
-    @exclusivity(unchecked) private var consoleOut = OutputBuffer(capacity: 64 << 10)
-    @exclusivity(unchecked) private var fileFormatter: LineFormatter
-    @exclusivity(unchecked) private var consoleFormatter: LineFormatter
+    /// The file's output, when there is a file.
+    private let fileOutput: LogOutput?
+    private let streamOutputs: [LogOutput]
     @exclusivity(unchecked) private var linesInBatch = 0
     private let rotation: RotationRule
     /// Lines dropped for a full journal whose notice is in the current batch: if the batch cannot be
@@ -75,8 +75,10 @@ final class LogWriter: @unchecked Sendable {
         self.maintainer = maintainer
         self.recent = recent
         self.dropped = dropped
-        self.fileFormatter = LineFormatter(format: settings.format)
-        self.consoleFormatter = LineFormatter(format: .text, colored: settings.consoleColored)
+        self.fileOutput = file.map { LogOutput(.file($0), format: settings.format) }
+        self.streamOutputs = settings.streams.map {
+            LogOutput(.stream($0.descriptor), format: $0.format, colored: $0.colored, capacity: 64 << 10)
+        }
         self.rotation = RotationRule(settings.rotation)
         self.cursor = journal.loadCheckpoint().readPosition
         self.writtenPosition = ManagedAtomic(cursor)
@@ -91,8 +93,8 @@ final class LogWriter: @unchecked Sendable {
     func recover() -> Journal.RecoveryOutcome {
         let trusted = journal.loadCheckpoint().isTrusted
         let outcome = journal.recover { record, next in
-            format(record, next: next, console: file == nil)
-            if fileOut.count >= Self.batchBytes || consoleOut.count >= Self.batchBytes { writeBatch(upTo: next) }
+            format(record, next: next, streams: file == nil)
+            if isBatchFull { writeBatch(upTo: next) }
         }
         cursor = journal.file.writePosition.load(ordering: .acquiring)
         if outcome.records > 0 || outcome.skippedBytes > 0 {
@@ -100,13 +102,13 @@ final class LogWriter: @unchecked Sendable {
             if outcome.skippedBytes > 0 {
                 text += "; skipped \(outcome.skippedBytes) bytes in \(outcome.skippedRegions) torn or corrupted places"
             }
-            appendNotice(.warning, text, console: file == nil)
+            appendNotice(.warning, text, streams: file == nil)
         }
         if !trusted {
             appendNotice(
                 .warning,
                 "the journal's checkpoint was damaged: the log file was kept whole and records were replayed from the last released position, so a few lines may appear twice",
-                console: file == nil)
+                streams: file == nil)
         }
         writeBatch(upTo: cursor)
         return outcome
@@ -263,14 +265,14 @@ final class LogWriter: @unchecked Sendable {
         var position = cursor
         rotateByTimeIfDue()
         var gap = dropped.pendingGap
-        while position < end && fileOut.count < Self.batchBytes && consoleOut.count < Self.batchBytes {
+        while position < end && !isBatchFull {
             guard let record = journal.committedRecord(at: position) else { break }
             if position >= gap {
                 reportDrops()
                 gap = .max
             }
             let next = position &+ UInt64(RecordLayout.aligned(record.length))
-            format(record, next: next, console: settings.consoleSink)
+            format(record, next: next, streams: true)
             position = next
         }
         // Drained to the end with drops still unreported: space has returned, say so now.
@@ -285,26 +287,31 @@ final class LogWriter: @unchecked Sendable {
         let count = dropped.take()
         guard count > 0 else { return false }
         droppedNoticedInBatch += count
-        appendNotice(.warning, "dropped \(count) log lines: the journal was full", console: settings.consoleSink)
+        appendNotice(.warning, "dropped \(count) log lines: the journal was full", streams: true)
         return true
     }
 
-    /// Formats one record into the batch. Before a line that would push the file past its size
-    /// limit, the batch so far is written and the file rotated.
-    private func format(_ record: RecordView, next: UInt64, console: Bool) {
-        if let file {
-            let mark = fileOut.count
-            fileFormatter.append(record, to: &fileOut)
-            if rotation.rotatesBefore(lineBytes: fileOut.count - mark, fileSize: file.size, batchedBytes: mark) {
-                let line = Array(UnsafeRawBufferPointer(rebasing: fileOut.bytes[mark...]))
-                fileOut.truncate(to: mark)
+    private var isBatchFull: Bool {
+        if let fileOutput, fileOutput.count >= Self.batchBytes { return true }
+        return streamOutputs.contains { $0.count >= Self.batchBytes }
+    }
+
+    /// Formats one record into the batch: the file, and the streams unless `streams` is false (a
+    /// replay into an existing file is not echoed to the console). Before a line that would push the
+    /// file past its size limit, the batch so far is written and the file rotated.
+    private func format(_ record: RecordView, next: UInt64, streams: Bool) {
+        if let file, let fileOutput {
+            let mark = fileOutput.count
+            fileOutput.append(record)
+            if rotation.rotatesBefore(lineBytes: fileOutput.count - mark, fileSize: file.size, batchedBytes: mark) {
+                let line = fileOutput.takeBack(after: mark)
                 // The records before this one are complete in the batch: write and checkpoint them.
                 writeBatch(upTo: cursorBefore(next: next, record: record))
                 rotate()
-                line.withUnsafeBytes { fileOut.append($0) }
+                line.withUnsafeBytes { fileOutput.append($0) }
             }
         }
-        if console { consoleFormatter.append(record, to: &consoleOut) }
+        if streams { for output in streamOutputs { output.append(record) } }
         linesInBatch += 1
     }
 
@@ -315,8 +322,8 @@ final class LogWriter: @unchecked Sendable {
     /// Writes the batch and moves the checkpoint to `position` (all records before it are written).
     private func writeBatch(upTo position: UInt64) {
         var resumeAfterBatch = false
-        if let file, !fileOut.isEmpty {
-            if let error = file.write(fileOut.bytes) {
+        if let file, let fileOutput, !fileOutput.isEmpty {
+            if let error = file.write(fileOutput.bytes) {
                 if failure.batchFailed(lines: UInt64(linesInBatch) + droppedNoticedInBatch, error: error) {
                     InternalDiagnostics.say(
                         "cannot write \(file.activePath): \(errnoDescription(error)); counting lost lines until writing succeeds"
@@ -324,15 +331,15 @@ final class LogWriter: @unchecked Sendable {
                 }
                 failing.store(true, ordering: .relaxed)
             } else {
-                recent.append(fileOut.bytes)
+                recent.append(fileOutput.bytes)
                 resumeAfterBatch = failure.resumeNotice != nil
             }
-        } else if file == nil {
-            recent.append(consoleOut.bytes)
+        } else if file == nil, let first = streamOutputs.first {
+            recent.append(first.bytes)
         }
-        if !consoleOut.isEmpty { _ = writeFully(2, consoleOut.bytes.baseAddress, consoleOut.count) }
-        fileOut.removeAll()
-        consoleOut.removeAll()
+        for output in streamOutputs { output.writeToStream() }
+        fileOutput?.removeAll()
+        for output in streamOutputs { output.removeAll() }
         linesInBatch = 0
         droppedNoticedInBatch = 0
         if resumeAfterBatch { tryResumeAfterIOError() }
@@ -341,11 +348,11 @@ final class LogWriter: @unchecked Sendable {
 
     /// Writes the "lost N lines" notice; when that works, the failure is over.
     private func tryResumeAfterIOError() {
-        guard let file, let notice = failure.resumeNotice else { return }
-        appendNotice(.warning, notice, console: false)
-        defer { fileOut.removeAll() }
-        guard file.write(fileOut.bytes) == nil else { return }
-        recent.append(fileOut.bytes)
+        guard let file, let fileOutput, let notice = failure.resumeNotice else { return }
+        appendNotice(.warning, notice, streams: false)
+        defer { fileOutput.removeAll() }
+        guard file.write(fileOutput.bytes) == nil else { return }
+        recent.append(fileOutput.bytes)
         let lost = failure.end()
         failing.store(false, ordering: .relaxed)
         InternalDiagnostics.say("writing \(file.activePath) works again; \(lost) lines were lost")
@@ -407,7 +414,7 @@ final class LogWriter: @unchecked Sendable {
     // MARK: Notices
 
     /// Formats a line of Blackbox's own (label `blackbox`) into the batch.
-    private func appendNotice(_ level: LogLevel, _ text: String, console: Bool) {
+    private func appendNotice(_ level: LogLevel, _ text: String, streams: Bool) {
         let label = Array("blackbox".utf8)
         let message = Array(text.utf8.prefix(4096 - RecordLayout.headerSize - label.count))
         var writer = RecordWriter(base: notice)
@@ -418,7 +425,7 @@ final class LogWriter: @unchecked Sendable {
             fileCount: 0, flags: [], messageCount: message.count, metadataCount: 0)
         notice.storeBytes(of: UInt32(writer.offset), toByteOffset: RecordLayout.length, as: UInt32.self)
         let record = RecordView(base: UnsafeRawPointer(notice))
-        if file != nil { fileFormatter.append(record, to: &fileOut) }
-        if console { consoleFormatter.append(record, to: &consoleOut) }
+        fileOutput?.append(record)
+        if streams { for output in streamOutputs { output.append(record) } }
     }
 }

@@ -100,9 +100,12 @@ public final class LoggingCore: @unchecked Sendable {
         case .never: colored = false
         case .auto: colored = isatty(2) == 1 && getenv("NO_COLOR") == nil
         }
+        var streams: [(descriptor: Int32, format: LogFormat, colored: Bool)] = []
+        if configuration.sinks.contains(.console) { streams.append((2, .text, colored)) }
+        if configuration.sinks.contains(.standardOutput) { streams.append((1, .jsonLines, false)) }
         let settings = LogWriter.Settings(
-            format: configuration.format, consoleSink: configuration.sinks.contains(.console),
-            consoleColored: colored, rotation: configuration.rotation, clock: configuration.clock)
+            format: configuration.format, streams: streams, rotation: configuration.rotation,
+            clock: configuration.clock)
 
         // Replay what a dead process left, then, if the configured size changed, start a new journal.
         var recovered = Journal.RecoveryOutcome()
