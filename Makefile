@@ -93,7 +93,8 @@ bench: bench-deps
 ## crashes each, beside the Swift runtime's backtracer on the same crash; then a crash's whole life
 ## with and without crash-time delivery to a collector on loopback. Writes bench-results/crash-threads.json.
 bench-crash: deps
-	$(SWIFT) build -c release --product blackbox-crash-child --product blackbox
+	$(SWIFT) build -c release --product blackbox-crash-child
+	$(SWIFT) build -c release --product blackbox
 	cd collector && $(SWIFT) build -c release --product blackbox-collector
 	mkdir -p bench-results
 	python3 bench/crash_threads.py --child $$($(SWIFT) build -c release --show-bin-path)/blackbox-crash-child \
