@@ -13,6 +13,8 @@ let package = Package(
         .library(name: "BlackboxErrors", targets: ["BlackboxErrors"]),
         // Bundles and the background uploader. Separate because its HTTP client brings SwiftNIO.
         .library(name: "BlackboxUpload", targets: ["BlackboxUpload"]),
+        // Temporary directories and the like for both packages' tests (never linked by apps).
+        .library(name: "BlackboxTestSupport", targets: ["BlackboxTestSupport"]),
         .executable(name: "blackbox", targets: ["blackbox"]),
         .executable(name: "blackbox-example", targets: ["blackbox-example"]),
     ],
@@ -85,19 +87,20 @@ let package = Package(
         .executableTarget(
             name: "blackbox-crash-child",
             dependencies: ["Blackbox", "CBlackboxTestCrashes", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "BlackboxTestSupport"),
         // `make bench` builds this in release mode; see bench/README.md.
         .executableTarget(
             name: "blackbox-bench", dependencies: ["Blackbox", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "BlackboxTests",
             dependencies: [
-                "Blackbox", "BlackboxFormat", "BlackboxCompression", "BlackboxSymbols",
+                "Blackbox", "BlackboxFormat", "BlackboxCompression", "BlackboxSymbols", "BlackboxTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(
             name: "BlackboxUploadTests",
             dependencies: [
-                "BlackboxUpload", "Blackbox", "BlackboxFormat",
+                "BlackboxUpload", "Blackbox", "BlackboxFormat", "BlackboxTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),

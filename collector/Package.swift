@@ -72,6 +72,7 @@ let package = Package(
             dependencies: [
                 "BlackboxCollector", "CollectorTestSupport",
                 .product(name: "BlackboxSymbols", package: "blackbox"),
+                .product(name: "BlackboxTestSupport", package: "blackbox"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

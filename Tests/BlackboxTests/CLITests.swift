@@ -1,5 +1,6 @@
 import BlackboxFormat
 import BlackboxSymbols
+import BlackboxTestSupport
 import Foundation
 import Testing
 

@@ -1,4 +1,5 @@
 import BlackboxSymbols
+import BlackboxTestSupport
 import Foundation
 import Testing
 

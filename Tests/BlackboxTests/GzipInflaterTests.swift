@@ -1,4 +1,5 @@
 import BlackboxCompression
+import BlackboxTestSupport
 import Foundation
 import Testing
 

@@ -1,4 +1,5 @@
 import BlackboxFormat
+import BlackboxTestSupport
 import Foundation
 import Testing
 

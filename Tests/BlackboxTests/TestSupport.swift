@@ -1,3 +1,4 @@
+import BlackboxTestSupport
 import Foundation
 import Logging
 import Synchronization
@@ -5,19 +6,7 @@ import Testing
 
 @testable import Blackbox
 
-/// A private temporary directory, removed when the test is done with it.
-final class TemporaryDirectory {
-    let path: String
-
-    init() {
-        var template = Array("/tmp/blackbox-test-XXXXXX".utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        path = made.map { String(cString: $0) } ?? "/tmp/blackbox-test-\(UUID().uuidString)"
-        if made == nil { try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-
+extension TemporaryDirectory {
     var logs: String { "\(path)/logs" }
 }
 

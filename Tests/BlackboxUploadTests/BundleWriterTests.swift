@@ -1,4 +1,5 @@
 import BlackboxFormat
+import BlackboxTestSupport
 import Crypto
 import Foundation
 import Testing
@@ -20,7 +21,7 @@ import ZIPFoundation
     }
 
     @Test func manifestListsEveryEntryWithItsTrueSizeAndDigest() throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         defer { scratch.remove() }
         let report = scratch.write("in/crash-1.json", "{\"a\":1}")
         let log = scratch.write("in/app.log", "line one\nline two\nline three\n")
@@ -56,7 +57,7 @@ import ZIPFoundation
     }
 
     @Test func contentOverTheLimitIsSplitAndAnOversizedItemTravelsAlone() throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         defer { scratch.remove() }
         let items = (0..<5).map { index in
             let size = index == 2 ? 5_000 : 400
@@ -74,7 +75,7 @@ import ZIPFoundation
     }
 
     @Test func aFileThatShrankFailsTheBundleAndLeavesNoPartialZip() throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         defer { scratch.remove() }
         let log = scratch.write("in/app.log", "short\n")
         let item = BundleItem(sourcePath: log, entryPath: "logs/app.log", kind: .log, range: 0..<100)
@@ -84,7 +85,7 @@ import ZIPFoundation
     }
 
     @Test func uploadIDIsTheManifestsBundleIDOrStableFromTheContent() throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         defer { scratch.remove() }
         let log = scratch.write("in/app.log", "hello\n")
         let bundle = try #require(

@@ -1,4 +1,5 @@
 import Blackbox
+import BlackboxTestSupport
 import Foundation
 import Logging
 import Synchronization
@@ -8,7 +9,7 @@ import Testing
 
 @Suite struct CollectorUploadTests {
     /// A running logging core on a diagnostics directory with two outbox reports and one archive.
-    func app(_ scratch: Scratch) throws -> DeliveryContext {
+    func app(_ scratch: TemporaryDirectory) throws -> DeliveryContext {
         var configuration = BlackboxConfiguration(appName: "shop", directory: scratch.path)
         configuration.sinks = [.file]
         configuration.crashReporting.enabled = false
@@ -21,7 +22,7 @@ import Testing
     }
 
     @Test func nothingIsBundledOrSentWithoutConsent() async throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         defer { scratch.remove() }
         let context = try app(scratch)
         defer { context.core.shutdown() }
@@ -48,7 +49,7 @@ import Testing
     }
 
     @Test func aPassBundlesTheOutboxAndUploadsIt() async throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         defer { scratch.remove() }
         let context = try app(scratch)
         defer { context.core.shutdown() }
@@ -65,7 +66,7 @@ import Testing
     }
 
     @Test func startedRunsAPassInTheBackgroundAfterStart() async throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         defer { scratch.remove() }
         let server = try await StubCollector.start()
         try Fixtures.outboxReport(in: scratch, kind: .crash)
@@ -83,7 +84,7 @@ import Testing
     }
 
     @Test func stopEndsTheLoopMidBackoffLosesNothingAndALaterStartBeginsAgain() async throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         defer { scratch.remove() }
         // The collector answers 503 first: the pass waits out a long backoff when stop comes.
         let server = try await StubCollector.start(answers: [(503, "{}")])

@@ -1,4 +1,5 @@
 import BlackboxFormat
+import BlackboxTestSupport
 import Foundation
 import Testing
 
@@ -9,8 +10,8 @@ import Testing
     static let archive1 = "shop.20261121T100000.000Z--20261121T110000.000Z.log.gz"
     static let archive2 = "shop.20261121T110000.000Z--20261121T120000.000Z.log"
 
-    func diagnosticsDirectory() throws -> (Scratch, crash: String, nonfatal: String) {
-        let scratch = Scratch()
+    func diagnosticsDirectory() throws -> (TemporaryDirectory, crash: String, nonfatal: String) {
+        let scratch = TemporaryDirectory()
         let crash = try Fixtures.outboxReport(in: scratch, kind: .crash)
         let nonfatal = try Fixtures.outboxReport(in: scratch, kind: .nonfatal)
         scratch.write("outbox/notes.json", "{}")  // not a report: stays
@@ -39,7 +40,7 @@ import Testing
     }
 
     @Test func whatTheOutboxWritesTheSnapshotBundlesOnceAndALinkedReportStaysOut() throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         defer { scratch.remove() }
         let layout = DiagnosticsDirectory(scratch.path)
         let report = Fixtures.report(kind: .nonfatal)

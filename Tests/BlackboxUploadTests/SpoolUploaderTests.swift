@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import BlackboxTestSupport
 import Foundation
 import NIOCore
 import Synchronization
@@ -13,7 +14,7 @@ final class Waits: Sendable {
 
 @Suite struct SpoolUploaderTests {
     /// A spool holding `count` bundles of a small log each, oldest first.
-    func spool(in scratch: Scratch, bundles count: Int) throws -> (Spool, [UUID]) {
+    func spool(in scratch: TemporaryDirectory, bundles count: Int) throws -> (Spool, [UUID]) {
         let spool = Spool(directory: scratch.path + "/bundles", rejectedDirectory: scratch.path + "/rejected")
         var ids: [UUID] = []
         for index in 0..<count {
@@ -44,7 +45,7 @@ final class Waits: Sendable {
     }
 
     @Test func serverErrorsAreRetriedWithBackoffUnderTheSameUploadID() async throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         defer { scratch.remove() }
         let (spool, ids) = try spool(in: scratch, bundles: 2)
         let server = try await StubCollector.start(answers: [(503, "busy"), (500, "oops"), (201, "{}"), (200, "{}")])
@@ -70,7 +71,7 @@ final class Waits: Sendable {
     }
 
     @Test func finalRefusalsAreKeptWithTheirReasonAndNeverResent() async throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         defer { scratch.remove() }
         let (spool, ids) = try spool(in: scratch, bundles: 3)
         let server = try await StubCollector.start(answers: [
@@ -96,7 +97,7 @@ final class Waits: Sendable {
     }
 
     @Test func aRefusedKeyStopsThePassAndKeepsEveryBundle() async throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         defer { scratch.remove() }
         let (spool, _) = try spool(in: scratch, bundles: 2)
         let server = try await StubCollector.start(answers: [(401, #"{"error":"invalid_key","message":"unknown"}"#)])
@@ -112,7 +113,7 @@ final class Waits: Sendable {
     }
 
     @Test func anUnreachableCollectorEndsThePassAfterMaxAttemptsAndLosesNothing() async throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         defer { scratch.remove() }
         let (spool, _) = try spool(in: scratch, bundles: 2)
         // A port nothing listens on: bind a server, note its port, stop it.

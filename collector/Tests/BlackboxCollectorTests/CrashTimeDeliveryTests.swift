@@ -1,5 +1,6 @@
 import BlackboxFormat
 import BlackboxSymbols
+import BlackboxTestSupport
 import Foundation
 import Testing
 
@@ -44,7 +45,7 @@ struct CrashTimeDeliveryTests {
         try #require(FileManager.default.fileExists(atPath: Self.releaseApp), "no release crash child")
         let debianSymbolizer = "/usr/bin/llvm-symbolizer"
         try #require(FileManager.default.fileExists(atPath: debianSymbolizer), "install Debian's llvm package")
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         defer { scratch.remove() }
         try FileManager.default.createDirectory(atPath: scratch.path, withIntermediateDirectories: true)
         let app = "\(scratch.path)/app"
@@ -104,7 +105,7 @@ struct CrashTimeDeliveryTests {
         "the collector unreachable: the helper gives up in time, the app dies by its signal, the next launch sends it")
     func unreachableCollectorLeavesTheReport() async throws {
         try #require(FileManager.default.fileExists(atPath: Self.releaseApp), "no release crash child")
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         defer { scratch.remove() }
         let diagnostics = "\(scratch.path)/diagnostics"
         let collector = try await TestCollector.start()

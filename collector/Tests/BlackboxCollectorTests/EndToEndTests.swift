@@ -1,4 +1,5 @@
 import BlackboxFormat
+import BlackboxTestSupport
 import CollectorTestSupport
 import Foundation
 import Testing
@@ -11,7 +12,7 @@ import Testing
 struct EndToEndTests {
     @Test("an app that crashed uploads on its next start: the crash group, the non-fatal and the logs appear")
     func crashGroupAndLogsAppear() async throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         defer { scratch.remove() }
         let collector = try CollectorProcess(dataDirectory: scratch.path + "/collector")
         defer { collector.kill(SIGTERM) }
@@ -42,7 +43,7 @@ struct EndToEndTests {
 
     @Test("the uploader killed with SIGKILL mid-transfer uploads the bundle exactly once on its next run")
     func killedUploaderResumes() async throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         defer { scratch.remove() }
         let collector = try CollectorProcess(dataDirectory: scratch.path + "/collector")
         defer { collector.kill(SIGTERM) }
@@ -79,7 +80,7 @@ struct EndToEndTests {
 
     @Test("with the collector down the uploader backs off, then delivers everything once it is up")
     func serverDownBacksOff() async throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         defer { scratch.remove() }
         // Learn a free port and the keys of a data directory, then take the collector down.
         let first = try CollectorProcess(dataDirectory: scratch.path + "/collector")
@@ -119,7 +120,7 @@ struct EndToEndTests {
 
     @Test("a 413 keeps the bundle with the reason, reports it, and never resends it")
     func tooLargeIsKept() async throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         defer { scratch.remove() }
         let collector = try CollectorProcess(
             dataDirectory: scratch.path + "/collector", arguments: ["--max-body-bytes", "50000"])
@@ -143,7 +144,7 @@ struct EndToEndTests {
 
     @Test("zips made by the zip tool and by Python's zipfile upload through the CLI and are searchable")
     func foreignZips() async throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         defer { scratch.remove() }
         let collector = try CollectorProcess(dataDirectory: scratch.path + "/collector")
         defer { collector.kill(SIGTERM) }
@@ -177,7 +178,7 @@ struct EndToEndTests {
 
     @Test("doctor and upload: a bad key or an unreachable collector is one clear line and a documented exit status")
     func clearFailures() async throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         defer { scratch.remove() }
         let collector = try CollectorProcess(dataDirectory: scratch.path + "/collector")
         defer { collector.kill(SIGTERM) }
@@ -211,7 +212,7 @@ struct EndToEndTests {
 
     @Test("upload shows a progress bar on a terminal and stays quiet otherwise")
     func progressBar() async throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         defer { scratch.remove() }
         let collector = try CollectorProcess(dataDirectory: scratch.path + "/collector")
         defer { collector.kill(SIGTERM) }

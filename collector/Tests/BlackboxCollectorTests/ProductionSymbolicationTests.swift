@@ -1,5 +1,6 @@
 import BlackboxFormat
 import BlackboxSymbols
+import BlackboxTestSupport
 import Foundation
 import Testing
 
@@ -56,7 +57,7 @@ struct ProductionSymbolicationTests {
         try #require(getuid() == 0, "the production namespace needs root (unshare -m); CI runs as root")
         let built = "\(Self.releaseBinDirectory)/blackbox-crash-child"
         try #require(FileManager.default.fileExists(atPath: built), "no release crash child at \(built)")
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         defer { scratch.remove() }
         let app = "\(scratch.path)/app"
         let debugFile = "\(scratch.path)/build/app.debug"

@@ -1,28 +1,5 @@
 import Foundation
 
-/// A temporary directory for one test, removed by `remove()`.
-struct Scratch {
-    let path = NSTemporaryDirectory() + "blackbox-e2e-\(UUID().uuidString)"
-
-    @discardableResult
-    func write(_ relative: String, _ text: String) -> String { write(relative, Data(text.utf8)) }
-
-    @discardableResult
-    func write(_ relative: String, _ data: Data) -> String {
-        let full = "\(path)/\(relative)"
-        try? FileManager.default.createDirectory(
-            atPath: URL(fileURLWithPath: full).deletingLastPathComponent().path, withIntermediateDirectories: true)
-        _ = FileManager.default.createFile(atPath: full, contents: data)
-        return full
-    }
-
-    func files(in relative: String) -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: "\(path)/\(relative)")) ?? []).sorted()
-    }
-
-    func remove() { try? FileManager.default.removeItem(atPath: path) }
-}
-
 /// The root package's programs (`blackbox`, `blackbox-example`), run as processes. `make
 /// test-collector` builds them first and names their directory in `BLACKBOX_BIN_DIR`.
 enum Tool {

@@ -1,4 +1,5 @@
 import BlackboxFormat
+import BlackboxTestSupport
 import CollectorTestSupport
 import Foundation
 import Synchronization
@@ -39,7 +40,7 @@ struct ScaleOutTests {
             Issue.record("nginx is not installed (make test-deps installs it)")
             return
         }
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         defer { scratch.remove() }
         let database = try PostgresServer.running().makeDatabase()
         let shared = ["--database-url", database, "--blob-dir", scratch.path + "/blobs"]
@@ -107,7 +108,7 @@ struct ScaleOutTests {
 
     @Test("instances started at the same moment on an empty database all come up; exactly one prints the keys")
     func simultaneousFirstStart() async throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         defer { scratch.remove() }
         let arguments = ["--database-url", try PostgresServer.running().makeDatabase()]
         let instances = try await withThrowingTaskGroup(of: CollectorProcess.self) { group in

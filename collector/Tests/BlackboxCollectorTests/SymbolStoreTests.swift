@@ -1,4 +1,5 @@
 import BlackboxSymbols
+import BlackboxTestSupport
 import Foundation
 import GRDB
 import Testing
@@ -8,7 +9,7 @@ import Testing
 /// A small C program built with debug info the way a release is archived: `app` stripped of its
 /// debug info with a debuglink, `app.debug` the separate debug file, `full` the unstripped binary.
 struct SymbolFixture {
-    let scratch = Scratch()
+    let scratch = TemporaryDirectory()
     var directory: String { scratch.path }
     var app: String { "\(directory)/app" }
     var debugFile: String { "\(directory)/app.debug" }
@@ -60,7 +61,7 @@ struct SymbolStoreTests {
         return try await HTTP.request(collector.baseURL + path, method: .PUT, headers: headers, body: body)
     }
 
-    static func gzip(_ data: Data, level: Int = 1, in scratch: Scratch) throws -> Data {
+    static func gzip(_ data: Data, level: Int = 1, in scratch: TemporaryDirectory) throws -> Data {
         let path = scratch.write("body-\(UUID().uuidString)", data)
         #expect(try run("/bin/gzip", ["-f", "-\(level)", path], in: scratch.path) == 0)
         return try Data(contentsOf: URL(fileURLWithPath: path + ".gz"))
@@ -71,7 +72,7 @@ struct SymbolStoreTests {
         async throws
         -> Tool.Result
     {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         let headers = scratch.write("headers", "Authorization: Bearer \(token)\n")
         let environment = [
             "DEBUGINFOD_URLS": collector.baseURL, "DEBUGINFOD_HEADERS_FILE": headers,
@@ -331,7 +332,7 @@ struct SymbolStoreTests {
 
     @Test("the symbols migration keeps the keys and sessions a SQLite database had")
     func migrationKeepsKeys() async throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         defer { scratch.remove() }
         try FileManager.default.createDirectory(atPath: scratch.path, withIntermediateDirectories: true)
         let store = try SQLiteStore(path: "\(scratch.path)/collector.sqlite")
