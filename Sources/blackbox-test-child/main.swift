@@ -58,7 +58,7 @@ func start(_ configuration: BlackboxConfiguration) -> LoggingCore {
     do {
         return try Blackbox.start(configuration)
     } catch {
-        if case .journalLocked = error { fail("\(error)", code: 3) }
+        if error.kind == .journalLocked { fail("\(error)", code: 3) }
         fail("\(error)")
     }
 }

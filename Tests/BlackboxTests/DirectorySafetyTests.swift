@@ -22,6 +22,27 @@ import Testing
         #expect(!printed.hasPrefix("/tmp/"))
     }
 
+    @Test("a failed system call keeps its errno: a caller tells ENOTDIR and ENOENT apart without reading text")
+    func errorsKeepErrno() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let file = directory.write("plain-file", "x")
+        var configuration = testConfiguration(directory)
+        configuration.directory = "\(file)/diagnostics"
+        let error = try #require(#expect(throws: BlackboxError.self) { try LoggingCore(configuration: configuration) })
+        #expect(error.kind == .directoryUnavailable && error.path == "\(file)/diagnostics")
+        #expect(error.underlying == SystemError("mkdir", path: "\(file)/diagnostics", errno: ENOTDIR), "\(error)")
+        #expect("\(error)".contains("Not a directory"))
+
+        let failure = #expect(throws: DurableFile.Failure.self) {
+            try DurableFile.write([1], to: "\(directory.path)/missing/file")
+        }
+        #expect(
+            failure?.underlying?.errno == ENOENT && failure?.underlying?.operation == "open",
+            "\(String(describing: failure))")
+        #expect(BlackboxError.alreadyStarted.kind == .alreadyStarted && BlackboxError.alreadyStarted.underlying == nil)
+    }
+
     @Test("a diagnostics directory owned by another user is refused", .enabled(if: isRoot, "needs root to chown"))
     func foreignDirectoryIsRefused() throws {
         let directory = TemporaryDirectory()

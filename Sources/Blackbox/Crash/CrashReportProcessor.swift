@@ -98,7 +98,7 @@ public struct CrashReportProcessor: Sendable {
         fromRawFile path: String, symbolizerPath: String? = nil, debugFileDirectories: [String] = []
     ) throws -> CrashReport {
         guard let bytes = DurableFile.read(path) else {
-            throw DurableFile.Failure(path: path, reason: errnoDescription())
+            throw DurableFile.Failure(SystemError("read", path: path))
         }
         let raw = try RawCrashReport(bytes: bytes)
         var builder = CrashReportBuilder(symbolicator: Symbolicator.locate(configured: symbolizerPath))

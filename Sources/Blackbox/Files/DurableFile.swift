@@ -9,25 +9,38 @@ package enum DurableFile {
     public struct Failure: Error, CustomStringConvertible {
         public var path: String
         public var reason: String
+        /// The system call that failed, with its errno, when one did.
+        public var underlying: SystemError?
         public var description: String { "\(path): \(reason)" }
+
+        public init(path: String, reason: String) {
+            self.path = path
+            self.reason = reason
+        }
+
+        init(_ failure: SystemError) {
+            self.path = failure.path ?? ""
+            self.reason = failure.reason
+            self.underlying = failure
+        }
     }
 
     public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600) throws(Failure) {
         let temporary = path + ".tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode)
-        guard fd >= 0 else { throw Failure(path: temporary, reason: errnoDescription()) }
+        guard fd >= 0 else { throw Failure(SystemError("open", path: temporary)) }
         let written = bytes.withUnsafeBytes { writeFully(fd, $0.baseAddress, $0.count) }
         let synced = written && fsync(fd) == 0
-        let reason = errnoDescription()
+        let failure = SystemError(written ? "fsync" : "write", path: temporary)
         close(fd)
         guard synced else {
             unlink(temporary)
-            throw Failure(path: temporary, reason: reason)
+            throw Failure(failure)
         }
         guard rename(temporary, path) == 0 else {
-            let reason = errnoDescription()
+            let failure = SystemError("rename", path: path)
             unlink(temporary)
-            throw Failure(path: path, reason: reason)
+            throw Failure(failure)
         }
         syncDirectory(containing: path)
     }
@@ -36,12 +49,12 @@ package enum DurableFile {
     /// under `path`: fsync, rename, fsync of the directory.
     public static func commit(_ temporary: String, to path: String) throws(Failure) {
         let fd = open(temporary, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw Failure(path: temporary, reason: errnoDescription()) }
+        guard fd >= 0 else { throw Failure(SystemError("open", path: temporary)) }
         let synced = fsync(fd) == 0
-        let reason = errnoDescription()
+        let failure = SystemError("fsync", path: temporary)
         close(fd)
-        guard synced else { throw Failure(path: temporary, reason: reason) }
-        guard rename(temporary, path) == 0 else { throw Failure(path: path, reason: errnoDescription()) }
+        guard synced else { throw Failure(failure) }
+        guard rename(temporary, path) == 0 else { throw Failure(SystemError("rename", path: path)) }
         syncDirectory(containing: path)
     }
 

@@ -72,7 +72,7 @@ final class JournalFile: @unchecked Sendable {
     static func open(path: String, capacity requested: Int) throws(BlackboxError) -> JournalFile {
         let capacity = try validatedCapacity(requested)
         let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { throw .journalUnavailable(path: path, reason: errnoDescription()) }
+        guard fd >= 0 else { throw .journalUnavailable(path: path, SystemError("open", path: path)) }
         if flock(fd, LOCK_EX | LOCK_NB) != 0 {
             let owner = readOwnerPID(fd)
             Glibc.close(fd)
@@ -171,12 +171,13 @@ final class JournalFile: @unchecked Sendable {
 
     /// Writes a fresh, zeroed journal. Zeroes matter: a zero commit word never looks committed.
     private static func initialize(fd: Int32, path: String, capacity: Int) throws(BlackboxError) {
-        guard ftruncate(fd, 0) == 0 else { throw .journalUnavailable(path: path, reason: errnoDescription()) }
+        guard ftruncate(fd, 0) == 0 else { throw .journalUnavailable(path: path, SystemError("ftruncate", path: path)) }
         let size = off_t(headerSize + capacity)
         let rc = posix_fallocate(fd, 0, size)
         guard rc == 0 else {
             throw .journalUnavailable(
-                path: path, reason: "cannot preallocate \(size) bytes: \(String(cString: strerror(rc)))")
+                path: path, SystemError("posix_fallocate", path: path, errno: rc),
+                context: "cannot preallocate \(size) bytes")
         }
         var head = [UInt8](repeating: 0, count: headerSize)
         head.withUnsafeMutableBytes { raw in
@@ -185,7 +186,7 @@ final class JournalFile: @unchecked Sendable {
             raw.storeBytes(of: UInt64(capacity), toByteOffset: Offset.capacity, as: UInt64.self)
         }
         guard pwrite(fd, head, headerSize, 0) == headerSize else {
-            throw .journalUnavailable(path: path, reason: errnoDescription())
+            throw .journalUnavailable(path: path, SystemError("pwrite", path: path))
         }
     }
 
@@ -195,7 +196,7 @@ final class JournalFile: @unchecked Sendable {
         let total = headerSize + 2 * capacity
         guard let reserved = mmap(nil, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), reserved != MAP_FAILED
         else {
-            throw .journalUnavailable(path: path, reason: "cannot reserve address space: \(errnoDescription())")
+            throw .journalUnavailable(path: path, SystemError("mmap"), context: "cannot reserve address space")
         }
         // MAP_POPULATE: fault every page in now, at start-up, rather than in log calls during the first
         // lap of the ring (a fault costs ~15 µs on the VMs this was measured on).
@@ -205,9 +206,9 @@ final class JournalFile: @unchecked Sendable {
             reserved + headerSize + capacity, capacity, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
             off_t(headerSize))
         guard first != MAP_FAILED, mirror != MAP_FAILED else {
-            let reason = errnoDescription()
+            let failure = SystemError("mmap", path: path)
             munmap(reserved, total)
-            throw .journalUnavailable(path: path, reason: "cannot map: \(reason)")
+            throw .journalUnavailable(path: path, failure, context: "cannot map")
         }
         return JournalFile(
             path: path, descriptor: fd, capacity: capacity, base: reserved, reopened: reopened,

@@ -30,7 +30,7 @@ package enum JournalInspector {
 
     public static func pendingLines(path: String, limit: Int = .max) throws(BlackboxError) -> Pending {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw .journalUnavailable(path: path, reason: errnoDescription()) }
+        guard fd >= 0 else { throw .journalUnavailable(path: path, SystemError("open", path: path)) }
         defer { close(fd) }
         var header = [UInt8](repeating: 0, count: JournalFile.headerSize)
         guard pread(fd, &header, header.count, 0) == header.count else {

@@ -38,7 +38,7 @@ final class LogFileSink {
 
     private func open(now: UInt64) throws(BlackboxError) {
         let fd = Glibc.open(activePath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { throw .directoryUnavailable(path: activePath, reason: errnoDescription()) }
+        guard fd >= 0 else { throw .directoryUnavailable(path: activePath, SystemError("open", path: activePath)) }
         var st = stat()
         fstat(fd, &st)
         descriptor = fd

@@ -11,7 +11,7 @@ func makeDirectory(_ path: String) throws(BlackboxError) {
     for component in path.split(separator: "/") {
         current += "/\(component)"
         if mkdir(current, 0o700) != 0 && errno != EEXIST {
-            throw .directoryUnavailable(path: current, reason: errnoDescription())
+            throw .directoryUnavailable(path: current, SystemError("mkdir", path: current))
         }
     }
     try checkOwnDirectory(path)
@@ -21,7 +21,7 @@ func makeDirectory(_ path: String) throws(BlackboxError) {
 func checkOwnDirectory(_ path: String) throws(BlackboxError) {
     let user = geteuid()
     var link = stat()
-    guard lstat(path, &link) == 0 else { throw .directoryUnavailable(path: path, reason: errnoDescription()) }
+    guard lstat(path, &link) == 0 else { throw .directoryUnavailable(path: path, SystemError("lstat", path: path)) }
     if (link.st_mode & S_IFMT) == S_IFLNK, link.st_uid != user {
         throw .directoryUnavailable(
             path: path, reason: "a symbolic link owned by uid \(link.st_uid), not by this user (uid \(user))")
