@@ -8,24 +8,27 @@ import CBlackboxZlib
 /// fsynced, then renamed into place. The source is left alone (the caller deletes it).
 package enum Gzip {
     package enum Failure: Error, CustomStringConvertible {
-        case io(path: String, reason: String)
+        /// A system call failed (its errno kept).
+        case system(SystemError)
         case zlib(path: String, code: Int32)
+        case tooLarge(path: String, limit: Int)
 
         package var description: String {
             switch self {
-            case .io(let path, let reason): "cannot compress \(path): \(reason)"
+            case .system(let failure): "cannot compress \(failure.path ?? ""): \(failure.operation): \(failure.reason)"
             case .zlib(let path, let code): "cannot compress \(path): zlib error \(code)"
+            case .tooLarge(let path, let limit): "cannot decompress \(path): more than \(limit) bytes"
             }
         }
     }
 
     package static func compress(_ source: String, to destination: String, level: Int32 = 6) throws(Failure) {
         let input = open(source, O_RDONLY | O_CLOEXEC)
-        guard input >= 0 else { throw .io(path: source, reason: errnoDescription()) }
+        guard input >= 0 else { throw .system(SystemError("open", path: source)) }
         defer { close(input) }
         let temporary = destination + ".tmp"
         let output = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard output >= 0 else { throw .io(path: temporary, reason: errnoDescription()) }
+        guard output >= 0 else { throw .system(SystemError("open", path: temporary)) }
         var succeeded = false
         defer {
             close(output)
@@ -49,7 +52,7 @@ package enum Gzip {
         var finished = false
         while !finished {
             let n = read(input, inBuffer, chunk)
-            guard n >= 0 else { throw .io(path: source, reason: errnoDescription()) }
+            guard n >= 0 else { throw .system(SystemError("read", path: source)) }
             stream.next_in = inBuffer
             stream.avail_in = UInt32(n)
             let flush = n == 0 ? Z_FINISH : Z_NO_FLUSH
@@ -60,19 +63,19 @@ package enum Gzip {
                 guard rc != Z_STREAM_ERROR else { throw .zlib(path: source, code: rc) }
                 let produced = chunk - Int(stream.avail_out)
                 guard writeFully(output, outBuffer, produced) else {
-                    throw .io(path: temporary, reason: errnoDescription())
+                    throw .system(SystemError("write", path: temporary))
                 }
                 if rc == Z_STREAM_END { finished = true }
             } while stream.avail_out == 0
         }
-        guard fsync(output) == 0 else { throw .io(path: temporary, reason: errnoDescription()) }
-        guard rename(temporary, destination) == 0 else { throw .io(path: destination, reason: errnoDescription()) }
+        guard fsync(output) == 0 else { throw .system(SystemError("fsync", path: temporary)) }
+        guard rename(temporary, destination) == 0 else { throw .system(SystemError("rename", path: destination)) }
         succeeded = true
     }
 
     /// Reads a whole gzip file back (for tests and the CLI); bounded by `limit` bytes of output.
     static func decompress(_ path: String, limit: Int = 1 << 30) throws(Failure) -> [UInt8] {
-        guard let file = gzopen(path, "rb") else { throw .io(path: path, reason: errnoDescription()) }
+        guard let file = gzopen(path, "rb") else { throw .system(SystemError("gzopen", path: path)) }
         defer { gzclose(file) }
         var result: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 64 << 10)
@@ -81,7 +84,7 @@ package enum Gzip {
             if n < 0 { throw .zlib(path: path, code: n) }
             if n == 0 { break }
             result.append(contentsOf: buffer[0..<Int(n)])
-            if result.count > limit { throw .io(path: path, reason: "more than \(limit) bytes when decompressed") }
+            if result.count > limit { throw .tooLarge(path: path, limit: limit) }
         }
         return result
     }
