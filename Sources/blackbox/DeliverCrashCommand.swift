@@ -88,7 +88,12 @@ struct DeliverCrash: AsyncParsableCommand {
     private func writeBundle(
         _ parsed: RawCrashReport, rawPath: String, rawSize: Int64, base: String, staging: String, into spool: Spool
     ) throws {
-        try FileManager.default.createDirectory(atPath: spool.directory, withIntermediateDirectories: true)
+        // Private like the rest of the diagnostics directory (the bundle holds log lines), level by level.
+        for directory in [(staging as NSString).deletingLastPathComponent, staging, spool.directory] {
+            guard mkdir(directory, 0o700) == 0 || errno == EEXIST else {
+                throw InputProblem(description: "cannot create \(directory): \(String(cString: strerror(errno)))")
+            }
+        }
         var items = [
             BundleItem(sourcePath: rawPath, entryPath: "reports/\(base).raw", kind: .rawReport, range: 0..<rawSize)
         ]
