@@ -43,13 +43,13 @@ public struct CrashReportAssembler: Sendable {
             report.signal = .init(
                 number: number, name: raw.signalName ?? "SIG\(number)", code: code,
                 codeName: SignalCodeNames.name(signal: number, code: code),
-                faultAddress: Self.hex(raw.faultAddress ?? 0), senderPID: raw.senderPID)
+                faultAddress: hex(raw.faultAddress ?? 0), senderPID: raw.senderPID)
         }
         report.fatalMessage = raw.fatalMessage
-        report.registers = raw.registers.map { .init(name: $0.name, value: Self.hex($0.value)) }
+        report.registers = raw.registers.map { .init(name: $0.name, value: hex($0.value)) }
         report.images = raw.images.map {
             .init(
-                path: $0.path, bias: Self.hex($0.bias), start: Self.hex($0.start), end: Self.hex($0.end),
+                path: $0.path, bias: hex($0.bias), start: hex($0.start), end: hex($0.end),
                 buildID: $0.buildID)
         }
 
@@ -84,10 +84,10 @@ public struct CrashReportAssembler: Sendable {
 
     private func frames(_ addresses: [UInt64], images: [RawCrashReport.Image]) -> [CrashReport.Frame] {
         addresses.enumerated().map { index, address in
-            var frame = CrashReport.Frame(index: index, address: Self.hex(address))
+            var frame = CrashReport.Frame(index: index, address: hex(address))
             if let imageIndex = images.firstIndex(where: { address >= $0.start && address < $0.end }) {
                 frame.imageIndex = imageIndex
-                frame.imageOffset = Self.hex(address &- images[imageIndex].bias)
+                frame.imageOffset = hex(address &- images[imageIndex].bias)
             }
             return frame
         }
@@ -197,7 +197,7 @@ public struct CrashReportAssembler: Sendable {
         if !raw.lateImages.isEmpty {
             report.notes.append(
                 "images loaded after install (no build-id recorded): "
-                    + raw.lateImages.map { "\($0.path) at \(Self.hex($0.base))" }.joined(separator: ", "))
+                    + raw.lateImages.map { "\($0.path) at \(hex($0.base))" }.joined(separator: ", "))
         }
     }
 
@@ -225,5 +225,4 @@ public struct CrashReportAssembler: Sendable {
         return nil
     }
 
-    private static func hex(_ value: UInt64) -> String { "0x" + String(value, radix: 16) }
 }

@@ -9,3 +9,6 @@ public func lowercaseHex<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> String {
     }
     return String(decoding: text, as: UTF8.self)
 }
+
+/// An address or offset as the report formats write it: `0x` and lowercase hex digits.
+package func hex(_ value: UInt64) -> String { "0x" + String(value, radix: 16) }

@@ -118,13 +118,11 @@ struct DeliverCrash: AsyncParsableCommand {
     }
 
     private static func read(_ path: String) throws -> [UInt8] {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
+        guard let bytes = DurableFile.read(path, limit: maxRawBytes + 1) else {
             throw InputProblem(description: "cannot open it")
         }
-        defer { try? handle.close() }
-        let data = try handle.read(upToCount: maxRawBytes + 1) ?? Data()
-        guard data.count <= maxRawBytes else { throw InputProblem(description: "larger than a raw report can be") }
-        return Array(data)
+        guard bytes.count <= maxRawBytes else { throw InputProblem(description: "larger than a raw report can be") }
+        return bytes
     }
 
     /// `work`'s result, or nil when it did not finish within `limit` (it is cancelled).

@@ -75,7 +75,7 @@ final class LogWriter: @unchecked Sendable {
         self.maintainer = maintainer
         self.recent = recent
         self.dropped = dropped
-        self.fileOutput = file.map { LogOutput(.file($0), format: settings.format) }
+        self.fileOutput = file.map { _ in LogOutput(.file, format: settings.format) }
         self.streamOutputs = settings.streams.map {
             LogOutput(.stream($0.descriptor), format: $0.format, colored: $0.colored, capacity: 64 << 10)
         }

@@ -96,5 +96,3 @@ struct CrashReportBuilder {
         report.symbolicated = named > 0
     }
 }
-
-func hex(_ value: UInt64) -> String { "0x" + String(value, radix: 16) }

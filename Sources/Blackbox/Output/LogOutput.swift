@@ -12,8 +12,9 @@
 /// A class, not a struct in an array: the buffer is non-copyable. Only the writer thread touches it.
 final class LogOutput {
     enum Destination {
-        /// The active log file: rotated, checkpointed in the journal, its failed writes counted.
-        case file(LogFileSink)
+        /// The active log file (the writer owns its `LogFileSink`): rotated, checkpointed in the
+        /// journal, its failed writes counted.
+        case file
         /// A descriptor the process already has open (stderr, stdout): written as it is, best effort.
         case stream(Int32)
     }
