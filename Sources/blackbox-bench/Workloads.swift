@@ -90,7 +90,7 @@ func runBenchmark(workload: String, competitor: String, directory: String) -> St
     case "native", "swiftlog":
         let core: LoggingCore
         do {
-            core = try Blackbox.start(configuration, bootstrapLogging: false)
+            core = try Blackbox.start(configuration, bootstrapLogging: false).core
         } catch {
             return "{\"error\": \"\(error)\"}"
         }

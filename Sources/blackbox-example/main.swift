@@ -51,15 +51,15 @@ if let collectorURL, let collectorKey {
     }
 }
 
-let core: LoggingCore
+let runtime: BlackboxRuntime
 do {
-    core = try Blackbox.start(configuration)
+    runtime = try Blackbox.start(configuration)
 } catch {
     FileHandleOutput.standardError("blackbox-example: \(error)")
     exit(1)
 }
-if core.recovery.records > 0 {
-    print("recovered \(core.recovery.records) lines a previous run left in the journal")
+if runtime.core.recovery.records > 0 {
+    print("recovered \(runtime.core.recovery.records) lines a previous run left in the journal")
 }
 
 var logger = Logger(label: "example.app")

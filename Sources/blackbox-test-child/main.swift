@@ -56,7 +56,7 @@ func configuration(journalSize: Int = 1 << 20) -> BlackboxConfiguration {
 
 func start(_ configuration: BlackboxConfiguration) -> LoggingCore {
     do {
-        return try Blackbox.start(configuration)
+        return try Blackbox.start(configuration).core
     } catch {
         if error.kind == .journalLocked { fail("\(error)", code: 3) }
         fail("\(error)")

@@ -1,6 +1,7 @@
 import BlackboxFormat
 import BlackboxTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 @testable import Blackbox
@@ -121,6 +122,26 @@ struct CrashReportProcessingTests {
         // A second start finds nothing to do.
         let again = CrashReportProcessor(directory: directory.path).processPending()
         #expect(again.processed.isEmpty && again.quarantined.isEmpty)
+    }
+
+    @Test("processing asked to stop (a shutdown) ends after the report at hand; the rest stay pending")
+    func stopsWhenAsked() throws {
+        let raw = try Self.rawReport()
+        let directory = TemporaryDirectory()
+        for pid in 1...3 { try place(raw, as: "crash-\(pid)-\(pid)-11.raw", in: directory) }
+        let asked = Mutex(0)
+        let outcome = CrashReportProcessor(directory: directory.path).processPending(while: {
+            asked.withLock { count in
+                count += 1
+                return count == 1
+            }
+        })
+        #expect(outcome.processed.count == 1 && outcome.failures.isEmpty)
+        #expect(
+            directoryEntries("\(directory.path)/crashes/pending").sorted() == ["crash-2-2-11.raw", "crash-3-3-11.raw"])
+        #expect(
+            CrashReportProcessor(directory: directory.path).processPending().processed.count == 2,
+            "the next start takes them")
     }
 
     @Test("a file that is not a raw report is quarantined with the reason")

@@ -1,4 +1,5 @@
 import BlackboxCompression
+import BlackboxTestSupport
 import Foundation
 import Testing
 
@@ -20,9 +21,9 @@ struct GzipTests {
 
     @Test("concatenated members inflate one after the other; a limit stops a bomb")
     func decompress() throws {
-        let directory = NSTemporaryDirectory() + "gzip-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let scratch = TemporaryDirectory(prefix: "gzip")
+        defer { scratch.remove() }
+        let directory = scratch.path
         var joined: [UInt8] = []
         for (index, text) in ["first\n", String(repeating: "second\n", count: 1000)].enumerated() {
             let path = "\(directory)/\(index)"

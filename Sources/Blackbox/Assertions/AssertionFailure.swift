@@ -35,14 +35,14 @@ struct AssertionFailure {
             // With crash capture installed the trap itself produces the crash report (with this text as
             // the fatal message); without it, write a non-fatal report first so nothing is lost.
             if !CrashCapture.isInstalled {
-                NonFatalReporter.write(self, suppressed: suppressed)
+                AssertionReporter.report(self, suppressed: suppressed)
             }
             fatalError(summary, file: file, line: line)
         }
         guard due else { return }
         var text = summary
         if suppressed > 0 { text += " [\(suppressed) more failures here since the last report]" }
-        let backtrace = NonFatalReporter.write(self, suppressed: suppressed)
+        let backtrace = AssertionReporter.report(self, suppressed: suppressed)
         Self.logger.critical(
             "\(text)\n\(backtrace)", metadata: ["assertion": "\(kind.rawValue)"], file: "\(file)",
             function: "\(function)", line: line)

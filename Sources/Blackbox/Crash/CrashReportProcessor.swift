@@ -39,8 +39,9 @@ public struct CrashReportProcessor: Sendable {
         public var failures: [String] = []
     }
 
-    /// Processes every pending raw report. Safe to call at any time; does nothing when there are none.
-    public func processPending() -> Outcome {
+    /// Processes every pending raw report, or until `shouldContinue` says stop (checked before each;
+    /// the rest stay pending). Safe to call at any time; does nothing when there are none.
+    public func processPending(while shouldContinue: () -> Bool = { true }) -> Outcome {
         var outcome = Outcome()
         let names = directoryEntries(layout.pendingCrashes).sorted()
         guard !names.isEmpty else { return outcome }
@@ -59,6 +60,7 @@ public struct CrashReportProcessor: Sendable {
         }
         let builder = self.builder
         for name in names where name.hasSuffix(".raw") {
+            guard shouldContinue() else { break }
             let raw = "\(layout.pendingCrashes)/\(name)"
             let processing = raw + ".processing"
             guard rename(raw, processing) == 0 else {

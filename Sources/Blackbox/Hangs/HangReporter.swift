@@ -23,7 +23,7 @@ enum HangReporter {
         guard var raw = try? RawCrashReport(bytes: Array("blackbox-raw-crash 2\n".utf8) + lines + Array("end\n".utf8))
         else { return nil }
         raw.pid = getpid()
-        let builder = Blackbox.crashReportProcessor(configuration).builder
+        let builder = BlackboxRuntime.crashReportProcessor(configuration).builder
         var report = builder.build(from: raw)
         report.kind = .hang
         report.app = .init(

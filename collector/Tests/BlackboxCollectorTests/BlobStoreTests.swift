@@ -1,3 +1,4 @@
+import BlackboxTestSupport
 import Crypto
 import Foundation
 import Testing
@@ -7,12 +8,12 @@ import Testing
 @Suite("Blob store: durable placement under the content hash")
 struct BlobStoreTests {
     struct Fixture {
-        let directory: String
+        let scratch = TemporaryDirectory(prefix: "blobs")
+        var directory: String { scratch.path }
         let blobs: BlobStore
 
         init() throws {
-            directory = NSTemporaryDirectory() + "blobs-\(UUID().uuidString)"
-            blobs = try BlobStore(root: "\(directory)/blobs", temporaryDirectory: "\(directory)/tmp")
+            blobs = try BlobStore(root: "\(scratch.path)/blobs", temporaryDirectory: "\(scratch.path)/tmp")
         }
 
         /// A closed temporary file holding `bytes`, their sha256 and size.
@@ -45,7 +46,7 @@ struct BlobStoreTests {
             return stat(path, &info) == 0 ? UInt(info.st_ino) : 0
         }
 
-        func remove() { try? FileManager.default.removeItem(atPath: directory) }
+        func remove() { scratch.remove() }
     }
 
     @Test(

@@ -1,3 +1,4 @@
+import BlackboxTestSupport
 import Foundation
 import Testing
 
@@ -7,9 +8,9 @@ import Testing
 struct BundleReaderTests {
     @Test("the viewer's start of a .gz log inflates only what it shows: damage past that does not matter")
     func gzipPrefixReadsOnlyWhatItShows() throws {
-        let directory = NSTemporaryDirectory() + "bundle-reader-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let scratch = TemporaryDirectory(prefix: "bundle-reader")
+        defer { scratch.remove() }
+        let directory = scratch.path
         let text = (0..<300_000).map { "line \($0) of a long archived log, with some words after it\n" }.joined()
         try text.write(toFile: "\(directory)/app.log", atomically: false, encoding: .utf8)
         #expect(try run("/bin/gzip", ["-6", "app.log"], in: directory) == 0)

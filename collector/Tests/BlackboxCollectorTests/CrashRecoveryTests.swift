@@ -1,4 +1,5 @@
 import BlackboxFormat
+import BlackboxTestSupport
 import CollectorTestSupport
 import Crypto
 import Foundation
@@ -21,8 +22,9 @@ struct CrashRecoveryTests {
             ?? UInt64.random(in: 1...1_000_000)
         note("collector SIGKILL test seed: \(seed) (set BLACKBOX_TEST_SEED to repeat)")
         var random = SplitMix(seed: seed)
-        let directory = NSTemporaryDirectory() + "collector-kill-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let scratch = TemporaryDirectory(prefix: "collector-kill")
+        defer { scratch.remove() }
+        let directory = scratch.path
         let uploads = try (0..<240).map { index -> Upload in
             let report = Reports.crash(functions: ["shop.f\(index % 7)() -> ()"], version: "1.\(index % 3)")
             let log = Data((0..<50).map { "upload \(index) line \($0) \(random.next())\n" }.joined().utf8)

@@ -1,3 +1,4 @@
+import BlackboxTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -70,8 +71,9 @@ struct GroupCommitterTests {
 
     @Test("a 10 KB upload is stored while batches of 40 MiB uploads are still in their transactions")
     func smallLaneBypassesLargeBatches() async throws {
-        let directory = NSTemporaryDirectory() + "committer-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let scratch = TemporaryDirectory(prefix: "committer")
+        defer { scratch.remove() }
+        let directory = scratch.path
         let blobs = try BlobStore(root: "\(directory)/blobs", temporaryDirectory: "\(directory)/tmp")
         let index = GatedIndex()
         let committer = GroupCommitter(store: index, blobs: blobs, window: .zero)

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import BlackboxFormat
+import BlackboxTestSupport
 import CollectorTestSupport
 import Foundation
 import Testing
@@ -14,8 +15,9 @@ import Testing
 struct HostileProcessTests {
     @Test("memory stays bounded, /health keeps answering and honest uploads go through")
     func underAttack() async throws {
-        let directory = NSTemporaryDirectory() + "collector-hostile-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let scratch = TemporaryDirectory(prefix: "collector-hostile")
+        defer { scratch.remove() }
+        let directory = scratch.path
         let collector = try CollectorProcess(dataDirectory: directory)
         defer { collector.kill(SIGTERM) }
         let port = try #require(URL(string: collector.baseURL)?.port)

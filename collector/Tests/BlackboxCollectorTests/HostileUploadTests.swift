@@ -1,4 +1,5 @@
 import BlackboxFormat
+import BlackboxTestSupport
 import Foundation
 import Testing
 import ZIPFoundation
@@ -52,9 +53,9 @@ struct HostileUploadTests {
             configuration.limits.maxReportBytesPerBundle = 2 << 20
         }
         defer { Task { await collector.stop() } }
-        let corpus = NSTemporaryDirectory() + "hostile-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: corpus, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: corpus) }
+        let corpusScratch = TemporaryDirectory(prefix: "hostile")
+        defer { corpusScratch.remove() }
+        let corpus = corpusScratch.path
         #expect(try run("/usr/bin/env", ["python3", "-c", hostileCorpusScript, corpus], in: corpus) == 0)
         func file(_ name: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: "\(corpus)/\(name)")) }
 

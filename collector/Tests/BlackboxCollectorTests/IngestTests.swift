@@ -1,4 +1,5 @@
 import BlackboxFormat
+import BlackboxTestSupport
 import Foundation
 import Testing
 
@@ -107,9 +108,10 @@ struct IngestTests {
     func plainZips() async throws {
         let collector = try await TestCollector.start()
         defer { Task { await collector.stop() } }
-        let work = NSTemporaryDirectory() + "plain-\(UUID().uuidString)"
+        let workScratch = TemporaryDirectory(prefix: "plain")
+        defer { workScratch.remove() }
+        let work = workScratch.path
         try FileManager.default.createDirectory(atPath: "\(work)/logs", withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: work) }
         try "made by zip: alpha-bravo\n".write(toFile: "\(work)/logs/app.log", atomically: true, encoding: .utf8)
         let zipTool = try run("/usr/bin/zip", ["-q", "-r", "\(work)/tool.zip", "logs"], in: work)
         #expect(zipTool == 0)

@@ -1,3 +1,4 @@
+import BlackboxTestSupport
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -23,25 +24,25 @@ struct LogIndexerTests {
     /// A SQLite store holding one bundle with two log files whose blobs do not exist, and an indexer
     /// over it.
     struct Fixture {
-        let directory = NSTemporaryDirectory() + "indexer-\(UUID().uuidString)"
+        let scratch = TemporaryDirectory(prefix: "indexer")
+        var directory: String { scratch.path }
         let store: SQLiteStore
         let project: Int64
         let indexer: LogIndexer
         let activity = IngestActivity()
 
         init(maxDeferral: Duration) async throws {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            store = try SQLiteStore(path: "\(directory)/collector.sqlite")
+            store = try SQLiteStore(path: "\(scratch.path)/collector.sqlite")
             try await store.migrate()
             project = try await store.createProject(name: "p").id
             _ = try await store.index([StoreContractTests.newBundle(project: project, logs: 2)])
-            let blobs = try BlobStore(root: "\(directory)/blobs", temporaryDirectory: "\(directory)/tmp")
+            let blobs = try BlobStore(root: "\(scratch.path)/blobs", temporaryDirectory: "\(scratch.path)/tmp")
             indexer = LogIndexer(
                 store: store, reader: BundleReader(blobs: blobs, maxBytes: 1 << 20), activity: activity,
                 maxDeferral: maxDeferral)
         }
 
-        func remove() { try? FileManager.default.removeItem(atPath: directory) }
+        func remove() { scratch.remove() }
     }
 
     @Test("while uploads are in flight the indexer waits, but never longer than its limit")

@@ -1,3 +1,4 @@
+import BlackboxTestSupport
 import CollectorTestSupport
 import Foundation
 import Testing
@@ -22,8 +23,9 @@ struct ManagementCommandTests {
 
     @Test("migrate, projects, keys create/list/revoke; bad input is a clear error, not a crash")
     func keysLifecycle() throws {
-        let directory = NSTemporaryDirectory() + "collector-cli-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let scratch = TemporaryDirectory(prefix: "collector-cli")
+        defer { scratch.remove() }
+        let directory = scratch.path
         let data = ["--data-dir", directory]
         #expect(try collector(["migrate"] + data).status == 0)
         let created = try collector(["projects", "create", "billing"] + data)
@@ -51,8 +53,9 @@ struct ManagementCommandTests {
 
     @Test("an unreachable or malformed database URL is one clear error and exit status 1, not a hang")
     func badDatabase() throws {
-        let directory = NSTemporaryDirectory() + "collector-db-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let scratch = TemporaryDirectory(prefix: "collector-db")
+        defer { scratch.remove() }
+        let directory = scratch.path
         let unreachable = try collector([
             "migrate", "--data-dir", directory, "--database-url", "postgres://blackbox@127.0.0.1:1/blackbox",
         ])
@@ -74,8 +77,9 @@ struct ManagementCommandTests {
         for bad in ["nonsense=1", "maxEntries", "maxEntries=-2", "maxEntries=lots", "maxBodyBytes=99999999999G"] {
             #expect(throws: IngestLimits.SettingError.self, "\(bad)") { try limits.set(bad) }
         }
-        let directory = NSTemporaryDirectory() + "collector-limits-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let scratch = TemporaryDirectory(prefix: "collector-limits")
+        defer { scratch.remove() }
+        let directory = scratch.path
         let refused = try collector(["serve", "--data-dir", directory, "--port", "0", "--limit", "nonsense=1"])
         #expect(refused.status != 0 && refused.output.contains("unknown limit \"nonsense\""), "\(refused.output)")
     }

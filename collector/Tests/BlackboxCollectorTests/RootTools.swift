@@ -1,3 +1,4 @@
+import BlackboxTestSupport
 import Foundation
 
 /// The root package's programs (`blackbox`, `blackbox-example`), run as processes. `make
@@ -21,8 +22,9 @@ enum Tool {
     /// A started program whose output goes to files (pipes could fill and stall it).
     final class Running {
         let process = Process()
-        let stdoutPath = NSTemporaryDirectory() + "tool-out-\(UUID().uuidString)"
-        let stderrPath = NSTemporaryDirectory() + "tool-err-\(UUID().uuidString)"
+        private let output = TemporaryDirectory(prefix: "tool-output")
+        var stdoutPath: String { "\(output.path)/stdout" }
+        var stderrPath: String { "\(output.path)/stderr" }
 
         init(_ executable: String, _ arguments: [String], environment: [String: String]) throws {
             var merged = ProcessInfo.processInfo.environment
@@ -49,10 +51,7 @@ enum Tool {
         func wait() async -> Result {
             while process.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
             process.waitUntilExit()
-            defer {
-                unlink(stdoutPath)
-                unlink(stderrPath)
-            }
+            defer { output.remove() }
             let signaled = process.terminationReason == .uncaughtSignal
             return Result(
                 status: signaled ? -1 : process.terminationStatus, signal: signaled ? process.terminationStatus : nil,

@@ -1,4 +1,5 @@
 import BlackboxFormat
+import BlackboxTestSupport
 import CollectorTestSupport
 import Foundation
 import Testing
@@ -18,12 +19,8 @@ struct StoreContractTests {
     static func makeStore(_ kind: Kind) throws -> (store: any CollectorStore, cleanup: @Sendable () -> Void) {
         switch kind {
         case .sqlite:
-            let directory = NSTemporaryDirectory() + "store-contract-\(UUID().uuidString)"
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            return (
-                try SQLiteStore(path: "\(directory)/collector.sqlite"),
-                { try? FileManager.default.removeItem(atPath: directory) }
-            )
+            let directory = TemporaryDirectory(prefix: "store-contract")
+            return (try SQLiteStore(path: "\(directory.path)/collector.sqlite"), { directory.remove() })
         case .postgres:
             return (try PostgresStore(url: try PostgresServer.running().makeDatabase()), {})
         }
@@ -382,8 +379,9 @@ struct StoreContractTests {
             defer { cleanup() }
             try await store.migrate()
             let project = try await store.createProject(name: "p").id
-            let directory = NSTemporaryDirectory() + "retention-race-\(UUID().uuidString)"
-            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let scratch = TemporaryDirectory(prefix: "retention-race")
+            defer { scratch.remove() }
+            let directory = scratch.path
             let blobs = try BlobStore(root: "\(directory)/blobs", temporaryDirectory: "\(directory)/tmp")
             let bytes = Data((0..<4096).map { _ in UInt8.random(in: 0...255) })
             let sha256 = BundleArchive.sha256(bytes)

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import BlackboxFormat
+import BlackboxTestSupport
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -10,7 +11,8 @@ import Testing
 /// A real collector on an ephemeral loopback port with a real SQLite store in a temporary directory,
 /// stopped (and its directory removed) by `stop()`.
 final class TestCollector: @unchecked Sendable {
-    let directory: String
+    private let scratch: TemporaryDirectory
+    var directory: String { scratch.path }
     let server: CollectorServer
     let baseURL: String
     var port: Int { Int(baseURL.split(separator: ":").last ?? "") ?? 0 }
@@ -19,7 +21,8 @@ final class TestCollector: @unchecked Sendable {
     private let task: Task<Void, any Error>
 
     static func start(configure: (inout CollectorConfiguration) -> Void = { _ in }) async throws -> TestCollector {
-        let directory = NSTemporaryDirectory() + "collector-test-\(UUID().uuidString)"
+        let scratch = TemporaryDirectory(prefix: "collector-test")
+        let directory = scratch.path
         var configuration = CollectorConfiguration(dataDirectory: directory)
         configuration.port = 0
         configuration.retentionDays = nil
@@ -36,15 +39,15 @@ final class TestCollector: @unchecked Sendable {
             break
         }
         return TestCollector(
-            directory: directory, server: server, baseURL: "http://127.0.0.1:\(port)", ingestKey: credentials.ingestKey,
+            scratch: scratch, server: server, baseURL: "http://127.0.0.1:\(port)", ingestKey: credentials.ingestKey,
             adminToken: credentials.adminToken, task: task)
     }
 
     private init(
-        directory: String, server: CollectorServer, baseURL: String, ingestKey: String, adminToken: String,
+        scratch: TemporaryDirectory, server: CollectorServer, baseURL: String, ingestKey: String, adminToken: String,
         task: Task<Void, any Error>
     ) {
-        self.directory = directory
+        self.scratch = scratch
         self.server = server
         self.baseURL = baseURL
         self.ingestKey = ingestKey
@@ -55,7 +58,7 @@ final class TestCollector: @unchecked Sendable {
     func stop() async {
         task.cancel()
         _ = await task.result
-        try? FileManager.default.removeItem(atPath: directory)
+        scratch.remove()
     }
 }
 

@@ -1,4 +1,5 @@
 import BlackboxFormat
+import BlackboxTestSupport
 import CollectorTestSupport
 import Foundation
 import Testing
@@ -21,8 +22,9 @@ struct WebUIBrowserTests {
             #expect(!Self.required, "Chromium is not installed")
             return
         }
-        let directory = NSTemporaryDirectory() + "collector-web-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let scratch = TemporaryDirectory(prefix: "collector-web")
+        defer { scratch.remove() }
+        let directory = scratch.path
         let collector = try CollectorProcess(dataDirectory: directory)
         defer { collector.kill(SIGTERM) }
 
@@ -104,8 +106,9 @@ struct WebUIBrowserTests {
     func dumpDOM(_ chromium: String, url: String) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: chromium)
-        let profile = NSTemporaryDirectory() + "chromium-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: profile) }
+        let profileScratch = TemporaryDirectory(prefix: "chromium")
+        defer { profileScratch.remove() }
+        let profile = profileScratch.path
         process.arguments = [
             "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--user-data-dir=\(profile)",
             "--virtual-time-budget=2000", "--dump-dom", url,

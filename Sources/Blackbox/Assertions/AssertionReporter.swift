@@ -10,16 +10,32 @@ import Runtime
     import Glibc
 #endif
 
-/// Writes `nonfatal` reports for failed assertions: the same JSON as crash reports, with a backtrace
-/// captured and symbolicated in-process by Swift's `Runtime` module (demangled names, inlined frames,
-/// file:line).
-enum NonFatalReporter {
-    /// Writes the report to the outbox of the running core (`Blackbox.start`'s, or else the only one
-    /// an app or tool built itself); returns the backtrace as text for the log line either way.
+/// Writes `nonfatal` reports for failed assertions to one core's outbox: the same JSON as crash
+/// reports, with a backtrace captured and symbolicated in-process by Swift's `Runtime` module
+/// (demangled names, inlined frames, file:line). The running `BlackboxRuntime` owns one.
+struct AssertionReporter: Sendable {
+    let core: LoggingCore
+
+    /// The running runtime's reporter, or else one for the only core an app or tool built itself
+    /// (nil when there is neither: the failure is then only logged).
+    static var current: AssertionReporter? {
+        Blackbox.current?.assertions ?? LoggingCore.onlyRunning.map(AssertionReporter.init)
+    }
+
+    /// Captures the caller's backtrace and writes the report to `current`'s outbox, if any; returns
+    /// the backtrace as text for the log line either way.
     @discardableResult
-    static func write(_ failure: AssertionFailure, suppressed: Int) -> String {
-        let (frames, images, text) = captureBacktrace()
-        guard let core = Blackbox.core ?? LoggingCore.onlyRunning else { return text }
+    static func report(_ failure: AssertionFailure, suppressed: Int) -> String {
+        let backtrace = captureBacktrace()
+        current?.write(failure, suppressed: suppressed, backtrace: backtrace)
+        return backtrace.text
+    }
+
+    func write(
+        _ failure: AssertionFailure, suppressed: Int,
+        backtrace: (frames: [CrashReport.Frame], images: [CrashReport.Image], text: String)
+    ) {
+        let (frames, images) = (backtrace.frames, backtrace.images)
         let configuration = core.configuration
         var report = CrashReport(
             kind: .nonfatal,
@@ -28,7 +44,7 @@ enum NonFatalReporter {
             process: .init(
                 pid: getpid(), path: CrashCapture.executablePath(),
                 startTime: CrashCapture.processStartTime().map { Date(timeIntervalSince1970: $0) }, crashTime: Date()),
-            thread: .init(id: Int32(bitPattern: currentThreadID()), name: currentThreadName()))
+            thread: .init(id: Int32(bitPattern: currentThreadID()), name: Self.currentThreadName()))
         report.reason = failure.summary
         report.frames = frames
         report.images = images
@@ -47,10 +63,9 @@ enum NonFatalReporter {
         } catch {
             InternalDiagnostics.report("cannot write a non-fatal report: \(error)", key: "nonfatal-write")
         }
-        return text
     }
 
-    private static func captureBacktrace() -> ([CrashReport.Frame], [CrashReport.Image], String) {
+    private static func captureBacktrace() -> (frames: [CrashReport.Frame], images: [CrashReport.Image], text: String) {
         guard let captured = try? Backtrace.capture(limit: 128),
             let symbolicated = captured.symbolicated(with: nil, options: [.showInlineFrames, .showSourceLocations])
         else { return ([], [], "(no backtrace)") }
@@ -91,7 +106,7 @@ enum NonFatalReporter {
         }
         // Leave out the frames of the assertion machinery itself: the report starts at the caller.
         let machinery = [
-            "NonFatalReporter.", "AssertionFailure.", "ensure(_:_:file:", "bug(_:file:", "unreachable(_:file:",
+            "AssertionReporter.", "AssertionFailure.", "ensure(_:_:file:", "bug(_:file:", "unreachable(_:file:",
         ]
         if let caller = frames.firstIndex(where: { frame in
             !frame.symbols.contains { symbol in machinery.contains { symbol.function.contains($0) } }
