@@ -156,6 +156,7 @@ public struct CollectorServer: Sendable {
             return try JSONResponse.make(Link(path: try await sessions.makeLink(for: context.key)), status: .created)
         }
         ReadAPI(store: store, reader: reader).register(on: api)
+        GroupStatusAPI(store: store).register(on: api)
 
         let symbols = SymbolRoutes(
             index: store,

@@ -20,4 +20,32 @@ public struct CrashGroup: Codable, Sendable, Equatable {
     public var latestReportID: Int64?
     public var versions: [String: Int]
     public var hosts: [String: Int]
+    /// Where the team stands on it (`GroupStatus`; flat here, as the API shows it).
+    public var state: GroupStatus.State = .open
+    public var resolvedIn: String?
+    public var resolvedAfter: String?
+    public var ignoredUntilCount: Int?
+    public var ignoredUntil: Date?
+    public var stateChangedAt: Date?
+
+    public var status: GroupStatus {
+        get {
+            var status = GroupStatus()
+            status.state = state
+            status.resolvedIn = resolvedIn
+            status.resolvedAfter = resolvedAfter
+            status.ignoredUntilCount = ignoredUntilCount
+            status.ignoredUntil = ignoredUntil
+            status.changedAt = stateChangedAt
+            return status
+        }
+        set {
+            state = newValue.state
+            resolvedIn = newValue.resolvedIn
+            resolvedAfter = newValue.resolvedAfter
+            ignoredUntilCount = newValue.ignoredUntilCount
+            ignoredUntil = newValue.ignoredUntil
+            stateChangedAt = newValue.changedAt
+        }
+    }
 }

@@ -123,5 +123,36 @@ enum PostgresSchema {
                 PRIMARY KEY (from_group_id, to_group_id))
             """,
         ],
+        // 5: triage: a group's state and its history; when each app version was first seen.
+        [
+            """
+            ALTER TABLE crash_groups ADD COLUMN state TEXT NOT NULL DEFAULT 'open'
+                CHECK (state IN ('open', 'resolved', 'ignored', 'regressed'))
+            """,
+            "ALTER TABLE crash_groups ADD COLUMN resolved_in TEXT",
+            "ALTER TABLE crash_groups ADD COLUMN resolved_after TEXT",
+            "ALTER TABLE crash_groups ADD COLUMN ignored_until_count BIGINT",
+            "ALTER TABLE crash_groups ADD COLUMN ignored_until DOUBLE PRECISION",
+            "ALTER TABLE crash_groups ADD COLUMN state_changed_at DOUBLE PRECISION",
+            """
+            CREATE TABLE group_history (
+                id BIGSERIAL PRIMARY KEY,
+                group_id BIGINT NOT NULL REFERENCES crash_groups(id) ON DELETE CASCADE,
+                at DOUBLE PRECISION NOT NULL, actor TEXT NOT NULL, from_state TEXT NOT NULL, to_state TEXT NOT NULL,
+                detail TEXT)
+            """,
+            "CREATE INDEX group_history_group ON group_history (group_id, id)",
+            """
+            CREATE TABLE app_versions (
+                project_id BIGINT NOT NULL REFERENCES projects(id), version TEXT NOT NULL,
+                first_seen DOUBLE PRECISION NOT NULL, PRIMARY KEY (project_id, version))
+            """,
+            """
+            INSERT INTO app_versions (project_id, version, first_seen)
+                SELECT reports.project_id, reports.app_version, min(bundles.received_at)
+                FROM reports JOIN bundles ON bundles.id = reports.bundle_id
+                WHERE reports.app_version IS NOT NULL GROUP BY reports.project_id, reports.app_version
+            """,
+        ],
     ]
 }

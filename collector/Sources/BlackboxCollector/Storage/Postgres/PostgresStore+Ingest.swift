@@ -78,14 +78,16 @@ extension PostgresStore {
                 """, logger: logger)
         }
         for occurrence in plan.occurrences {
-            try await insert(occurrence, bundleID: record.id, projectID: new.projectID, connection, logger)
+            try await insert(
+                occurrence, bundleID: record.id, projectID: new.projectID, receivedAt: new.receivedAt, connection,
+                logger)
         }
         return .stored(record)
     }
 
     static func insert(
-        _ occurrence: IngestPlan.OccurrenceRow, bundleID: Int64, projectID: Int64, _ connection: PostgresConnection,
-        _ logger: Logger
+        _ occurrence: IngestPlan.OccurrenceRow, bundleID: Int64, projectID: Int64, receivedAt: Date,
+        _ connection: PostgresConnection, _ logger: Logger
     ) async throws {
         let seen = try await rows(
             connection,
@@ -125,9 +127,13 @@ extension PostgresStore {
                 VALUES (\(reportID), \(projectID), \(image.buildID), \(image.resolved))
                 """, logger: logger)
         }
-        try await count(
+        try await recordVersion(occurrence.appVersion, projectID: projectID, at: receivedAt, connection, logger)
+        let (count, status) = try await count(
             reportID: reportID, occurredAt: occurred, versionKey: occurrence.versionKey, hostKey: occurrence.hostKey,
             in: groupID, connection, logger)
+        try await triage(
+            occurrence, count: count, status: status, groupID: groupID, projectID: projectID, at: receivedAt,
+            connection, logger)
     }
 
     /// The id of the project's group with this signature, created (with count 0) when new; `created`
@@ -157,20 +163,27 @@ extension PostgresStore {
     }
 
     /// Counts one occurrence (the report `reportID`) in a group: count, first and last seen, latest
-    /// report, version and host tallies.
+    /// report, version and host tallies. Returns the group's count and status afterwards.
+    @discardableResult
     static func count(
         reportID: Int64, occurredAt occurred: Double, versionKey version: String, hostKey host: String,
         in groupID: Int64, _ connection: PostgresConnection, _ logger: Logger
-    ) async throws {
-        try await connection.query(
-            """
-            UPDATE crash_groups SET count = count + 1,
-                first_seen = LEAST(first_seen, \(occurred)),
-                latest_report_id = CASE WHEN \(occurred) >= last_seen OR latest_report_id IS NULL
-                    THEN \(reportID) ELSE latest_report_id END,
-                last_seen = GREATEST(last_seen, \(occurred))
-            WHERE id = \(groupID)
-            """, logger: logger)
+    ) async throws -> (count: Int, status: GroupStatus) {
+        guard
+            let counted = try await rows(
+                connection,
+                """
+                UPDATE crash_groups SET count = count + 1,
+                    first_seen = LEAST(first_seen, \(occurred)),
+                    latest_report_id = CASE WHEN \(occurred) >= last_seen OR latest_report_id IS NULL
+                        THEN \(reportID) ELSE latest_report_id END,
+                    last_seen = GREATEST(last_seen, \(occurred))
+                WHERE id = \(groupID)
+                RETURNING count, state, resolved_in, resolved_after, ignored_until_count, ignored_until,
+                    state_changed_at
+                """, logger: logger, { (Int(try $0["count"].decode(Int64.self)), try status($0)) }
+            ).first
+        else { throw StorageError.notFound("group \(groupID)") }
         let limit = Int64(CrashGroup.maxTrackedValues)
         let other = CrashGroup.otherValues
         // Past the limit of distinct values, a new one is counted under `other` (see CrashGroup).
@@ -192,5 +205,6 @@ extension PostgresStore {
                 THEN \(host) ELSE \(other) END, 1
             ON CONFLICT (group_id, host) DO UPDATE SET count = group_hosts.count + 1
             """, logger: logger)
+        return counted
     }
 }

@@ -5,7 +5,7 @@ import PostgresNIO
 /// `ProjectReader`: every query filters by the scope's project.
 extension PostgresStore {
     static func group(_ row: PostgresRandomAccessRow) throws -> CrashGroup {
-        CrashGroup(
+        var group = CrashGroup(
             id: try row["id"].decode(Int64.self), projectID: try row["project_id"].decode(Int64.self),
             signature: try row["signature"].decode(String.self),
             signatureVersion: Int(try row["signature_version"].decode(Int64.self)),
@@ -14,6 +14,8 @@ extension PostgresStore {
             firstSeen: Date(timeIntervalSince1970: try row["first_seen"].decode(Double.self)),
             lastSeen: Date(timeIntervalSince1970: try row["last_seen"].decode(Double.self)),
             latestReportID: try row["latest_report_id"].decode(Int64?.self), versions: [:], hosts: [:])
+        group.status = try status(row)
+        return group
     }
 
     /// Fills in versions and hosts.

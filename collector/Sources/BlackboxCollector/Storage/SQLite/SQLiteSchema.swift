@@ -108,6 +108,33 @@ enum SQLiteSchema {
                         PRIMARY KEY (from_group_id, to_group_id));
                     """)
         }
+        // Triage: a group's state and its history; when each app version was first seen (the order of
+        // versions that are not semantic versions).
+        migrator.registerMigration("v5-triage") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE crash_groups ADD COLUMN state TEXT NOT NULL DEFAULT 'open'
+                        CHECK (state IN ('open', 'resolved', 'ignored', 'regressed'));
+                    ALTER TABLE crash_groups ADD COLUMN resolved_in TEXT;
+                    ALTER TABLE crash_groups ADD COLUMN resolved_after TEXT;
+                    ALTER TABLE crash_groups ADD COLUMN ignored_until_count INTEGER;
+                    ALTER TABLE crash_groups ADD COLUMN ignored_until REAL;
+                    ALTER TABLE crash_groups ADD COLUMN state_changed_at REAL;
+                    CREATE TABLE group_history (
+                        id INTEGER PRIMARY KEY,
+                        group_id INTEGER NOT NULL REFERENCES crash_groups(id) ON DELETE CASCADE,
+                        at REAL NOT NULL, actor TEXT NOT NULL, from_state TEXT NOT NULL, to_state TEXT NOT NULL,
+                        detail TEXT);
+                    CREATE INDEX group_history_group ON group_history (group_id, id);
+                    CREATE TABLE app_versions (
+                        project_id INTEGER NOT NULL REFERENCES projects(id), version TEXT NOT NULL,
+                        first_seen REAL NOT NULL, PRIMARY KEY (project_id, version));
+                    INSERT INTO app_versions (project_id, version, first_seen)
+                        SELECT reports.project_id, reports.app_version, min(bundles.received_at)
+                        FROM reports JOIN bundles ON bundles.id = reports.bundle_id
+                        WHERE reports.app_version IS NOT NULL GROUP BY reports.project_id, reports.app_version;
+                    """)
+        }
         return migrator
     }
 }

@@ -64,7 +64,7 @@ extension SQLiteStore {
                 arguments: [bundleID, file.path, file.kind.rawValue, file.size, file.sha256, file.isIndexed ? 1 : 0])
         }
         for occurrence in plan.occurrences {
-            try insert(occurrence, bundleID: bundleID, projectID: new.projectID, in: db)
+            try insert(occurrence, bundleID: bundleID, projectID: new.projectID, receivedAt: new.receivedAt, in: db)
         }
         guard let row = try db.cachedRow(sql: "SELECT * FROM bundles WHERE id = ?", arguments: [bundleID]) else {
             throw StorageError.notFound("bundle \(bundleID)")
@@ -73,7 +73,7 @@ extension SQLiteStore {
     }
 
     static func insert(
-        _ occurrence: IngestPlan.OccurrenceRow, bundleID: Int64, projectID: Int64, in db: Database
+        _ occurrence: IngestPlan.OccurrenceRow, bundleID: Int64, projectID: Int64, receivedAt: Date, in db: Database
     ) throws {
         if try db.cachedValue(
             Bool.self, sql: "SELECT 1 FROM reports WHERE project_id = ? AND report_uuid = ?",
@@ -101,9 +101,11 @@ extension SQLiteStore {
                 sql: "INSERT INTO report_images (report_id, project_id, build_id, resolved) VALUES (?, ?, ?, ?)",
                 arguments: [reportID, projectID, image.buildID, image.resolved])
         }
-        try count(
+        try recordVersion(occurrence.appVersion, projectID: projectID, at: receivedAt, in: db)
+        let counted = try count(
             reportID: reportID, occurredAt: occurred, versionKey: occurrence.versionKey, hostKey: occurrence.hostKey,
             in: groupID, db)
+        try triage(occurrence, counted: counted, groupID: groupID, projectID: projectID, at: receivedAt, in: db)
     }
 
     /// The id of the project's group with this signature, created (with count 0) when new.
@@ -131,20 +133,25 @@ extension SQLiteStore {
     }
 
     /// Counts one occurrence (the report `reportID`) in a group: count, first and last seen, latest
-    /// report, version and host tallies.
+    /// report, version and host tallies. Returns the group's count and status columns afterwards.
+    @discardableResult
     static func count(
         reportID: Int64, occurredAt occurred: Double, versionKey: String, hostKey: String, in groupID: Int64,
         _ db: Database
-    ) throws {
-        try db.executeCached(
-            sql: """
-                UPDATE crash_groups SET count = count + 1,
-                    first_seen = min(first_seen, ?),
-                    latest_report_id = CASE WHEN ? >= last_seen OR latest_report_id IS NULL THEN ? ELSE latest_report_id END,
-                    last_seen = max(last_seen, ?)
-                WHERE id = ?
-                """,
-            arguments: [occurred, occurred, reportID, occurred, groupID])
+    ) throws -> Row {
+        guard
+            let counted = try Row.fetchOne(
+                db.cachedStatement(
+                    sql: """
+                        UPDATE crash_groups SET count = count + 1,
+                            first_seen = min(first_seen, ?),
+                            latest_report_id = CASE WHEN ? >= last_seen OR latest_report_id IS NULL THEN ? ELSE latest_report_id END,
+                            last_seen = max(last_seen, ?)
+                        WHERE id = ?
+                        RETURNING count, \(statusColumns)
+                        """),
+                arguments: [occurred, occurred, reportID, occurred, groupID])
+        else { throw StorageError.notFound("group \(groupID)") }
         // Past the limit of distinct values, a new one is counted under `other` (see CrashGroup).
         let limit = CrashGroup.maxTrackedValues
         try db.executeCached(
@@ -165,5 +172,6 @@ extension SQLiteStore {
                 ON CONFLICT (group_id, host) DO UPDATE SET count = count + 1
                 """,
             arguments: [groupID, groupID, hostKey, groupID, limit, hostKey, CrashGroup.otherValues])
+        return counted
     }
 }

@@ -27,13 +27,15 @@ extension SQLiteStore {
         }
         return rows.map { row in
             let id: Int64 = row["id"]
-            return CrashGroup(
+            var group = CrashGroup(
                 id: id, projectID: row["project_id"], signature: row["signature"],
                 signatureVersion: row["signature_version"],
                 kind: row["kind"], title: row["title"], count: row["count"],
                 firstSeen: Date(timeIntervalSince1970: row["first_seen"]),
                 lastSeen: Date(timeIntervalSince1970: row["last_seen"]),
                 latestReportID: row["latest_report_id"], versions: versions[id] ?? [:], hosts: hosts[id] ?? [:])
+            group.status = status(row)
+            return group
         }
     }
 
