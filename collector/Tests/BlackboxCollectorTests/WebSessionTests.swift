@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import BlackboxFormat
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -107,6 +108,45 @@ struct WebSessionTests {
             collector, "/login", method: .POST, cookies: [WebSessions.formCookieName: csrf],
             form: ["token": "bbx_admin_guess", "csrf": csrf])
         #expect(wrongToken.status == 401 && wrongToken.cookie(WebSessions.cookieName) == nil)
+    }
+
+    @Test("the group page's state forms need the page's token and this site's origin; with them the state changes")
+    func stateFormForgery() async throws {
+        let collector = try await TestCollector.start()
+        defer { Task { await collector.stop() } }
+        let report = Reports.crash(functions: ["shop.f() -> ()"], version: "1.0")
+        #expect(
+            try await HTTP.upload(collector, try BundleArchive.make(app: report.app, host: "h", reports: [report]))
+                .status == 201)
+        let id = try #require(
+            (try await HTTP.get(collector, "/api/v1/groups").json["items"] as? [[String: Any]])?.first?["id"] as? Int)
+        let session = try #require(try await signIn(collector).cookie(WebSessions.cookieName))
+        let cookies = [WebSessions.cookieName: session]
+        let page = try await send(collector, "/groups/\(id)", cookies: cookies)
+        let token = try #require(
+            page.body.range(of: #"name="csrf" value="([0-9a-f]{64})""#, options: .regularExpression).map {
+                String(page.body[$0].dropFirst(#"name="csrf" value=""#.count).prefix(64))
+            })
+        #expect(token != session, "the form token is not the session token")
+        let path = "/groups/\(id)/state"
+        let missing = try await send(collector, path, method: .POST, cookies: cookies, form: ["state": "ignored"])
+        let wrong = try await send(
+            collector, path, method: .POST, cookies: cookies,
+            form: ["state": "ignored", "csrf": WebSessions.newToken()])
+        let crossSite = try await send(
+            collector, path, method: .POST, cookies: cookies, headers: [("Origin", "https://evil.example")],
+            form: ["state": "ignored", "csrf": token])
+        #expect(missing.status == 403 && wrong.status == 403 && crossSite.status == 403)
+        #expect(try await HTTP.get(collector, "/api/v1/groups/\(id)").json["state"] as? String == "open")
+        let invalid = try await send(
+            collector, path, method: .POST, cookies: cookies, form: ["state": "closed", "csrf": token])
+        #expect(invalid.status == 400 && invalid.body.contains("state must be open, resolved or ignored"))
+        let genuine = try await send(
+            collector, path, method: .POST, cookies: cookies,
+            form: ["state": "resolved", "resolvedIn": "2.0", "csrf": token])
+        #expect(genuine.status == 303 && genuine.location == "/groups/\(id)")
+        let group = try await HTTP.get(collector, "/api/v1/groups/\(id)").json
+        #expect(group["state"] as? String == "resolved" && group["resolvedIn"] as? String == "2.0")
     }
 
     @Test("after signing in, only paths on this server are followed")

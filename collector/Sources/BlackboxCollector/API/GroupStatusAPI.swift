@@ -27,25 +27,45 @@ struct GroupStatusAPI {
 }
 
 extension StatusRequest {
+    /// What a request names, from a JSON body or a web form.
+    struct Fields: Decodable {
+        var state: String?
+        var resolvedIn: String?
+        var resolvedInNextVersion: Bool?
+        var ignoreUntilMoreOccurrences: Int?
+        var ignoredUntil: String?
+    }
+
     /// The `PATCH` body: `{"state": "open"}`; `{"state": "resolved"}` with `"resolvedIn": "1.2"`,
     /// `"resolvedInNextVersion": true` or neither (any further occurrence regresses it);
     /// `{"state": "ignored"}` with `"ignoreUntilMoreOccurrences": N` and/or `"ignoredUntil": "<ISO 8601>"`,
     /// or neither (forever). `regressed` is the collector's to set.
     init(json: Data) throws(APIError) {
-        struct Body: Decodable {
-            var state: String?
-            var resolvedIn: String?
-            var resolvedInNextVersion: Bool?
-            var ignoreUntilMoreOccurrences: Int?
-            var ignoredUntil: String?
-        }
-        let body: Body
+        let fields: Fields
         do {
-            body = try JSONDecoder().decode(Body.self, from: json)
+            fields = try JSONDecoder().decode(Fields.self, from: json)
         } catch {
             throw .invalidStatus(
                 "the body must be a JSON object such as {\"state\": \"resolved\", \"resolvedIn\": \"1.2\"}")
         }
+        try self.init(fields)
+    }
+
+    /// The group page's form: the same names; empty fields count as absent.
+    init(form: [String: String]) throws(APIError) {
+        func value(_ name: String) -> String? { form[name].flatMap { $0.isEmpty ? nil : $0 } }
+        var fields = Fields(state: value("state"), resolvedIn: value("resolvedIn"), ignoredUntil: value("ignoredUntil"))
+        fields.resolvedInNextVersion = value("resolvedInNextVersion").map { $0 == "1" || $0 == "true" || $0 == "on" }
+        if let more = value("ignoreUntilMoreOccurrences") {
+            guard let number = Int(more) else {
+                throw .invalidStatus("ignoreUntilMoreOccurrences must be between 1 and 1000000000")
+            }
+            fields.ignoreUntilMoreOccurrences = number
+        }
+        try self.init(fields)
+    }
+
+    init(_ body: Fields) throws(APIError) {
         switch body.state {
         case "open":
             self = .open

@@ -24,6 +24,28 @@ struct WebSessions: Sendable {
 
     static func hash(_ token: String) -> String { APIKey.hash(token) }
 
+    /// The anti-forgery token the pages' forms carry (a synchronizer token derived from the session's
+    /// own, so nothing more is stored; a cross-site page can read neither). Nil without a session.
+    static func formToken(for request: Request) -> String? {
+        guard let token = request.cookies[cookieName]?.value, !token.isEmpty else { return nil }
+        return hash("form:" + token)
+    }
+
+    /// A form post a person made on one of our pages: with the session's form token, and not sent
+    /// from another site. A request without a session cookie (a script with the admin token in
+    /// `Authorization`) cannot be forged by a browser and needs neither.
+    static func isGenuineForm(_ request: Request, token: String?) -> Bool {
+        guard let expected = formToken(for: request) else { return true }
+        return isSameOrigin(request) && constantTimeEquals(expected, token ?? "")
+    }
+
+    /// No `Origin` header, or one naming this host.
+    static func isSameOrigin(_ request: Request) -> Bool {
+        guard let origin = request.headers[.origin] else { return true }
+        guard let authority = request.head.authority else { return false }
+        return URL(string: origin)?.host == authority.split(separator: ":").first.map(String.init)
+    }
+
     /// The admin key of the request's live session, if any.
     func key(for request: Request) async throws -> APIKey? {
         guard let token = request.cookies[Self.cookieName]?.value, !token.isEmpty else { return nil }

@@ -30,6 +30,7 @@ struct WebUI {
                     [
                         "id": group.id, "title": group.title, "kind": group.kind, "count": group.count,
                         "lastSeen": iso(group.lastSeen), "versions": summary(group.versions),
+                        "state": group.state.rawValue,
                     ]
                 },
             ]
@@ -53,17 +54,47 @@ struct WebUI {
                     ]
                 },
             ]
+            values["status"] = statusValues(group, request: request)
+            values["history"] = try await store.statusHistory(groupID: id, in: context.scope).reversed().map {
+                change -> [String: Any] in
+                [
+                    "at": iso(change.at), "actor": change.actor, "from": change.from.rawValue,
+                    "to": change.to.rawValue, "detail": change.detail ?? "",
+                ]
+            }
             values["moves"] = try await store.moves(fromGroup: id, in: context.scope).map { move -> [String: Any] in
                 ["toGroupID": move.toGroupID, "count": move.count, "plural": move.count != 1]
             }
             if let latestID = group.latestReportID, let latest = try await store.report(id: latestID, in: context.scope)
             {
-                values["latest"] = [
-                    "reportID": latestID, "reason": latest.report.reason ?? "",
-                    "fatalMessage": latest.report.fatalMessage ?? "", "stack": stackText(latest.report),
-                ]
+                // Absent, not empty, when missing: the template would show an empty block for "".
+                var latestValues: [String: Any] = ["reportID": latestID, "stack": stackText(latest.report)]
+                latestValues["reason"] = latest.report.reason.flatMap { $0.isEmpty ? nil : $0 }
+                latestValues["fatalMessage"] = latest.report.fatalMessage.flatMap { $0.isEmpty ? nil : $0 }
+                values["latest"] = latestValues
             }
             return render("group", values)
+        }
+        group.post("groups/:id/state") { request, context in
+            let id = try context.id()
+            let form = Self.formFields(String(buffer: try await request.body.collect(upTo: 16 << 10)))
+            guard WebSessions.isGenuineForm(request, token: form["csrf"]) else {
+                return message(
+                    "Not changed", "The form expired or came from another site: reload the page and try again.",
+                    status: .forbidden)
+            }
+            let statusRequest: StatusRequest
+            do {
+                statusRequest = try StatusRequest(form: form)
+            } catch let error as APIError {
+                return message("Not changed", "\(error.message).", status: .badRequest)
+            }
+            guard
+                try await store.changeStatus(
+                    groupID: id, in: context.scope, to: statusRequest, actor: "admin:\(context.key.prefix)", at: Date())
+                    != nil
+            else { return notFound() }
+            return Response(status: .seeOther, headers: [.location: "/groups/\(id)"])
         }
         group.get("reports/:id") { _, context in
             guard let stored = try await store.report(id: try context.id(), in: context.scope) else {
@@ -223,11 +254,7 @@ struct WebUI {
         }
         router.post("logout") { request, _ in
             // Another site's page must not sign a browser out either.
-            if let origin = request.headers[.origin], let authority = request.head.authority,
-                URL(string: origin)?.host != authority.split(separator: ":").first.map(String.init)
-            {
-                return Response(status: .forbidden)
-            }
+            guard WebSessions.isSameOrigin(request) else { return Response(status: .forbidden) }
             return try await sessions.end(request)
         }
     }
@@ -273,9 +300,37 @@ struct WebUI {
     }
 
     private func notFound() -> Response {
-        var response = render("login", ["title": "Not found", "error": "There is no such page in this project."])
-        response.status = .notFound
+        message("Not found", "There is no such page in this project.", status: .notFound)
+    }
+
+    private func message(_ title: String, _ text: String, status: HTTPResponse.Status) -> Response {
+        var response = render("login", ["title": title, "error": text])
+        response.status = status
         return response
+    }
+
+    /// The group page's state line and the forms that change it.
+    private func statusValues(_ group: CrashGroup, request: Request) -> [String: Any] {
+        var detail = ""
+        switch group.state {
+        case .resolved:
+            detail =
+                group.resolvedIn.map { "in \($0)" } ?? group.resolvedAfter.map { "in the version after \($0)" }
+                ?? "outright: any occurrence reopens it"
+        case .ignored:
+            detail = [
+                group.ignoredUntilCount.map { "until it reaches \($0) occurrences" },
+                group.ignoredUntil.map { "until \(iso($0))" },
+            ].compactMap { $0 }.joined(separator: " or ")
+            if detail.isEmpty { detail = "forever" }
+        case .open, .regressed:
+            break
+        }
+        return [
+            "state": group.state.rawValue, "detail": detail, "groupID": group.id,
+            "csrf": WebSessions.formToken(for: request) ?? "", "isOpen": group.state == .open,
+            "changedAt": group.stateChangedAt.map(iso) ?? "",
+        ]
     }
 
     private func signatureText(of group: CrashGroup, in scope: ProjectScope) async throws -> String {

@@ -1,0 +1,68 @@
+import BlackboxTestSupport
+import Foundation
+
+/// A real browser session for web UI tests: Tests/browser/drive.py runs headless Chromium through
+/// the DevTools protocol (navigate, fill, click, evaluate, screenshot) and reports every script
+/// exception and console error. Screenshots go to `outputDirectory(for:)` for a person to look at.
+enum BrowserDriver {
+    enum Step {
+        case navigate(String)
+        case fill(String, String)
+        case click(String)
+        case evaluate(String)
+        case screenshot(String)
+
+        var json: [String: Any] {
+            switch self {
+            case .navigate(let url): ["navigate": url]
+            case .fill(let selector, let value): ["fill": [selector, value]]
+            case .click(let selector): ["click": selector]
+            case .evaluate(let expression): ["eval": expression]
+            case .screenshot(let name): ["screenshot": name]
+            }
+        }
+    }
+
+    struct Run {
+        /// Per step: the page's URL afterwards, and what an `evaluate` step returned.
+        var urls: [String]
+        var values: [Any?]
+        var errors: [String]
+        var failed: String?
+    }
+
+    /// `collector/.build/test-output/<name>` (ignored by git, kept after the run).
+    static func outputDirectory(for name: String) -> String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent(".build/test-output/\(name)").path
+    }
+
+    static func run(_ chromium: String, _ steps: [Step], output: String) throws -> Run {
+        let scratch = TemporaryDirectory(prefix: "browser-steps")
+        defer { scratch.remove() }
+        let stepsFile = "\(scratch.path)/steps.json"
+        try JSONSerialization.data(withJSONObject: steps.map(\.json)).write(to: URL(fileURLWithPath: stepsFile))
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("browser/drive.py").path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script, chromium, stepsFile, output]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            return Run(
+                urls: [], values: [], errors: [],
+                failed:
+                    "the driver printed no result (exit \(process.terminationStatus)): \(String(decoding: data, as: UTF8.self))"
+            )
+        }
+        let results = object["steps"] as? [[String: Any]] ?? []
+        return Run(
+            urls: results.map { $0["url"] as? String ?? "" }, values: results.map { $0["value"] },
+            errors: object["errors"] as? [String] ?? [], failed: object["failed"] as? String)
+    }
+}

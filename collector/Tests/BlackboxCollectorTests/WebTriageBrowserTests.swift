@@ -1,0 +1,93 @@
+import BlackboxFormat
+import BlackboxTestSupport
+import CollectorTestSupport
+import Foundation
+import Testing
+
+@testable import BlackboxCollector
+
+/// The group page's state buttons, clicked in headless Chromium; and a cross-site form, which must
+/// change nothing.
+@Suite("Web UI: group states in headless Chromium")
+struct WebTriageBrowserTests {
+    @Test("resolve, reopen and ignore with the buttons; a forged cross-site form is refused; no script errors")
+    func stateButtons() async throws {
+        guard let chromium = WebUIBrowserTests.chromium else {
+            #expect(!WebUIBrowserTests.required, "Chromium is not installed")
+            return
+        }
+        let scratch = TemporaryDirectory(prefix: "collector-triage-web")
+        defer { scratch.remove() }
+        let collector = try CollectorProcess(dataDirectory: scratch.path)
+        defer { collector.kill(SIGTERM) }
+        let report = Reports.crash(
+            functions: ["shop.Cart.total() -> Swift.Int", "shop.checkout() -> ()"], version: "1.1")
+        let upload = try await HTTP.request(
+            "\(collector.baseURL)/api/v1/bundles", method: .POST,
+            headers: [("Authorization", "Bearer \(collector.ingestKey)"), ("Upload-Id", UUID().uuidString)],
+            body: try BundleArchive.make(app: report.app, host: "web-host", reports: [report]))
+        #expect(upload.status == 201, "\(upload.text)")
+        let admin = [("Authorization", "Bearer \(collector.adminToken)")]
+        func group() async throws -> [String: Any] {
+            let groups = try await HTTP.request("\(collector.baseURL)/api/v1/groups", headers: admin).json["items"]
+            return try #require((groups as? [[String: Any]])?.first)
+        }
+        let id = try #require(try await group()["id"] as? Int)
+        let link = try await HTTP.request("\(collector.baseURL)/api/v1/login-links", method: .POST, headers: admin)
+        let signIn = try #require(link.json["path"] as? String, "\(link.text)")
+
+        // Another site's page that posts the form on load: with SameSite=Strict the session cookie
+        // does not go with it, and without the page's token it would be refused anyway.
+        let forgery = scratch.write(
+            "forgery.html",
+            """
+            <form id="f" method="post" action="\(collector.baseURL)/groups/\(id)/state">
+            <input name="state" value="open"></form><script>document.getElementById("f").submit()</script>
+            """)
+
+        let state = "document.querySelector('.status .state').textContent"
+        let output = BrowserDriver.outputDirectory(for: "web-triage")
+        let run = try BrowserDriver.run(
+            chromium,
+            [
+                .navigate("\(collector.baseURL)\(signIn)?next=%2Fgroups%2F\(id)"),
+                .evaluate(state),
+                .screenshot("1-open.png"),
+                .fill("form.resolve input[name=resolvedIn]", "1.2"),
+                .click("form.resolve button"),
+                .evaluate(state),
+                .evaluate("document.querySelector('.status').textContent"),
+                .screenshot("2-resolved.png"),
+                .click("form.reopen button"),
+                .evaluate(state),
+                .fill("form.ignore input[name=ignoreUntilMoreOccurrences]", "3"),
+                .click("form.ignore button"),
+                .evaluate(state),
+                .evaluate("document.querySelector('details.history').textContent"),
+                .screenshot("3-ignored.png"),
+                .navigate("file://\(forgery)"),
+                .navigate("\(collector.baseURL)/"),
+                .evaluate("document.querySelector('tr.group .state').textContent"),
+                .screenshot("4-groups.png"),
+            ], output: output)
+        #expect(run.failed == nil, "\(run.failed ?? "")")
+        #expect(run.errors.isEmpty, "script or console errors: \(run.errors)")
+        try #require(run.values.count == 19, "\(run)")
+        #expect(run.urls[0].hasSuffix("/groups/\(id)") && run.values[1] as? String == "open")
+        #expect(run.urls[4].hasSuffix("/groups/\(id)"), "the form answers with the group page: \(run.urls[4])")
+        #expect(run.values[5] as? String == "resolved")
+        #expect((run.values[6] as? String)?.contains("in 1.2") == true, "\(run.values[6] ?? "")")
+        #expect(run.values[9] as? String == "open")
+        #expect(run.values[12] as? String == "ignored")
+        let history = run.values[13] as? String ?? ""
+        #expect(
+            history.contains("open → resolved resolved in 1.2") && history.contains("ignored until 3 more occurrences"),
+            "\(history)")
+        #expect(run.values[17] as? String == "ignored", "the forged form changed nothing")
+        let stored = try await group()
+        #expect(stored["state"] as? String == "ignored" && stored["ignoredUntilCount"] as? Int == 4)
+        let changes = try await HTTP.request("\(collector.baseURL)/api/v1/groups/\(id)/history", headers: admin)
+        #expect((changes.json["items"] as? [Any])?.count == 3, "\(changes.text)")
+        print("web triage screenshots: \(output)")
+    }
+}
