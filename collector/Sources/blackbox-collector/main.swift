@@ -66,6 +66,11 @@ struct Serve: AsyncParsableCommand {
             "Delete bundles older than this many days; 0 keeps them (env BLACKBOX_COLLECTOR_RETENTION_DAYS; default 30)."
     )
     var retentionDays: Int?
+    @Option(
+        help:
+            "The collector's address as people reach it, for links in alerts, e.g. https://crashes.example.com (env BLACKBOX_COLLECTOR_PUBLIC_URL; default http://<host>:<port>)."
+    )
+    var publicURL: String?
     @Flag(help: "Do not log to stderr (the log files are still written).") var quiet = false
 
     func run() async throws {
@@ -84,6 +89,13 @@ struct Serve: AsyncParsableCommand {
         }
         let days = retentionDays ?? environment("BLACKBOX_COLLECTOR_RETENTION_DAYS").flatMap(Int.init) ?? 30
         configuration.retentionDays = days > 0 ? days : nil
+        if let url = publicURL ?? environment("BLACKBOX_COLLECTOR_PUBLIC_URL") {
+            guard let components = URLComponents(string: url),
+                components.scheme == "http" || components.scheme == "https",
+                components.host?.isEmpty == false
+            else { throw ValidationError("--public-url must be an http or https URL, got \(url.prefix(100))") }
+            configuration.publicURL = url.hasSuffix("/") ? String(url.dropLast()) : url
+        }
 
         // The collector's own logs go through Blackbox (and so does its crash capture).
         try FileManager.default.createDirectory(

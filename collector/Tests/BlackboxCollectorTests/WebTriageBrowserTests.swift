@@ -20,6 +20,12 @@ struct WebTriageBrowserTests {
         defer { scratch.remove() }
         let collector = try CollectorProcess(dataDirectory: scratch.path)
         defer { collector.kill(SIGTERM) }
+        // A webhook nobody answers (the discard port): its delivery shows on the alerts page.
+        let webhook = try await HTTP.request(
+            "\(collector.baseURL)/api/v1/webhooks", method: .POST,
+            headers: [("Authorization", "Bearer \(collector.adminToken)")],
+            body: Data(#"{"url": "http://127.0.0.1:9/hook", "events": ["new-group", "threshold"]}"#.utf8))
+        #expect(webhook.status == 201, "\(webhook.text)")
         let report = Reports.crash(
             functions: ["shop.Cart.total() -> Swift.Int", "shop.checkout() -> ()"], version: "1.1")
         let upload = try await HTTP.request(
@@ -69,10 +75,15 @@ struct WebTriageBrowserTests {
                 .navigate("\(collector.baseURL)/"),
                 .evaluate("document.querySelector('tr.group .state').textContent"),
                 .screenshot("4-groups.png"),
+                .navigate("\(collector.baseURL)/alerts"),
+                .screenshot("5-alerts.png"),
+                .evaluate("document.querySelectorAll('tr.webhook').length"),
+                .evaluate(
+                    "document.querySelector('tr.delivery')?.textContent ?? document.querySelector('main').textContent"),
             ], output: output)
         #expect(run.failed == nil, "\(run.failed ?? "")")
         #expect(run.errors.isEmpty, "script or console errors: \(run.errors)")
-        try #require(run.values.count == 19, "\(run)")
+        try #require(run.values.count == 23, "\(run)")
         #expect(run.urls[0].hasSuffix("/groups/\(id)") && run.values[1] as? String == "open")
         #expect(run.urls[4].hasSuffix("/groups/\(id)"), "the form answers with the group page: \(run.urls[4])")
         #expect(run.values[5] as? String == "resolved")
@@ -84,6 +95,9 @@ struct WebTriageBrowserTests {
             history.contains("open → resolved resolved in 1.2") && history.contains("ignored until 3 more occurrences"),
             "\(history)")
         #expect(run.values[17] as? String == "ignored", "the forged form changed nothing")
+        #expect(run.values[21] as? Int == 1)
+        let delivery = run.values[22] as? String ?? ""
+        #expect(delivery.contains("new-group") && delivery.contains("\(id)"), "\(delivery)")
         let stored = try await group()
         #expect(stored["state"] as? String == "ignored" && stored["ignoredUntilCount"] as? Int == 4)
         let changes = try await HTTP.request("\(collector.baseURL)/api/v1/groups/\(id)/history", headers: admin)

@@ -26,6 +26,11 @@ public struct CollectorConfiguration: Sendable {
     public var groupCommitWindow: Duration = .milliseconds(2)
     /// How long a web sign-in lasts. Default 12 hours.
     public var sessionLifetime: Duration = .seconds(12 * 3600)
+    /// The collector's address as people reach it, for the links in alerts (behind a proxy:
+    /// `https://crashes.example.com`). Default `http://<host>:<port>`.
+    public var publicURL: String?
+    /// How often the alert sender looks for retries that came due.
+    public var alertPollInterval: Duration = .seconds(1)
     /// Log to stderr as well as to `<data>/diagnostics/logs`. Default true.
     public var logToConsole = true
 

@@ -16,6 +16,7 @@ public struct CollectorServer: Sendable {
     /// Uploads arriving now: background work steps back for them.
     let activity = IngestActivity()
     let symbolication: SymbolicationService
+    let alerts: AlertDispatcher
     let reader: BundleReader
 
     public init(configuration: CollectorConfiguration, store: (any CollectorStore)? = nil) throws {
@@ -41,6 +42,9 @@ public struct CollectorServer: Sendable {
             store: self.store, symbolBlobs: symbolBlobs,
             symbolizer: configuration.symbolizerPath.map { SymbolizerProcess(executable: $0) }, metrics: metrics,
             activity: activity)
+        self.alerts = AlertDispatcher(
+            store: self.store, baseURL: configuration.publicURL ?? "http://\(configuration.host):\(configuration.port)",
+            pollInterval: configuration.alertPollInterval)
     }
 
     /// Migrates, cleans up uploads a previous run left half-received, and returns the application.
@@ -57,7 +61,7 @@ public struct CollectorServer: Sendable {
         // A group stops its services in reverse order: the store (when it is one) goes last, after
         // everything that uses it.
         var services: [any Service] = (store as? any Service).map { [$0] } ?? []
-        services += [committer, indexer, symbolication]
+        services += [committer, indexer, symbolication, alerts]
         if let days = configuration.retentionDays {
             services.append(
                 RetentionService(
@@ -140,6 +144,7 @@ public struct CollectorServer: Sendable {
             store: store, blobs: blobs, limits: configuration.limits, committer: committer, metrics: metrics,
             indexerWakeup: { [indexer] in indexer.wake() },
             symbolicationWakeup: { [symbolication] in symbolication.wake() },
+            alertsWakeup: { [alerts] in alerts.wake() },
             uploadActivity: { [activity] started in activity.noteUpload(started: started) },
             keys: KeyCache(store: store),
             inspectionMemory: MemoryBudget(limit: configuration.limits.maxReportBytesInFlight))
@@ -157,6 +162,7 @@ public struct CollectorServer: Sendable {
         }
         ReadAPI(store: store, reader: reader).register(on: api)
         GroupStatusAPI(store: store).register(on: api)
+        AlertsAPI(store: store).register(on: api)
 
         let symbols = SymbolRoutes(
             index: store,

@@ -20,6 +20,8 @@ struct IngestService: Sendable {
     let indexerWakeup: @Sendable () -> Void
     /// Reports whose frames lack debug-info names wait for the symbolication service.
     let symbolicationWakeup: @Sendable () -> Void
+    /// Occurrences may have queued alerts (`AlertRules`).
+    let alertsWakeup: @Sendable () -> Void
     /// Called with `true` as an upload starts and `false` as it ends: background work (the log
     /// indexer) steps back while uploads are being received.
     let uploadActivity: @Sendable (_ started: Bool) -> Void
@@ -124,6 +126,7 @@ struct IngestService: Sendable {
         if case .stored(let record) = outcome {
             if plan.files.contains(where: { $0.kind == .log }) { indexerWakeup() }
             if plan.occurrences.contains(where: \.needsSymbolication) { symbolicationWakeup() }
+            if !plan.occurrences.isEmpty { alertsWakeup() }
             logger.info(
                 "stored bundle \(record.id): \(size) bytes, \(plan.files.count) files, \(plan.bundle.reportCount) reports"
             )

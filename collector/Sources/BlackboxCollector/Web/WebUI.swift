@@ -135,6 +135,31 @@ struct WebUI {
             if files.count == page.limit { values["next"] = "/symbols?offset=\(page.offset + page.limit)" }
             return render("symbols", values)
         }
+        group.get("alerts") { _, context in
+            let webhooks = try await store.webhooks(in: context.scope)
+            let deliveries = try await store.deliveries(webhookID: nil, in: context.scope, page: Page(limit: 50))
+            return render(
+                "alerts",
+                [
+                    "title": "Alerts", "hasWebhooks": !webhooks.isEmpty, "hasDeliveries": !deliveries.isEmpty,
+                    "webhooks": webhooks.map { webhook -> [String: Any] in
+                        [
+                            "id": webhook.id, "url": webhook.url,
+                            "events": webhook.events.map(\.rawValue).joined(separator: ", "),
+                            "format": webhook.format.rawValue, "signed": webhook.signed ? "yes" : "no",
+                            "threshold": webhook.threshold.map { "more than \($0.count) in \($0.minutes) min" } ?? "",
+                        ]
+                    },
+                    "deliveries": deliveries.map { delivery -> [String: Any] in
+                        [
+                            "createdAt": iso(delivery.createdAt), "webhookID": delivery.webhookID,
+                            "event": delivery.event.rawValue, "groupID": delivery.groupID,
+                            "state": delivery.state.rawValue, "attempts": delivery.attempts,
+                            "answer": delivery.lastStatus.map { "HTTP \($0)" } ?? delivery.lastError ?? "",
+                        ]
+                    },
+                ])
+        }
         group.get("bundles") { request, context in
             let page = request.page
             let bundles = try await store.bundles(in: context.scope, page: page)

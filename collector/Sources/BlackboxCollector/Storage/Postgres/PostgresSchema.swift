@@ -154,5 +154,27 @@ enum PostgresSchema {
                 WHERE reports.app_version IS NOT NULL GROUP BY reports.project_id, reports.app_version
             """,
         ],
+        // 6: alerts: webhooks per project and the durable queue of their deliveries.
+        [
+            """
+            CREATE TABLE webhooks (
+                id BIGSERIAL PRIMARY KEY, project_id BIGINT NOT NULL REFERENCES projects(id),
+                url TEXT NOT NULL, events TEXT NOT NULL, secret TEXT, format TEXT NOT NULL,
+                threshold_count BIGINT, threshold_minutes BIGINT, created_at DOUBLE PRECISION NOT NULL)
+            """,
+            "CREATE INDEX webhooks_project ON webhooks (project_id)",
+            """
+            CREATE TABLE alert_deliveries (
+                id BIGSERIAL PRIMARY KEY, webhook_id BIGINT NOT NULL REFERENCES webhooks(id) ON DELETE CASCADE,
+                group_id BIGINT NOT NULL REFERENCES crash_groups(id) ON DELETE CASCADE,
+                event TEXT NOT NULL, dedupe_key TEXT NOT NULL, occurrences BIGINT,
+                state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'delivered', 'failed')),
+                attempts BIGINT NOT NULL DEFAULT 0, created_at DOUBLE PRECISION NOT NULL,
+                next_attempt_at DOUBLE PRECISION, claimed_until DOUBLE PRECISION, delivered_at DOUBLE PRECISION,
+                last_status BIGINT, last_error TEXT, UNIQUE (webhook_id, dedupe_key))
+            """,
+            "CREATE INDEX alert_deliveries_due ON alert_deliveries (next_attempt_at) WHERE state = 'pending'",
+            "CREATE INDEX alert_deliveries_webhook ON alert_deliveries (webhook_id, id)",
+        ],
     ]
 }

@@ -131,8 +131,11 @@ extension PostgresStore {
         let (count, status) = try await count(
             reportID: reportID, occurredAt: occurred, versionKey: occurrence.versionKey, hostKey: occurrence.hostKey,
             in: groupID, connection, logger)
-        try await triage(
+        let regressedAt = try await triage(
             occurrence, count: count, status: status, groupID: groupID, projectID: projectID, at: receivedAt,
+            connection, logger)
+        try await queueAlerts(
+            groupID: groupID, createdGroup: created, regressedAt: regressedAt, projectID: projectID, at: receivedAt,
             connection, logger)
     }
 

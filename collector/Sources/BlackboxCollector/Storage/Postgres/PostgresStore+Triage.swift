@@ -71,18 +71,21 @@ extension PostgresStore {
 
     /// After an occurrence was counted (`count` and `status`: the group's, read under the count's row
     /// lock): an ignored group may reopen, a resolved one regress.
+    /// Returns when the group regressed, if it did.
+    @discardableResult
     static func triage(
         _ occurrence: IngestPlan.OccurrenceRow, count: Int, status: GroupStatus, groupID: Int64, projectID: Int64,
         at now: Date, _ connection: PostgresConnection, _ logger: Logger
-    ) async throws {
-        guard status.state == .resolved || status.state == .ignored else { return }
+    ) async throws -> Date? {
+        guard status.state == .resolved || status.state == .ignored else { return nil }
         let versions = [occurrence.appVersion, status.resolvedIn, status.resolvedAfter].compactMap { $0 }
         guard
             let decision = GroupTriage.afterOccurrence(
                 status, version: occurrence.appVersion, countAfter: count,
                 order: try await versionOrder(versions, projectID: projectID, connection, logger), at: now)
-        else { return }
+        else { return nil }
         try await write(decision, groupID: groupID, connection, logger)
+        return decision.status.state == .regressed ? decision.status.changedAt : nil
     }
 
     // MARK: helpers

@@ -135,6 +135,27 @@ enum SQLiteSchema {
                         WHERE reports.app_version IS NOT NULL GROUP BY reports.project_id, reports.app_version;
                     """)
         }
+        // Alerts: webhooks per project and the durable queue of their deliveries.
+        migrator.registerMigration("v6-alerts") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE webhooks (
+                        id INTEGER PRIMARY KEY, project_id INTEGER NOT NULL REFERENCES projects(id),
+                        url TEXT NOT NULL, events TEXT NOT NULL, secret TEXT, format TEXT NOT NULL,
+                        threshold_count INTEGER, threshold_minutes INTEGER, created_at REAL NOT NULL);
+                    CREATE INDEX webhooks_project ON webhooks (project_id);
+                    CREATE TABLE alert_deliveries (
+                        id INTEGER PRIMARY KEY, webhook_id INTEGER NOT NULL REFERENCES webhooks(id) ON DELETE CASCADE,
+                        group_id INTEGER NOT NULL REFERENCES crash_groups(id) ON DELETE CASCADE,
+                        event TEXT NOT NULL, dedupe_key TEXT NOT NULL, occurrences INTEGER,
+                        state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'delivered', 'failed')),
+                        attempts INTEGER NOT NULL DEFAULT 0, created_at REAL NOT NULL, next_attempt_at REAL,
+                        claimed_until REAL, delivered_at REAL, last_status INTEGER, last_error TEXT,
+                        UNIQUE (webhook_id, dedupe_key));
+                    CREATE INDEX alert_deliveries_due ON alert_deliveries (next_attempt_at) WHERE state = 'pending';
+                    CREATE INDEX alert_deliveries_webhook ON alert_deliveries (webhook_id, id);
+                    """)
+        }
         return migrator
     }
 }

@@ -83,7 +83,7 @@ extension SQLiteStore {
             return
         }
         let occurred = occurrence.occurredAt.timeIntervalSince1970
-        let groupID = try group(
+        let (groupID, createdGroup) = try group(
             for: occurrence.signature, kind: occurrence.kind, occurredAt: occurred, projectID: projectID, in: db)
         try db.executeCached(
             sql: """
@@ -105,14 +105,19 @@ extension SQLiteStore {
         let counted = try count(
             reportID: reportID, occurredAt: occurred, versionKey: occurrence.versionKey, hostKey: occurrence.hostKey,
             in: groupID, db)
-        try triage(occurrence, counted: counted, groupID: groupID, projectID: projectID, at: receivedAt, in: db)
+        let regressedAt = try triage(
+            occurrence, counted: counted, groupID: groupID, projectID: projectID, at: receivedAt, in: db)
+        try queueAlerts(
+            groupID: groupID, createdGroup: createdGroup, regressedAt: regressedAt, projectID: projectID,
+            at: receivedAt, in: db)
     }
 
-    /// The id of the project's group with this signature, created (with count 0) when new.
+    /// The id of the project's group with this signature, created (with count 0) when new; `created`
+    /// when this transaction made it.
     static func group(
         for signature: CrashSignature.Result, kind: String, occurredAt occurred: Double, projectID: Int64,
         in db: Database
-    ) throws -> Int64 {
+    ) throws -> (id: Int64, created: Bool) {
         try db.executeCached(
             sql: """
                 INSERT INTO crash_groups (project_id, signature, signature_version, signature_text, kind, title, count,
@@ -124,12 +129,13 @@ extension SQLiteStore {
                 projectID, signature.hash, CrashSignature.version, signature.text, kind, signature.title, occurred,
                 occurred,
             ])
+        let created = db.changesCount > 0
         guard
             let groupID = try db.cachedValue(
                 Int64.self, sql: "SELECT id FROM crash_groups WHERE project_id = ? AND signature = ?",
                 arguments: [projectID, signature.hash])
         else { throw StorageError.notFound("group \(signature.hash)") }
-        return groupID
+        return (groupID, created)
     }
 
     /// Counts one occurrence (the report `reportID`) in a group: count, first and last seen, latest

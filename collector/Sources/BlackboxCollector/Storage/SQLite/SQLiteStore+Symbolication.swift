@@ -60,7 +60,8 @@ extension SQLiteStore {
         guard update.signature.hash != oldSignature else { return true }
         let occurred = update.occurredAt.timeIntervalSince1970
         let newGroup = try group(
-            for: update.signature, kind: update.kind, occurredAt: occurred, projectID: projectID, in: db)
+            for: update.signature, kind: update.kind, occurredAt: occurred, projectID: projectID, in: db
+        ).id
         try db.execute(sql: "UPDATE reports SET group_id = ? WHERE id = ?", arguments: [newGroup, reportID])
         try uncount(versionKey: update.versionKey, hostKey: update.hostKey, from: oldGroup, db)
         try count(

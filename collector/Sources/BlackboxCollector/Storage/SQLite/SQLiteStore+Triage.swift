@@ -61,20 +61,22 @@ extension SQLiteStore {
     }
 
     /// After an occurrence was counted (`counted`: the group's count and status columns): an ignored
-    /// group may reopen, a resolved one regress.
+    /// group may reopen, a resolved one regress. Returns when it regressed, if it did.
+    @discardableResult
     static func triage(
         _ occurrence: IngestPlan.OccurrenceRow, counted: Row, groupID: Int64, projectID: Int64, at now: Date,
         in db: Database
-    ) throws {
+    ) throws -> Date? {
         let status = status(counted)
-        guard status.state == .resolved || status.state == .ignored else { return }
+        guard status.state == .resolved || status.state == .ignored else { return nil }
         let versions = [occurrence.appVersion, status.resolvedIn, status.resolvedAfter].compactMap { $0 }
         guard
             let decision = GroupTriage.afterOccurrence(
                 status, version: occurrence.appVersion, countAfter: counted["count"],
                 order: try versionOrder(versions, projectID: projectID, in: db), at: now)
-        else { return }
+        else { return nil }
         try write(decision, groupID: groupID, in: db)
+        return decision.status.state == .regressed ? decision.status.changedAt : nil
     }
 
     // MARK: helpers

@@ -1,0 +1,165 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import ServiceLifecycle
+import Synchronization
+
+/// Sends queued alerts: woken after ingest stores an occurrence, and every `pollInterval` for
+/// retries that came due. Each delivery is claimed for `claimLease` before it is sent (on
+/// PostgreSQL, one instance at a time), answered with 2xx or retried with backoff
+/// (`AlertRules.retryDelay`); what a restart interrupts is claimed again once the lease expires.
+///
+/// Receivers should treat `X-Blackbox-Delivery` as an idempotency key: a collector killed after a
+/// receiver answered but before the answer was recorded sends that delivery again.
+final class AlertDispatcher: Service, Sendable {
+    private let store: any AlertStore & ProjectReader
+    private let baseURL: String
+    private let pollInterval: Duration
+    private let claimLease: Duration
+    private let client: HTTPClient
+    private let wakeups: AsyncStream<Void>
+    private let wakeContinuation: AsyncStream<Void>.Continuation
+    private let stopping = Atomic<Bool>(false)
+    private let logger = Logger(label: "collector.alerts")
+
+    /// A receiver that does not answer within this is retried later.
+    static let requestTimeout: Duration = .seconds(10)
+
+    init(
+        store: any AlertStore & ProjectReader, baseURL: String, pollInterval: Duration = .seconds(1),
+        claimLease: Duration = .seconds(60)
+    ) {
+        self.store = store
+        self.baseURL = baseURL
+        self.pollInterval = pollInterval
+        self.claimLease = claimLease
+        var configuration = HTTPClient.Configuration()
+        // A redirect would carry the signed body (and its secret's signature) somewhere else.
+        configuration.redirectConfiguration = .disallow
+        configuration.timeout = .init(connect: .seconds(5), read: .seconds(10))
+        // A refused connection is one failed attempt, retried on the queue's schedule, not for 5 s here.
+        configuration.connectionPool.retryConnectionEstablishment = false
+        client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        (wakeups, wakeContinuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    func wake() { wakeContinuation.yield() }
+
+    func run() async throws {
+        await withGracefulShutdownHandler {
+            await withTaskGroup(of: Void.self) { tasks in
+                tasks.addTask { [self] in
+                    while !isStopping {
+                        wake()
+                        try? await Task.sleep(for: pollInterval)
+                    }
+                }
+                for await _ in wakeups {
+                    await deliverDue()
+                }
+                tasks.cancelAll()
+            }
+        } onGracefulShutdown: { [self] in
+            stopping.store(true, ordering: .relaxed)
+            wakeContinuation.finish()
+        }
+        try? await client.shutdown()
+    }
+
+    private var isStopping: Bool { Task.isCancelled || stopping.load(ordering: .relaxed) }
+
+    /// Sends every delivery due now; returns how many were attempted (tests wait with it).
+    @discardableResult
+    func deliverDue() async -> Int {
+        var attempted = 0
+        while !isStopping {
+            let now = Date()
+            let claimed: [(AlertDelivery, Webhook)]
+            do {
+                claimed = try await store.claimDueDeliveries(
+                    now: now, claimedUntil: now.addingTimeInterval(TimeInterval(claimLease.components.seconds)),
+                    limit: 16)
+            } catch {
+                logger.error("cannot read the alert queue: \(error)")
+                return attempted
+            }
+            if claimed.isEmpty { return attempted }
+            await withTaskGroup(of: Void.self) { sends in
+                for (delivery, webhook) in claimed {
+                    sends.addTask { await self.attempt(delivery, to: webhook) }
+                }
+            }
+            attempted += claimed.count
+        }
+        return attempted
+    }
+
+    private func attempt(_ delivery: AlertDelivery, to webhook: Webhook) async {
+        let outcome = await send(delivery, to: webhook)
+        let attempts = delivery.attempts + 1
+        let retryAt =
+            outcome.delivered
+            ? nil
+            : AlertRules.retryDelay(afterAttempts: attempts).map {
+                Date().addingTimeInterval(Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18)
+            }
+        if !outcome.delivered {
+            logger.notice(
+                "alert \(delivery.id) to webhook \(webhook.id) not delivered (attempt \(attempts)): \(outcome.error ?? "status \(outcome.status ?? 0)")\(retryAt == nil ? "; giving up" : "")"
+            )
+        }
+        do {
+            try await store.recordAttempt(
+                deliveryID: delivery.id, delivered: outcome.delivered, retryAt: retryAt, status: outcome.status,
+                error: outcome.error, at: Date())
+        } catch {
+            logger.error("cannot record alert \(delivery.id)'s attempt: \(error)")
+        }
+    }
+
+    private func send(_ delivery: AlertDelivery, to webhook: Webhook) async -> (
+        delivered: Bool, status: Int?, error: String?
+    ) {
+        let scope = ProjectScope(projectID: webhook.projectID)
+        let body: Data
+        do {
+            guard let group = try await store.group(id: delivery.groupID, in: scope) else {
+                return (false, nil, "the group no longer exists")
+            }
+            let latest = try await group.latestReportID.asyncMap { try await store.report(id: $0, in: scope) }
+            let payload = AlertPayload(
+                event: delivery.event, delivery: delivery, group: group, latestReport: latest??.report,
+                baseURL: baseURL)
+            body = try payload.body(webhook.format)
+        } catch {
+            return (false, nil, "cannot build the alert: \(error)")
+        }
+        var request = HTTPClientRequest(url: webhook.url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.headers.add(name: "User-Agent", value: "blackbox-collector")
+        request.headers.add(name: "X-Blackbox-Event", value: delivery.event.rawValue)
+        request.headers.add(name: "X-Blackbox-Delivery", value: String(delivery.id))
+        if let secret = webhook.secret {
+            request.headers.add(name: "X-Blackbox-Signature", value: AlertPayload.signature(of: body, secret: secret))
+        }
+        request.body = .bytes(ByteBuffer(bytes: body))
+        do {
+            let response = try await client.execute(
+                request, timeout: .seconds(Int64(Self.requestTimeout.components.seconds)))
+            _ = try? await response.body.collect(upTo: 64 << 10)
+            let status = Int(response.status.code)
+            return ((200..<300).contains(status), status, nil)
+        } catch {
+            return (false, nil, String("\(error)".prefix(300)))
+        }
+    }
+}
+
+extension Optional {
+    fileprivate func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
+        guard let self else { return nil }
+        return try await transform(self)
+    }
+}
