@@ -80,10 +80,24 @@ struct WebTriageBrowserTests {
                 .evaluate("document.querySelectorAll('tr.webhook').length"),
                 .evaluate(
                     "document.querySelector('tr.delivery')?.textContent ?? document.querySelector('main').textContent"),
+                .navigate("\(collector.baseURL)/groups/\(id)"),
+                .evaluate("document.querySelectorAll('svg.chart-hours rect.bar').length"),
+                .evaluate("document.querySelectorAll('svg.chart-days rect.bar').length"),
+                .evaluate("document.querySelectorAll('svg.chart-versions rect.bar').length"),
+                .evaluate(
+                    "[...document.querySelectorAll('svg.chart-hours rect.bar')].filter(r => +r.getAttribute('height') > 0).length"
+                ),
+                .screenshot("6-trend.png"),
+                .navigate("\(collector.baseURL)/?state=ignored&sort=trend"),
+                .evaluate("document.querySelectorAll('tr.group').length"),
+                .evaluate("document.querySelectorAll('tr.group svg.sparkline rect').length"),
+                .screenshot("7-filtered.png"),
+                .navigate("\(collector.baseURL)/?state=open"),
+                .evaluate("document.querySelectorAll('tr.group').length"),
             ], output: output)
         #expect(run.failed == nil, "\(run.failed ?? "")")
         #expect(run.errors.isEmpty, "script or console errors: \(run.errors)")
-        try #require(run.values.count == 23, "\(run)")
+        try #require(run.values.count == 35, "\(run)")
         #expect(run.urls[0].hasSuffix("/groups/\(id)") && run.values[1] as? String == "open")
         #expect(run.urls[4].hasSuffix("/groups/\(id)"), "the form answers with the group page: \(run.urls[4])")
         #expect(run.values[5] as? String == "resolved")
@@ -98,6 +112,11 @@ struct WebTriageBrowserTests {
         #expect(run.values[21] as? Int == 1)
         let delivery = run.values[22] as? String ?? ""
         #expect(delivery.contains("new-group") && delivery.contains("\(id)"), "\(delivery)")
+        // Charts: 24 hourly and 30 daily bars, one per version; the one occurrence (now) fills one bar.
+        #expect(run.values[24] as? Int == 24 && run.values[25] as? Int == 30 && run.values[26] as? Int == 1)
+        #expect(run.values[27] as? Int == 1, "\(run.values[27] ?? "")")
+        #expect(run.values[30] as? Int == 1 && run.values[31] as? Int == 1, "the ignored group, with its sparkline")
+        #expect(run.values[34] as? Int == 0, "no open group")
         let stored = try await group()
         #expect(stored["state"] as? String == "ignored" && stored["ignoredUntilCount"] as? Int == 4)
         let changes = try await HTTP.request("\(collector.baseURL)/api/v1/groups/\(id)/history", headers: admin)

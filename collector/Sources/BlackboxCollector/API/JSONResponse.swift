@@ -36,6 +36,15 @@ struct PageOf<Item: Encodable>: Encodable {
 }
 
 extension Request {
+    /// The query's parameters, the first of each name.
+    var queryDictionary: [String: String] {
+        var parameters: [String: String] = [:]
+        for (name, value) in uri.queryParameters where parameters[String(name)] == nil {
+            parameters[String(name)] = String(value)
+        }
+        return parameters
+    }
+
     var page: Page {
         Page(
             limit: uri.queryParameters.get("limit", as: Int.self) ?? 50,

@@ -11,8 +11,34 @@ struct ReadAPI {
     func register(on group: RouterGroup<AuthenticatedContext>) {
         group.get("groups") { request, context in
             let page = request.page
-            let groups = try await store.groups(in: context.scope, page: page)
-            return try JSONResponse.make(PageOf(groups, page: page, path: "/api/v1/groups"))
+            let query = try GroupQuery(parameters: request.queryDictionary)
+            let groups = try await store.groups(in: context.scope, query: query, page: page)
+            return try JSONResponse.make(
+                PageOf(groups, page: page, path: "/api/v1/groups", extraQuery: query.queryString))
+        }
+        group.get("groups/:id/trend") { _, context in
+            let id = try context.id()
+            guard try await store.group(id: id, in: context.scope) != nil else { throw APIError.notFound("group") }
+            let now = Date()
+            let hours = Trends.hours(24, endingAt: now)
+            let days = Trends.days(30, endingAt: now)
+            struct Series: Encodable {
+                var since: Date
+                var bucketSeconds: Int
+                var counts: [Int]
+            }
+            struct Trend: Encodable {
+                var hours: Series
+                var days: Series
+            }
+            let byHour = try await store.occurrenceHistogram(
+                groupIDs: [id], in: context.scope, since: hours.since, bucketSeconds: 3600, buckets: 24)
+            let byDay = try await store.occurrenceHistogram(
+                groupIDs: [id], in: context.scope, since: days.since, bucketSeconds: 86_400, buckets: 30)
+            return try JSONResponse.make(
+                Trend(
+                    hours: Series(since: hours.since, bucketSeconds: 3600, counts: byHour[id] ?? []),
+                    days: Series(since: days.since, bucketSeconds: 86_400, counts: byDay[id] ?? [])))
         }
         group.get("groups/:id") { request, context in
             guard let group = try await store.group(id: try context.id(), in: context.scope) else {

@@ -1,8 +1,15 @@
+import Foundation
+
 /// The read side (JSON API and web UI). Every query is confined to one project by its
 /// `ProjectScope`: something of another project is simply not found.
 public protocol ProjectReader: Sendable {
-    /// Most recently seen first.
-    func groups(in scope: ProjectScope, page: Page) async throws -> [CrashGroup]
+    /// The groups `query` selects, in its order.
+    func groups(in scope: ProjectScope, query: GroupQuery, page: Page) async throws -> [CrashGroup]
+    /// Per group, occurrences (by crash time) in `buckets` consecutive buckets of `bucketSeconds`
+    /// from `since`: the trend charts.
+    func occurrenceHistogram(
+        groupIDs: [Int64], in scope: ProjectScope, since: Date, bucketSeconds: Int, buckets: Int
+    ) async throws -> [Int64: [Int]]
     func group(id: Int64, in scope: ProjectScope) async throws -> CrashGroup?
     /// Newest first.
     func occurrences(groupID: Int64, in scope: ProjectScope, page: Page) async throws -> [Occurrence]
@@ -15,4 +22,11 @@ public protocol ProjectReader: Sendable {
     func file(id: Int64, in scope: ProjectScope) async throws -> BundleFile?
     /// Lines holding every word of `query` (already normalized by `SearchQuery`), newest first.
     func searchLogs(in scope: ProjectScope, query: String, page: Page) async throws -> [LogHit]
+}
+
+extension ProjectReader {
+    /// Most recently seen first.
+    func groups(in scope: ProjectScope, page: Page) async throws -> [CrashGroup] {
+        try await groups(in: scope, query: GroupQuery(), page: page)
+    }
 }

@@ -23,18 +23,33 @@ struct WebUI {
     func register(on group: RouterGroup<AuthenticatedContext>) {
         group.get("/") { request, context in
             let page = request.page
-            let groups = try await store.groups(in: context.scope, page: page)
+            let query: GroupQuery
+            do {
+                query = try GroupQuery(parameters: request.queryDictionary)
+            } catch let error as APIError {
+                return message("Crash groups", "\(error.message).", status: .badRequest)
+            }
+            let groups = try await store.groups(in: context.scope, query: query, page: page)
+            let days = Trends.days(14, endingAt: query.now)
+            let histogram = try await store.occurrenceHistogram(
+                groupIDs: groups.map(\.id), in: context.scope, since: days.since, bucketSeconds: 86_400, buckets: 14)
             var values: [String: Any] = [
-                "title": "Crash groups", "hasGroups": !groups.isEmpty,
+                "title": query.version.map { "Top crashers in \($0)" } ?? "Crash groups", "hasGroups": !groups.isEmpty,
                 "groups": groups.map { group -> [String: Any] in
                     [
                         "id": group.id, "title": group.title, "kind": group.kind, "count": group.count,
                         "lastSeen": iso(group.lastSeen), "versions": summary(group.versions),
                         "state": group.state.rawValue,
+                        "sparkline": SVGChart(
+                            bars: Trends.bars(histogram[group.id] ?? [], labels: days.labels), name: "sparkline"
+                        ).sparkline(),
                     ]
                 },
+                "filter": filterValues(query),
             ]
-            if groups.count == page.limit { values["next"] = "/?offset=\(page.offset + page.limit)" }
+            if groups.count == page.limit {
+                values["next"] = "/?\(query.queryString)offset=\(page.offset + page.limit)"
+            }
             return render("groups", values)
         }
         group.get("groups/:id") { request, context in
@@ -55,6 +70,7 @@ struct WebUI {
                 },
             ]
             values["status"] = statusValues(group, request: request)
+            values["charts"] = try await charts(for: group, in: context.scope)
             values["history"] = try await store.statusHistory(groupID: id, in: context.scope).reversed().map {
                 change -> [String: Any] in
                 [
@@ -332,6 +348,44 @@ struct WebUI {
         var response = render("login", ["title": title, "error": text])
         response.status = status
         return response
+    }
+
+    /// The group page's trend charts: the last 24 hours by hour, the last 30 days by day, and by version.
+    private func charts(for group: CrashGroup, in scope: ProjectScope) async throws -> [String: Any] {
+        let now = Date()
+        let hours = Trends.hours(24, endingAt: now)
+        let days = Trends.days(30, endingAt: now)
+        let byHour =
+            try await store.occurrenceHistogram(
+                groupIDs: [group.id], in: scope, since: hours.since, bucketSeconds: 3600, buckets: 24)[group.id] ?? []
+        let byDay =
+            try await store.occurrenceHistogram(
+                groupIDs: [group.id], in: scope, since: days.since, bucketSeconds: 86_400, buckets: 30)[group.id] ?? []
+        let versions = Trends.versionBars(group.versions, limit: 12)
+        return [
+            "hours": SVGChart(bars: Trends.bars(byHour, labels: hours.labels), name: "chart-hours")
+                .render(labelEvery: 3, caption: "Occurrences in the last 24 hours, by hour"),
+            "days": SVGChart(bars: Trends.bars(byDay, labels: days.labels), name: "chart-days")
+                .render(labelEvery: 5, caption: "Occurrences in the last 30 days, by day"),
+            "versions": SVGChart(bars: versions, name: "chart-versions")
+                .render(caption: "Occurrences by app version"),
+        ]
+    }
+
+    /// The groups page's filter form, filled in with the query it shows.
+    private func filterValues(_ query: GroupQuery) -> [String: Any] {
+        [
+            "q": query.text ?? "", "kind": query.kind ?? "", "version": query.version ?? "", "host": query.host ?? "",
+            "states": ([nil] + GroupStatus.State.allCases).map { state -> [String: Any] in
+                [
+                    "value": state?.rawValue ?? "", "name": state?.rawValue ?? "any state",
+                    "selected": state == query.state,
+                ]
+            },
+            "orders": GroupQuery.Order.allCases.map { order -> [String: Any] in
+                ["value": order.rawValue, "name": order.rawValue, "selected": order == query.order]
+            },
+        ]
     }
 
     /// The group page's state line and the forms that change it.

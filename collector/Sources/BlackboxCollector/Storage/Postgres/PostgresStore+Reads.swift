@@ -46,14 +46,43 @@ extension PostgresStore {
         }
     }
 
-    public func groups(in scope: ProjectScope, page: Page) async throws -> [CrashGroup] {
-        try await completed(
-            read(
-                """
-                SELECT * FROM crash_groups WHERE project_id = \(scope.projectID) AND (count > 0 OR NOT EXISTS (
-                    SELECT 1 FROM group_moves WHERE from_group_id = crash_groups.id))
-                ORDER BY last_seen DESC, id DESC LIMIT \(Int64(page.limit)) OFFSET \(Int64(page.offset))
-                """, Self.group))
+    public func groups(in scope: ProjectScope, query: GroupQuery, page: Page) async throws -> [CrashGroup] {
+        let statement = GroupQuerySQL(query, projectID: scope.projectID, page: page)
+        var bindings = PostgresBindings()
+        for argument in statement.arguments {
+            switch argument {
+            case .integer(let value): bindings.append(value)
+            case .text(let value): bindings.append(value)
+            case .real(let value): bindings.append(value)
+            }
+        }
+        return try await completed(read(PostgresQuery(unsafeSQL: statement.numberedSQL, binds: bindings), Self.group))
+    }
+
+    public func occurrenceHistogram(
+        groupIDs: [Int64], in scope: ProjectScope, since: Date, bucketSeconds: Int, buckets: Int
+    ) async throws -> [Int64: [Int]] {
+        guard !groupIDs.isEmpty, buckets > 0, bucketSeconds > 0 else { return [:] }
+        let start = since.timeIntervalSince1970
+        let end = start + Double(bucketSeconds * buckets)
+        let size = Double(bucketSeconds)
+        let rows = try await read(
+            """
+            SELECT group_id, floor((occurred_at - \(start)) / \(size))::bigint AS bucket, count(*) AS n FROM reports
+            WHERE project_id = \(scope.projectID) AND group_id = ANY(\(groupIDs))
+                AND occurred_at >= \(start) AND occurred_at < \(end)
+            GROUP BY group_id, bucket
+            """
+        ) {
+            (
+                try $0["group_id"].decode(Int64.self), Int(try $0["bucket"].decode(Int64.self)),
+                Int(try $0["n"].decode(Int64.self))
+            )
+        }
+        var histogram = Dictionary(
+            groupIDs.map { ($0, Array(repeating: 0, count: buckets)) }, uniquingKeysWith: { first, _ in first })
+        for (group, bucket, count) in rows where (0..<buckets).contains(bucket) { histogram[group]?[bucket] = count }
+        return histogram
     }
 
     public func group(id: Int64, in scope: ProjectScope) async throws -> CrashGroup? {

@@ -39,18 +39,47 @@ extension SQLiteStore {
         }
     }
 
-    public func groups(in scope: ProjectScope, page: Page) async throws -> [CrashGroup] {
-        try await pool.read { db in
-            try Self.groups(
-                Row.fetchAll(
-                    db,
-                    sql: """
-                        SELECT * FROM crash_groups WHERE project_id = ? AND (count > 0 OR NOT EXISTS (
-                            SELECT 1 FROM group_moves WHERE from_group_id = crash_groups.id))
-                        ORDER BY last_seen DESC, id DESC LIMIT ? OFFSET ?
-                        """,
-                    arguments: [scope.projectID, page.limit, page.offset]),
-                in: db)
+    public func groups(in scope: ProjectScope, query: GroupQuery, page: Page) async throws -> [CrashGroup] {
+        let statement = GroupQuerySQL(query, projectID: scope.projectID, page: page)
+        let values = statement.arguments.map { argument -> DatabaseValue in
+            switch argument {
+            case .integer(let value): value.databaseValue
+            case .text(let value): value.databaseValue
+            case .real(let value): value.databaseValue
+            }
+        }
+        return try await pool.read { db in
+            try Self.groups(Row.fetchAll(db, sql: statement.sql, arguments: StatementArguments(values)), in: db)
+        }
+    }
+
+    public func occurrenceHistogram(
+        groupIDs: [Int64], in scope: ProjectScope, since: Date, bucketSeconds: Int, buckets: Int
+    ) async throws -> [Int64: [Int]] {
+        guard !groupIDs.isEmpty, buckets > 0, bucketSeconds > 0 else { return [:] }
+        let start = since.timeIntervalSince1970
+        let end = start + Double(bucketSeconds * buckets)
+        let values =
+            [start.databaseValue, Double(bucketSeconds).databaseValue, scope.projectID.databaseValue]
+            + groupIDs.map(\.databaseValue) + [start.databaseValue, end.databaseValue]
+        return try await pool.read { db in
+            var histogram = Dictionary(
+                groupIDs.map { ($0, Array(repeating: 0, count: buckets)) }, uniquingKeysWith: { first, _ in first })
+            for row in try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT group_id, CAST((occurred_at - ?) / ? AS INTEGER) AS bucket, count(*) AS n FROM reports
+                    WHERE project_id = ? AND group_id IN (\(databaseQuestionMarks(count: groupIDs.count)))
+                        AND occurred_at >= ? AND occurred_at < ?
+                    GROUP BY group_id, bucket
+                    """,
+                arguments: StatementArguments(values))
+            {
+                let group: Int64 = row["group_id"]
+                let bucket: Int = row["bucket"]
+                if (0..<buckets).contains(bucket) { histogram[group]?[bucket] = row["n"] }
+            }
+            return histogram
         }
     }
 

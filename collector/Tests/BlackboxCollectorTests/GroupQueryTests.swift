@@ -1,0 +1,99 @@
+import BlackboxFormat
+import Foundation
+import Testing
+
+@testable import BlackboxCollector
+
+@Suite("Finding groups: queries, orders, trends")
+struct GroupQueryTests {
+    @Test("query parameters: sorts and states are checked, empty values ignored, LIKE wildcards taken literally")
+    func parsing() throws {
+        let query = try GroupQuery(parameters: ["sort": "count", "state": "regressed", "q": " pay ", "kind": ""])
+        #expect(query.order == .count && query.state == .regressed && query.text == "pay" && query.kind == nil)
+        #expect(query.queryString == "sort=count&state=regressed&q=pay&")
+        #expect(throws: APIError.self) { try GroupQuery(parameters: ["sort": "random"]) }
+        #expect(throws: APIError.self) { try GroupQuery(parameters: ["state": "closed"]) }
+        #expect(throws: APIError.self) { try GroupQuery(parameters: ["q": String(repeating: "a", count: 201)]) }
+        #expect(GroupQuery.likePattern(#"50%_a\b"#) == #"%50\%\_a\\b%"#)
+        var statement = GroupQuerySQL(query, projectID: 1, page: Page())
+        statement.sql = "a = ? AND b LIKE '?' ESCAPE '\\' AND c = ?"
+        #expect(statement.numberedSQL == "a = $1 AND b LIKE '?' ESCAPE '\\' AND c = $2")
+    }
+
+    @Test("SVG charts: one bar per bucket, labels escaped, zero bars drawn flat")
+    func charts() {
+        let chart = SVGChart(
+            bars: [.init(label: "1.0<script>", value: 3), .init(label: "b", value: 0), .init(label: "c", value: 6)],
+            name: "chart-test")
+        let svg = chart.render(caption: "x")
+        #expect(svg.components(separatedBy: "<rect class=\"bar\"").count - 1 == 3)
+        #expect(!svg.contains("<script>") && svg.contains("1.0&lt;script&gt;: 3"))
+        #expect(svg.contains("height=\"0.0\""), "an empty bucket has no height")
+        #expect(chart.sparkline().components(separatedBy: "<rect").count - 1 == 2, "sparklines skip empty buckets")
+        let hours = Trends.hours(24, endingAt: Date(timeIntervalSince1970: 1_800_003_700))
+        #expect(hours.labels.count == 24 && hours.labels.last == "09:00", "\(hours.labels)")
+        #expect(hours.since == Date(timeIntervalSince1970: 1_800_003_600 - 23 * 3600))
+        #expect(Trends.versionBars(["1.10": 1, "1.9": 5, "nightly": 2], limit: 2).map(\.label) == ["1.9", "nightly"])
+    }
+
+    @Test("filters, orders and histograms mean the same in both stores", arguments: StoreContractTests.Kind.allCases)
+    func storeQueries(_ kind: StoreContractTests.Kind) async throws {
+        let (store, cleanup) = try StoreContractTests.makeStore(kind)
+        defer { cleanup() }
+        try await store.migrate()
+        let project = try await store.createProject(name: "p").id
+        let other = try await store.createProject(name: "q").id
+        let scope = ProjectScope(projectID: project)
+        let now = Date()
+        func crash(_ function: String, version: String, host: String, hoursAgo: Double, in project: Int64 = project)
+            async throws
+        {
+            var report = Reports.crash(functions: [function], version: version, host: host)
+            report.process.crashTime = now.addingTimeInterval(-hoursAgo * 3600)
+            _ = try await store.index([StoreContractTests.newBundle(project: project, reports: [report])])
+        }
+        // pay: 3 old occurrences in 1.0; search: 2 in the last hours, 1.1; cart: 1, 1.1 on host b.
+        for _ in 0..<3 { try await crash("shop.pay() -> ()", version: "1.0", host: "a", hoursAgo: 40) }
+        for _ in 0..<2 { try await crash("shop.search_50%() -> ()", version: "1.1", host: "a", hoursAgo: 1) }
+        try await crash("shop.cart() -> ()", version: "1.1", host: "b", hoursAgo: 2)
+        try await crash("shop.pay() -> ()", version: "1.1", host: "a", hoursAgo: 3, in: other)
+
+        func titles(_ parameters: [String: String]) async throws -> [String] {
+            var query = try GroupQuery(parameters: parameters)
+            query.now = now
+            return try await store.groups(in: scope, query: query, page: Page()).map(\.title)
+        }
+        let pay = "SIGSEGV in shop.pay(…)"
+        let search = "SIGSEGV in shop.search_50%(…)"
+        let cart = "SIGSEGV in shop.cart(…)"
+        #expect(try await titles([:]) == [search, cart, pay], "by last seen")
+        #expect(try await titles(["sort": "count"]) == [pay, search, cart])
+        #expect(try await titles(["sort": "trend"]) == [search, cart, pay], "pay grew by nothing in the last day")
+        #expect(try await titles(["version": "1.1", "sort": "count"]) == [search, cart], "top crashers in 1.1")
+        #expect(try await titles(["host": "b"]) == [cart])
+        #expect(try await titles(["q": "PAY"]) == [pay], "case-insensitive, in the frames too")
+        #expect(try await titles(["q": "50%"]) == [search])
+        #expect(try await titles(["q": "5_%"]).isEmpty)
+        #expect(try await titles(["kind": "nonfatal"]).isEmpty)
+        let payID = try #require(
+            try await store.groups(in: scope, query: try GroupQuery(parameters: ["q": "pay"]), page: Page()).first?.id)
+        _ = try await store.changeStatus(groupID: payID, in: scope, to: .resolved(in: nil), actor: "a", at: now)
+        #expect(try await titles(["state": "resolved"]) == [pay])
+        #expect(try await titles(["state": "regressed"]).isEmpty)
+        #expect(try await titles(["state": "open"]) == [search, cart])
+
+        let searchID = try #require(
+            try await store.groups(in: scope, query: try GroupQuery(parameters: ["q": "search"]), page: Page()).first?
+                .id)
+        let hours = Trends.hours(24, endingAt: now)
+        let histogram = try await store.occurrenceHistogram(
+            groupIDs: [searchID, payID, searchID], in: scope, since: hours.since, bucketSeconds: 3600, buckets: 24)
+        #expect(histogram[searchID]?.reduce(0, +) == 2 && histogram[searchID]?.count == 24)
+        #expect(histogram[searchID]?[22] == 2 || histogram[searchID]?[23] == 2, "\(histogram[searchID] ?? [])")
+        #expect(histogram[payID] == Array(repeating: 0, count: 24), "40 hours ago is outside the window")
+        let otherScope = try await store.occurrenceHistogram(
+            groupIDs: [searchID], in: ProjectScope(projectID: other), since: hours.since, bucketSeconds: 3600,
+            buckets: 24)
+        #expect(otherScope[searchID] == Array(repeating: 0, count: 24), "another project's key sees nothing of it")
+    }
+}
