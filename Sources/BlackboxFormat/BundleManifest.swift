@@ -7,9 +7,10 @@
 /// `manifest.json` at the root of a bundle zip (docs/bundle.md). The collector checks every listed
 /// entry's size and sha256 against what it actually inflates.
 public struct BundleManifest: Codable, Sendable, Equatable {
-    /// 2 adds the `raw-report` entry kind. A manifest without one is still written as 1, so that
-    /// collectors that know only 1 keep accepting ordinary bundles.
-    public static let currentFormatVersion = 2
+    /// 2 adds the `raw-report` entry kind, 3 the `sessions` counts. A manifest is written with the
+    /// lowest version that holds what it carries, so that older collectors keep accepting bundles
+    /// that need nothing newer.
+    public static let currentFormatVersion = 3
 
     public var formatVersion: Int
     public var bundleID: UUID
@@ -17,6 +18,8 @@ public struct BundleManifest: Codable, Sendable, Equatable {
     public var host: String
     public var createdAt: Date
     public var entries: [Entry]
+    /// Format 3: how the app's runs ended since the last bundle that counted them, per version.
+    public var sessions: [SessionSummary]?
 
     public struct Entry: Codable, Sendable, Equatable {
         public enum Kind: String, Codable, Sendable {
@@ -40,9 +43,13 @@ public struct BundleManifest: Codable, Sendable, Equatable {
         }
     }
 
-    public init(bundleID: UUID = UUID(), app: CrashReport.App, host: String, createdAt: Date = Date(), entries: [Entry])
-    {
-        self.formatVersion = entries.contains { $0.kind == .rawReport } ? Self.currentFormatVersion : 1
+    public init(
+        bundleID: UUID = UUID(), app: CrashReport.App, host: String, createdAt: Date = Date(), entries: [Entry],
+        sessions: [SessionSummary]? = nil
+    ) {
+        self.formatVersion =
+            sessions?.isEmpty == false ? 3 : entries.contains { $0.kind == .rawReport } ? 2 : 1
+        self.sessions = sessions?.isEmpty == false ? sessions : nil
         self.bundleID = bundleID
         self.app = app
         self.host = host

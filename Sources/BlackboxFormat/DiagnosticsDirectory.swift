@@ -17,6 +17,7 @@
 /// crashes/quarantine/  raw reports whose processing crashed the app once
 /// crashes/delivery/    bundles `blackbox deliver-crash` builds while a crashed process waits
 /// runs/                one record per running process (<pid>.json), removed at a clean exit
+/// runs/ended/          one file per ended run (how it ended), until a bundle carries the counts
 /// outbox/              finished reports: <kind>-<uuid>.json/.txt (crash, nonfatal, termination)
 /// outbox/bundles/      the spool: bundles waiting for upload
 /// outbox/rejected/     bundles the collector refused for good
@@ -35,6 +36,7 @@ public struct DiagnosticsDirectory: Sendable, Hashable {
     public var quarantine: String { root + "/crashes/quarantine" }
     public var crashDelivery: String { root + "/crashes/delivery" }
     public var runs: String { root + "/runs" }
+    public var endedSessions: String { runs + "/ended" }
     public var outbox: String { root + "/outbox" }
     public var spool: String { outbox + "/bundles" }
     public var rejected: String { outbox + "/rejected" }
@@ -64,6 +66,15 @@ public struct DiagnosticsDirectory: Sendable, Hashable {
     public func reportFiles() -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: outbox)) ?? []
         return names.filter(Self.isReportFileName).sorted().map { "\(outbox)/\($0)" }.filter { path in
+            var info = stat()
+            return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+        }
+    }
+
+    /// The ended runs waiting to be counted in a bundle, as paths sorted by name (regular files only).
+    public func endedSessionFiles() -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: endedSessions)) ?? []
+        return names.filter { $0.hasSuffix(".json") }.sorted().map { "\(endedSessions)/\($0)" }.filter { path in
             var info = stat()
             return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
         }

@@ -74,7 +74,9 @@ struct DeliverCrash: AsyncParsableCommand {
                 }
             throw Self.failing("\(raw): not delivered; it stays for the next launch", status: status)
         }
-        // Stored: the next launch must not send it again.
+        // Stored: the next launch must not send it again, and must count the run as crashed (not as
+        // killed: its raw report is gone).
+        if let pid = parsed.pid { RunRecord.mark(.crashed, pid: pid, in: layout) }
         unlink(raw)
         let directory = open(pending, O_RDONLY | O_DIRECTORY)
         if directory >= 0 {

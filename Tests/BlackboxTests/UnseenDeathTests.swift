@@ -52,8 +52,14 @@ struct UnseenDeathTests {
         #expect(details.lastSeenAlive >= (report.process.startTime ?? .distantFuture))
         #expect(details.lastSeenAlive <= details.detectedAt)
         #expect(report.textRendering.contains("Cause:"))
-        // Reported once: the record is gone, and the next start's own run ended cleanly.
-        #expect(directoryEntries(DiagnosticsDirectory(directory.path).runs).isEmpty)
+        // Reported once: the record is gone, and the next start's own run ended cleanly. Both runs are
+        // counted as sessions: one killed, one clean.
+        let layout = DiagnosticsDirectory(directory.path)
+        #expect(directoryEntries(layout.runs) == ["ended"])
+        let outcomes = layout.endedSessionFiles().compactMap { path in
+            DurableFile.read(path).flatMap { try? JSONDecoder().decode(EndedSession.self, from: Data($0)) }?.outcome
+        }
+        #expect(outcomes.map(\.rawValue).sorted() == ["clean", "killed"], "\(outcomes)")
         #expect(try nextStart(directory).count == 1)
     }
 
@@ -78,7 +84,10 @@ struct UnseenDeathTests {
         // A second app cannot start in a directory in use (the journal is locked), but any process
         // may look at it: the check, run from here, must see the record's process alive.
         #expect(UnseenDeaths(directory: DiagnosticsDirectory(directory.path), logFile: nil).reportAll().isEmpty)
-        #expect(directoryEntries(DiagnosticsDirectory(directory.path).runs) == ["\(neighbour.processIdentifier).json"])
+        #expect(
+            directoryEntries(DiagnosticsDirectory(directory.path).runs).filter { $0 != "ended" } == [
+                "\(neighbour.processIdentifier).json"
+            ])
         kill(neighbour.processIdentifier, SIGKILL)
         neighbour.waitUntilExit()
         #expect(try nextStart(directory).count == 1)

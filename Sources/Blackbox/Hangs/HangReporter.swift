@@ -59,6 +59,8 @@ enum HangReporter {
         report.annotations = annotations.isEmpty ? nil : annotations
         do {
             let path = try Outbox(directory).write(report)
+            // If the run never recovers, the next start counts its session as hung, not killed.
+            RunRecord.mark(.hung, pid: getpid(), in: directory)
             configuration.delivery?.reportWritten(path: path)
             return path
         } catch {

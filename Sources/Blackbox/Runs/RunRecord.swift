@@ -13,7 +13,7 @@ import Synchronization
 /// What a running process leaves in `runs/<pid>.json` from its start until its clean exit, so that the
 /// next start can tell a run that died unseen (SIGKILL, the OOM killer, a power loss) and say what it
 /// knows about it.
-struct RunRecord: Codable, Equatable {
+package struct RunRecord: Codable, Equatable {
     var pid: Int32
     /// Seconds since the epoch (the kernel's start time of the process, so a reused pid is told apart).
     var startTime: Double
@@ -72,7 +72,7 @@ struct RunRecord: Codable, Equatable {
 /// a return from `main`, `Blackbox.shutdown`). A forked child shares the parent's atexit handlers;
 /// only the process the record names removes it.
 enum CurrentRun {
-    private static let state = Mutex<(path: String, pid: Int32)?>(nil)
+    private static let state = Mutex<(record: RunRecord, directory: DiagnosticsDirectory)?>(nil)
     private static let exitHookRegistered = Atomic<Bool>(false)
 
     static func begin(_ record: RunRecord, in directory: DiagnosticsDirectory) {
@@ -82,18 +82,55 @@ enum CurrentRun {
             InternalDiagnostics.report("cannot record the run for unseen-death detection: \(error)")
             return
         }
-        state.withLock { $0 = (RunRecord.path(pid: record.pid, in: directory), record.pid) }
+        state.withLock { $0 = (record, directory) }
         if exitHookRegistered.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged {
             atexit { CurrentRun.end() }
         }
     }
 
-    /// The run ended cleanly.
+    /// The run ended cleanly: it is counted as a clean session, and its record goes.
     static func end() {
         let current = state.withLock { state in
             defer { state = nil }
             return state
         }
-        if let current, current.pid == getpid() { unlink(current.path) }
+        guard let (record, directory) = current, record.pid == getpid() else { return }
+        record.recordEnd(.clean, at: Date(), in: directory)
+        unlink(RunRecord.path(pid: record.pid, in: directory))
+    }
+}
+
+extension RunRecord {
+    /// What a run leaves beside its record when something happens that decides how it ends: `hung` (a
+    /// hang report was written), `crashed` (`blackbox deliver-crash` sent its raw report, which is gone).
+    package enum Marker: String {
+        case hung, crashed
+    }
+
+    package static func markerPath(_ marker: Marker, pid: Int32, in directory: DiagnosticsDirectory) -> String {
+        "\(directory.runs)/\(pid).\(marker.rawValue)"
+    }
+
+    package static func mark(_ marker: Marker, pid: Int32, in directory: DiagnosticsDirectory) {
+        try? DurableFile.write([], to: markerPath(marker, pid: pid, in: directory))
+    }
+
+    func hasMarker(_ marker: Marker, in directory: DiagnosticsDirectory) -> Bool {
+        access(Self.markerPath(marker, pid: pid, in: directory), F_OK) == 0
+    }
+
+    /// Counts the run as a session that ended with `outcome` (`runs/ended/`, until a bundle carries
+    /// it), and removes its markers.
+    func recordEnd(_ outcome: EndedSession.Outcome, at end: Date, in directory: DiagnosticsDirectory) {
+        let session = EndedSession(
+            appVersion: appVersion, startTime: Date(timeIntervalSince1970: startTime), endTime: end, outcome: outcome)
+        let path = "\(directory.endedSessions)/\(EndedSession.fileName(startTime: session.startTime, pid: pid))"
+        do {
+            try makeDirectory(directory.endedSessions)
+            try DurableFile.write(Array(try JSONEncoder().encode(session)), to: path)
+        } catch {
+            InternalDiagnostics.report("cannot count the run's session: \(error)", key: "session-count")
+        }
+        for marker in [Marker.hung, .crashed] { unlink(Self.markerPath(marker, pid: pid, in: directory)) }
     }
 }

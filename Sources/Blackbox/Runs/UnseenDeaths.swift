@@ -11,7 +11,8 @@ import BlackboxFormat
 
 /// At start, a `termination` report for each earlier run that neither exited cleanly (its record is
 /// still in `runs/`) nor left a crash report of its own, and is not running any more: it was killed
-/// (SIGKILL, the OOM killer, an unhandled SIGTERM) or the machine went down under it.
+/// (SIGKILL, the OOM killer, an unhandled SIGTERM) or the machine went down under it. Every such run
+/// is counted as a session that ended `crashed`, `hung` (it wrote a hang report) or `killed`.
 struct UnseenDeaths {
     var directory: DiagnosticsDirectory
     /// The active log file, whose tail holds the dead run's last lines (start-up replays what the
@@ -29,12 +30,14 @@ struct UnseenDeaths {
             let isThisProcess = record.pid == getpid() && ownStart.map { abs($0 - record.startTime) < 2 } == true
             // Another process using the same directory, still running.
             if isThisProcess || ProcessFacts.isRunning(record.pid, startedAt: record.startTime) { continue }
-            if leftCrashReport(record) {
+            if leftCrashReport(record) || record.hasMarker(.crashed, in: directory) {
+                record.recordEnd(.crashed, at: now, in: directory)
                 unlink(path)
                 continue
             }
             do {
                 written.append(try Outbox(directory).write(report(for: record, detectedAt: now)))
+                record.recordEnd(record.hasMarker(.hung, in: directory) ? .hung : .killed, at: now, in: directory)
                 unlink(path)
             } catch {
                 InternalDiagnostics.report("cannot write the termination report of pid \(record.pid): \(error)")

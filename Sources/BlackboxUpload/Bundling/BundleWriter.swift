@@ -12,6 +12,9 @@ public struct BundleWriter: Sendable {
     /// Content (before compression) per bundle; more items make more bundles. An item larger than
     /// this goes alone into a bundle of its own. Default 16 MiB (the collector accepts 64 MiB).
     public var maxBundleBytes: Int64 = 16 << 20
+    /// Run counts for the manifest of the first bundle written (a bundle of its own when there are no
+    /// items).
+    public var sessions: [SessionSummary] = []
 
     public init(app: CrashReport.App, host: String) {
         self.app = app
@@ -35,8 +38,10 @@ public struct BundleWriter: Sendable {
             throw BundleError(path: directory, reason: "cannot create the directory (\(error.localizedDescription))")
         }
         var written: [Written] = []
-        for group in partition(items) {
-            written.append(try writeOne(group, into: directory))
+        var groups = partition(items)
+        if groups.isEmpty && !sessions.isEmpty { groups = [[]] }
+        for (index, group) in groups.enumerated() {
+            written.append(try writeOne(group, sessions: index == 0 ? sessions : [], into: directory))
         }
         return written
     }
@@ -58,12 +63,14 @@ public struct BundleWriter: Sendable {
         return groups
     }
 
-    private func writeOne(_ items: [BundleItem], into directory: String) throws(BundleError) -> Written {
+    private func writeOne(_ items: [BundleItem], sessions: [SessionSummary], into directory: String) throws(BundleError)
+        -> Written
+    {
         let id = UUID()
         let path = "\(directory)/\(id.uuidString.lowercased()).zip"
         let temporary = path + ".tmp"
         do {
-            let entries = try writeZip(items, at: temporary, id: id)
+            let entries = try writeZip(items, sessions: sessions, at: temporary, id: id)
             try DurableFile.commit(temporary, to: path)
             return Written(path: path, manifest: entries, items: items)
         } catch let error as BundleError {
@@ -75,7 +82,9 @@ public struct BundleWriter: Sendable {
         }
     }
 
-    private func writeZip(_ items: [BundleItem], at path: String, id: UUID) throws -> BundleManifest {
+    private func writeZip(_ items: [BundleItem], sessions: [SessionSummary], at path: String, id: UUID) throws
+        -> BundleManifest
+    {
         let archive: Archive
         do {
             archive = try Archive(url: URL(fileURLWithPath: path), accessMode: .create)
@@ -87,7 +96,7 @@ public struct BundleWriter: Sendable {
         for item in items {
             entries.append(try add(item, to: archive))
         }
-        let manifest = BundleManifest(bundleID: id, app: app, host: host, entries: entries)
+        let manifest = BundleManifest(bundleID: id, app: app, host: host, entries: entries, sessions: sessions)
         let json = try manifest.encoded()
         try archive.addEntry(
             with: "manifest.json", type: .file, uncompressedSize: Int64(json.count), compressionMethod: .deflate,

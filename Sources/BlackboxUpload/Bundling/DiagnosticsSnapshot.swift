@@ -3,8 +3,8 @@ import BlackboxFormat
 import Foundation
 
 /// Chooses what from an app's diagnostics directory goes into the next bundles (docs/uploading.md):
-/// every report in the outbox, every log archive not sent before, and, with the reports, the end
-/// of the active log file.
+/// every report in the outbox, every log archive not sent before, with the reports the end of the
+/// active log file, and the counts of the runs that ended since the last bundle.
 public struct DiagnosticsSnapshot: Sendable {
     public var directory: String
     /// The log files' base name (`BlackboxConfiguration.baseFileName`).
@@ -21,8 +21,11 @@ public struct DiagnosticsSnapshot: Sendable {
         public var reports: [BundleItem] = []
         public var archives: [BundleItem] = []
         public var activeLog: BundleItem?
+        /// `runs/ended/` files, counted into `sessions`.
+        public var endedSessions: [String] = []
+        public var sessions: [SessionSummary] = []
         public var items: [BundleItem] { reports + archives + (activeLog.map { [$0] } ?? []) }
-        public var isEmpty: Bool { reports.isEmpty && archives.isEmpty }
+        public var isEmpty: Bool { reports.isEmpty && archives.isEmpty && sessions.isEmpty }
         public var bytes: Int64 { items.reduce(0) { $0 + $1.size } }
     }
 
@@ -47,12 +50,23 @@ public struct DiagnosticsSnapshot: Sendable {
                 }
             }
         }
+        var ended: [EndedSession] = []
+        for path in layout.endedSessionFiles() {
+            // An unreadable file counts for nothing, and goes with the others once they are sent.
+            selection.endedSessions.append(path)
+            if let bytes = DurableFile.read(path, limit: 16 << 10),
+                let session = try? JSONDecoder().decode(EndedSession.self, from: Data(bytes))
+            {
+                ended.append(session)
+            }
+        }
+        selection.sessions = SessionSummary.summarize(ended)
         // Never a bundle for the active file alone: a periodic pass would send it again and again.
         let wantsActive =
             switch options.activeLog {
             case .never: false
             case .withReports: !selection.reports.isEmpty
-            case .always: !selection.isEmpty
+            case .always: !selection.reports.isEmpty || !selection.archives.isEmpty
             }
         if wantsActive {
             let name = LogFiles.activeFileName(baseName: baseFileName)
@@ -69,6 +83,7 @@ public struct DiagnosticsSnapshot: Sendable {
     {
         var writer = writer
         writer.maxBundleBytes = options.maxBundleBytes
+        writer.sessions = selection.sessions
         let written = try writer.write(selection.items, into: spool.directory)
         try markBundled(selection)
         return written
@@ -79,6 +94,7 @@ public struct DiagnosticsSnapshot: Sendable {
     package func markBundled(_ selection: Selection) throws(DurableFile.Failure) {
         let outbox = Outbox(layout)
         for report in selection.reports { outbox.remove(reportAt: report.sourcePath) }
+        for path in selection.endedSessions { unlink(path) }
         guard !selection.archives.isEmpty else { return }
         var sent = SentArchives(diagnosticsDirectory: directory)
         let present = Set(LogFiles.archives(inDirectory: layout.logs, baseName: baseFileName))

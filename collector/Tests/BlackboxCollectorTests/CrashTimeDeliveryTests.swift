@@ -142,6 +142,43 @@ struct CrashTimeDeliveryTests {
         await collector.stop()
     }
 
+    @Test("a crash delivered at crash time is, at the next launch, a crashed session and no termination report")
+    func deliveredCrashIsNoUnseenDeath() async throws {
+        try #require(FileManager.default.fileExists(atPath: Self.releaseApp), "no release crash child")
+        let scratch = TemporaryDirectory()
+        defer { scratch.remove() }
+        let diagnostics = "\(scratch.path)/diagnostics"
+        let collector = try await TestCollector.start()
+        let crashed = try await Tool.Running(
+            // A generous deadline: the delivery is not what this test measures, and the suite runs loaded.
+            Self.releaseApp, [diagnostics, "null-write", "main"],
+            environment: Self.delivery(to: collector, deadlineMilliseconds: 60_000)
+        ).wait()
+        #expect(crashed.signal == SIGSEGV, "\(crashed.stderr)")
+        #expect(DiagnosticsDirectory(diagnostics).endedSessionFiles().isEmpty)
+        let pending =
+            (try? FileManager.default.contentsOfDirectory(atPath: DiagnosticsDirectory(diagnostics).pendingCrashes))
+            ?? []
+        let left = pending.filter { $0.hasSuffix(".raw") }
+        #expect(
+            left.isEmpty,
+            "delivered: the raw report is gone; \(left.map { name in String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: "\(DiagnosticsDirectory(diagnostics).pendingCrashes)/\(name)"))) ?? Data(), as: UTF8.self).suffix(120) })"
+        )
+
+        let next = try await Tool.Running(Self.releaseApp, [diagnostics, "clean-exit", "main"], environment: [:]).wait()
+        #expect(next.status == 0, "\(next.stderr)")
+        let outbox =
+            (try? FileManager.default.contentsOfDirectory(atPath: DiagnosticsDirectory(diagnostics).outbox)) ?? []
+        #expect(!outbox.contains { $0.hasPrefix("termination-") }, "not mistaken for a kill: \(outbox)")
+        let outcomes = DiagnosticsDirectory(diagnostics).endedSessionFiles().compactMap { path in
+            (try? Data(contentsOf: URL(fileURLWithPath: path))).flatMap {
+                try? JSONDecoder().decode(EndedSession.self, from: $0)
+            }?.outcome.rawValue
+        }
+        #expect(outcomes.sorted() == ["clean", "crashed"], "\(outcomes)")
+        await collector.stop()
+    }
+
     /// A loopback port that was free a moment ago and has nobody listening.
     private func closedPort() throws -> Int {
         let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

@@ -138,7 +138,9 @@ struct RawReportIngestTests {
         }
         // A manifest from a future format is refused, not misread.
         #expect(throws: APIError.self) {
-            try inspector.inspect(bytes: try Self.bundle(raw: Self.raw, tail: nil, formatVersion: 3))
+            try inspector.inspect(
+                bytes: try Self.bundle(raw: Self.raw, tail: nil, formatVersion: BundleManifest.currentFormatVersion + 1)
+            )
         }
     }
 

@@ -5,7 +5,7 @@ import Hummingbird
 /// The JSON read API under `/api/v1` (admin token). Lists are paginated with `limit` and `offset` and
 /// carry the link to the next page.
 struct ReadAPI {
-    let store: any ProjectReader & SymbolicationStore
+    let store: any ProjectReader & SymbolicationStore & ReleaseStore
     let reader: BundleReader
 
     func register(on group: RouterGroup<AuthenticatedContext>) {
@@ -15,6 +15,11 @@ struct ReadAPI {
             let groups = try await store.groups(in: context.scope, query: query, page: page)
             return try JSONResponse.make(
                 PageOf(groups, page: page, path: "/api/v1/groups", extraQuery: query.queryString))
+        }
+        group.get("releases") { request, context in
+            let page = request.page
+            let releases = try await store.releases(in: context.scope, page: page)
+            return try JSONResponse.make(PageOf(releases, page: page, path: "/api/v1/releases"))
         }
         group.get("groups/:id/trend") { _, context in
             let id = try context.id()

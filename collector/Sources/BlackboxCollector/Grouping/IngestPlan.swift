@@ -53,8 +53,19 @@ public struct IngestPlan: Sendable {
         var needsSymbolication: Bool { images.contains { !$0.resolved } }
     }
 
+    /// Release health: how the app's runs ended, per version (manifest format 3), added to the day the
+    /// bundle arrived.
+    struct SessionRow: Sendable, Equatable {
+        var versionKey: String
+        var clean: Int
+        var crashed: Int
+        var hung: Int
+        var killed: Int
+    }
+
     var bundle: BundleRow
     var files: [InspectedFile]
+    var sessions: [SessionRow] = []
     /// One per distinct report id of the bundle, in the bundle's order.
     var occurrences: [OccurrenceRow]
 
@@ -99,5 +110,28 @@ public struct IngestPlan: Sendable {
                     json: try encoder.encode(report), images: ReportSymbols.imageUses(report)))
         }
         self.occurrences = occurrences
+        sessions = Self.sessionRows(new.manifest?.sessions ?? [])
+    }
+
+    /// At most 100 versions per bundle, counts within 0…1,000,000 (a client cannot make one bundle
+    /// count more runs than a fleet has); summaries of one version are added up.
+    static func sessionRows(_ summaries: [SessionSummary]) -> [SessionRow] {
+        var rows: [SessionRow] = []
+        for summary in summaries.prefix(100) {
+            func bounded(_ count: Int) -> Int { min(max(count, 0), 1_000_000) }
+            let key = summary.appVersion.map { String($0.prefix(200)) } ?? "unknown"
+            let row = SessionRow(
+                versionKey: key.isEmpty ? "unknown" : key, clean: bounded(summary.clean),
+                crashed: bounded(summary.crashed), hung: bounded(summary.hung), killed: bounded(summary.killed))
+            if let index = rows.firstIndex(where: { $0.versionKey == row.versionKey }) {
+                rows[index].clean += row.clean
+                rows[index].crashed += row.crashed
+                rows[index].hung += row.hung
+                rows[index].killed += row.killed
+            } else if row.clean + row.crashed + row.hung + row.killed > 0 {
+                rows.append(row)
+            }
+        }
+        return rows
     }
 }

@@ -77,7 +77,10 @@ struct GroupQuerySQL {
     }
 
     /// The statement with `$1`, `$2`, … (PostgreSQL's placeholders).
-    var numberedSQL: String {
+    var numberedSQL: String { Self.numbered(sql) }
+
+    /// `sql` with each `?` outside a string literal replaced by `$1`, `$2`, …
+    static func numbered(_ sql: String) -> String {
         var result = ""
         var number = 0
         var inString = false

@@ -151,6 +151,47 @@ struct WebUI {
             if files.count == page.limit { values["next"] = "/symbols?offset=\(page.offset + page.limit)" }
             return render("symbols", values)
         }
+        group.get("releases") { request, context in
+            let now = Date()
+            let days = Trends.days(30, endingAt: now)
+            if let version = request.queryDictionary["version"], !version.isEmpty {
+                guard let release = try await store.release(version: version, in: context.scope) else {
+                    return notFound()
+                }
+                let counts = try await store.releaseDays(
+                    version: version, in: context.scope, since: days.since, days: 30)
+                var query = GroupQuery()
+                query.version = version
+                query.order = .count
+                let groups = try await store.groups(in: context.scope, query: query, page: Page(limit: 10))
+                var values = releaseValues(release)
+                values["title"] = "Release \(version)"
+                values["sessionsChart"] = SVGChart(
+                    bars: Trends.bars(counts.sessions, labels: days.labels), name: "chart-sessions"
+                )
+                .render(labelEvery: 5, caption: "Sessions per day")
+                values["crashedChart"] = SVGChart(
+                    bars: Trends.bars(zip(counts.sessions, counts.clean).map { $0 - $1 }, labels: days.labels),
+                    name: "chart-crashed"
+                ).render(labelEvery: 5, caption: "Sessions that did not end cleanly, per day")
+                values["groups"] = groups.map { group -> [String: Any] in
+                    ["id": group.id, "title": group.title, "count": group.versions[version] ?? 0]
+                }
+                values["topLink"] = "/?" + query.queryString
+                return render("release", values)
+            }
+            let releases = try await store.releases(in: context.scope, page: request.page)
+            var rows: [[String: Any]] = []
+            for release in releases {
+                var row = releaseValues(release)
+                let counts = try await store.releaseDays(
+                    version: release.version, in: context.scope, since: days.since, days: 30)
+                row["sparkline"] = SVGChart(bars: Trends.bars(counts.sessions, labels: days.labels), name: "sparkline")
+                    .sparkline()
+                rows.append(row)
+            }
+            return render("releases", ["title": "Releases", "hasReleases": !releases.isEmpty, "releases": rows])
+        }
         group.get("alerts") { _, context in
             let webhooks = try await store.webhooks(in: context.scope)
             let deliveries = try await store.deliveries(webhookID: nil, in: context.scope, page: Page(limit: 50))
@@ -369,6 +410,17 @@ struct WebUI {
                 .render(labelEvery: 5, caption: "Occurrences in the last 30 days, by day"),
             "versions": SVGChart(bars: versions, name: "chart-versions")
                 .render(caption: "Occurrences by app version"),
+        ]
+    }
+
+    private func releaseValues(_ release: ReleaseHealth) -> [String: Any] {
+        [
+            "version": release.version,
+            "link":
+                "/releases?version=\(release.version.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")",
+            "sessions": release.sessions, "clean": release.clean, "crashed": release.crashed, "hung": release.hung,
+            "killed": release.killed, "crashFree": String(format: "%.1f %%", release.crashFreeRate * 100),
+            "groupCount": release.groups, "lastDay": iso(release.lastDay),
         ]
     }
 

@@ -176,5 +176,14 @@ enum PostgresSchema {
             "CREATE INDEX alert_deliveries_due ON alert_deliveries (next_attempt_at) WHERE state = 'pending'",
             "CREATE INDEX alert_deliveries_webhook ON alert_deliveries (webhook_id, id)",
         ],
+        // 7: release health: how the apps' runs ended, per version and day.
+        [
+            """
+            CREATE TABLE release_sessions (
+                project_id BIGINT NOT NULL REFERENCES projects(id), app_version TEXT NOT NULL,
+                day BIGINT NOT NULL, clean BIGINT NOT NULL, crashed BIGINT NOT NULL, hung BIGINT NOT NULL,
+                killed BIGINT NOT NULL, PRIMARY KEY (project_id, app_version, day))
+            """
+        ],
     ]
 }

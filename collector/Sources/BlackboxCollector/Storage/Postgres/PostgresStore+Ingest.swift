@@ -82,6 +82,7 @@ extension PostgresStore {
                 occurrence, bundleID: record.id, projectID: new.projectID, receivedAt: new.receivedAt, connection,
                 logger)
         }
+        try await addSessions(plan, connection, logger)
         return .stored(record)
     }
 

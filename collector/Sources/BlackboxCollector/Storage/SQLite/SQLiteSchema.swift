@@ -156,6 +156,16 @@ enum SQLiteSchema {
                     CREATE INDEX alert_deliveries_webhook ON alert_deliveries (webhook_id, id);
                     """)
         }
+        // Release health: how the apps' runs ended, per version and day.
+        migrator.registerMigration("v7-releases") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE release_sessions (
+                        project_id INTEGER NOT NULL REFERENCES projects(id), app_version TEXT NOT NULL,
+                        day INTEGER NOT NULL, clean INTEGER NOT NULL, crashed INTEGER NOT NULL, hung INTEGER NOT NULL,
+                        killed INTEGER NOT NULL, PRIMARY KEY (project_id, app_version, day));
+                    """)
+        }
         return migrator
     }
 }

@@ -66,6 +66,7 @@ extension SQLiteStore {
         for occurrence in plan.occurrences {
             try insert(occurrence, bundleID: bundleID, projectID: new.projectID, receivedAt: new.receivedAt, in: db)
         }
+        try addSessions(plan, in: db)
         guard let row = try db.cachedRow(sql: "SELECT * FROM bundles WHERE id = ?", arguments: [bundleID]) else {
             throw StorageError.notFound("bundle \(bundleID)")
         }

@@ -1,0 +1,90 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// How one run of an app ended, as the library records it in `runs/ended/` (a clean exit at once; a
+/// crash, a hang that never recovered or a kill at the next start, from what the run left behind).
+public struct EndedSession: Codable, Sendable, Equatable {
+    public enum Outcome: String, Codable, Sendable, CaseIterable {
+        /// `exit`, a return from `main`, `Blackbox.shutdown`.
+        case clean
+        /// The signal handler wrote a crash report.
+        case crashed
+        /// A hang was reported and the run then ended without exiting cleanly.
+        case hung
+        /// It ended unseen: SIGKILL, the OOM killer, a power loss.
+        case killed
+    }
+
+    public var appVersion: String?
+    public var startTime: Date
+    public var endTime: Date
+    public var outcome: Outcome
+
+    public init(appVersion: String?, startTime: Date, endTime: Date, outcome: Outcome) {
+        self.appVersion = appVersion
+        self.startTime = ReportTime.milliseconds(startTime)
+        self.endTime = ReportTime.milliseconds(endTime)
+        self.outcome = outcome
+    }
+
+    /// `<start ms>-<pid>.json`: unique per run, sorted by start.
+    public static func fileName(startTime: Date, pid: Int32) -> String {
+        "\(Int64((startTime.timeIntervalSince1970 * 1000).rounded()))-\(pid).json"
+    }
+}
+
+/// Ended runs of one app version, counted by how they ended: what a bundle manifest carries (format
+/// 3) for the collector's release health.
+public struct SessionSummary: Codable, Sendable, Equatable {
+    /// Nil when the app gives no version.
+    public var appVersion: String?
+    public var clean: Int
+    public var crashed: Int
+    public var hung: Int
+    public var killed: Int
+    public var firstStart: Date
+    public var lastEnd: Date
+
+    public var total: Int { clean + crashed + hung + killed }
+
+    public init(
+        appVersion: String?, clean: Int = 0, crashed: Int = 0, hung: Int = 0, killed: Int = 0, firstStart: Date,
+        lastEnd: Date
+    ) {
+        self.appVersion = appVersion
+        self.clean = clean
+        self.crashed = crashed
+        self.hung = hung
+        self.killed = killed
+        self.firstStart = firstStart
+        self.lastEnd = lastEnd
+    }
+
+    /// One summary per version, in order of first start.
+    public static func summarize(_ sessions: [EndedSession]) -> [SessionSummary] {
+        var summaries: [SessionSummary] = []
+        for session in sessions.sorted(by: { $0.startTime < $1.startTime }) {
+            var summary =
+                summaries.first { $0.appVersion == session.appVersion }
+                ?? SessionSummary(
+                    appVersion: session.appVersion, firstStart: session.startTime, lastEnd: session.endTime)
+            switch session.outcome {
+            case .clean: summary.clean += 1
+            case .crashed: summary.crashed += 1
+            case .hung: summary.hung += 1
+            case .killed: summary.killed += 1
+            }
+            summary.firstStart = min(summary.firstStart, session.startTime)
+            summary.lastEnd = max(summary.lastEnd, session.endTime)
+            if let index = summaries.firstIndex(where: { $0.appVersion == session.appVersion }) {
+                summaries[index] = summary
+            } else {
+                summaries.append(summary)
+            }
+        }
+        return summaries
+    }
+}

@@ -1,0 +1,92 @@
+import BlackboxFormat
+import BlackboxTestSupport
+import CollectorTestSupport
+import Foundation
+import Testing
+
+@testable import BlackboxCollector
+
+@Suite("Release health")
+struct ReleaseHealthTests {
+    @Test("session summaries: per version, by outcome; the manifest says format 3 only when it carries them")
+    func summaries() throws {
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        let sessions: [EndedSession] = [
+            .init(appVersion: "1.0", startTime: start, endTime: start + 5, outcome: .clean),
+            .init(appVersion: "1.1", startTime: start + 10, endTime: start + 20, outcome: .crashed),
+            .init(appVersion: "1.0", startTime: start + 1, endTime: start + 30, outcome: .killed),
+            .init(appVersion: nil, startTime: start + 2, endTime: start + 3, outcome: .hung),
+        ]
+        let summaries = SessionSummary.summarize(sessions)
+        #expect(summaries.map(\.appVersion) == ["1.0", nil, "1.1"])
+        #expect(summaries[0].clean == 1 && summaries[0].killed == 1 && summaries[0].total == 2)
+        #expect(summaries[0].firstStart == start && summaries[0].lastEnd == start + 30)
+        let manifest = BundleManifest(app: .init(name: "a"), host: "h", entries: [], sessions: summaries)
+        #expect(manifest.formatVersion == 3)
+        #expect(try BundleManifest.decode(try manifest.encoded()) == manifest)
+        #expect(BundleManifest(app: .init(name: "a"), host: "h", entries: [], sessions: []).formatVersion == 1)
+        // What a plan counts: bounded, one row per version.
+        var hostile = summaries[0]
+        hostile.clean = 5_000_000
+        hostile.killed = -3
+        let rows = IngestPlan.sessionRows([hostile, summaries[0]])
+        #expect(rows == [.init(versionKey: "1.0", clean: 1_000_001, crashed: 0, hung: 0, killed: 1)])
+    }
+
+    @Test(
+        "5 runs of a version, 1 crashing and 1 SIGKILLed, give 5 sessions, 60 % crash-free, in the API and on the page")
+    func fromChildProcesses() async throws {
+        let collector = try await TestCollector.start()
+        defer { Task { await collector.stop() } }
+        let scratch = TemporaryDirectory(prefix: "release-health")
+        defer { scratch.remove() }
+        let directory = scratch.path
+        let environment = ["SWIFT_BACKTRACE": "enable=no"]
+        // Each start counts the run before it that did not end cleanly; the last one ends cleanly.
+        for mode in ["clean-exit", "null-write", "clean-exit", "wait-to-be-killed", "clean-exit"] {
+            if mode == "wait-to-be-killed" {
+                let running = try Tool.start(
+                    "blackbox-crash-child", [directory, mode, "main"], environment: environment)
+                for _ in 0..<400 where !Tool.output(of: running).stdout.contains("ready") {
+                    try await Task.sleep(for: .milliseconds(25))
+                }
+                running.kill(SIGKILL)
+            } else {
+                let result = try await Tool.run(
+                    "blackbox-crash-child", [directory, mode, "main"], environment: environment)
+                #expect(
+                    mode == "null-write" ? result.signal == SIGSEGV : result.status == 0, "\(mode): \(result.stderr)")
+            }
+        }
+        let ended = DiagnosticsDirectory(directory).endedSessionFiles()
+        #expect(ended.count == 5, "\(ended)")
+
+        let upload = try await Tool.run(
+            "blackbox", ["upload", directory, "--server", collector.baseURL, "--key", collector.ingestKey])
+        #expect(upload.status == 0, "\(upload.stderr)")
+        #expect(
+            DiagnosticsDirectory(directory).endedSessionFiles().isEmpty, "counted once: the files went with the bundle")
+        let releases = try await HTTP.get(collector, "/api/v1/releases").json["items"] as? [[String: Any]] ?? []
+        let release = try #require(releases.first { $0["version"] as? String == "1.0" }, "\(releases)")
+        #expect(release["sessions"] as? Int == 5 && release["clean"] as? Int == 3)
+        #expect(release["crashed"] as? Int == 1 && release["killed"] as? Int == 1)
+        #expect((release["crashFreeRate"] as? Double).map { abs($0 - 0.6) < 1e-9 } == true, "\(release)")
+        // The kill's termination report (the crash's raw report waits for a start that processes it).
+        #expect(release["groups"] as? Int ?? 0 >= 1)
+
+        // Uploading again sends no counts twice.
+        #expect(
+            try await Tool.run(
+                "blackbox", ["upload", directory, "--server", collector.baseURL, "--key", collector.ingestKey]
+            ).status == 0)
+        let again = try await HTTP.get(collector, "/api/v1/releases").json["items"] as? [[String: Any]] ?? []
+        #expect(again.first?["sessions"] as? Int == 5)
+
+        let page = try await HTTP.get(collector, "/releases").text
+        #expect(page.contains("<td class=\"number crash-free\">60.0 %</td>"), "\(page)")
+        let detail = try await HTTP.get(collector, "/releases?version=1.0").text
+        #expect(detail.contains("<dd class=\"sessions\">5</dd>") && detail.contains("1 crashed"))
+        #expect(detail.components(separatedBy: "svg class=\"chart chart-sessions\"").count == 2)
+        #expect(detail.contains("<tr class=\"group\"><td><a href=\"/groups/"), "the groups that hit it")
+    }
+}
