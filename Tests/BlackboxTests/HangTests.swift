@@ -49,6 +49,43 @@ struct HangTests {
         #expect(log.contains("hang over: main loop was unresponsive for"), "\(log)")
     }
 
+    /// How the runs recorded in `directory` ended (release health), sorted.
+    func sessionOutcomes(_ directory: TemporaryDirectory) -> [String] {
+        DiagnosticsDirectory(directory.path).endedSessionFiles().compactMap { path in
+            DurableFile.read(path).flatMap { try? JSONDecoder().decode(EndedSession.self, from: Data($0)) }?
+                .outcome.rawValue
+        }.sorted()
+    }
+
+    @Test("a run killed while hung counts as a hung session; one that recovered and exited, as clean")
+    func hungSessions() throws {
+        let recovered = TemporaryDirectory()
+        defer { recovered.remove() }
+        #expect(try runProgram(executable, [recovered.path, "hang-main", "main"]).status == 0)
+        #expect(sessionOutcomes(recovered) == ["clean"])
+
+        let killed = TemporaryDirectory()
+        defer { killed.remove() }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = [killed.path, "hang-main", "main"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let outbox = DiagnosticsDirectory(killed.path).outbox
+        let deadline = Date().addingTimeInterval(20)
+        while !directoryEntries(outbox).contains(where: { $0.hasPrefix("hang-") && $0.hasSuffix(".json") })
+            && Date() < deadline
+        {
+            usleep(20_000)
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .uncaughtSignal, "killed while still hung")
+        #expect(try runProgram(executable, [killed.path, "clean-exit", "main"]).status == 0)
+        #expect(sessionOutcomes(killed) == ["clean", "hung"])
+    }
+
     @Test("a serial queue blocked for 3 s: one hang report naming the worker thread that blocks it")
     func queue() throws {
         let (reports, log) = try run("hang-queue")

@@ -88,5 +88,35 @@ struct ReleaseHealthTests {
         #expect(detail.contains("<dd class=\"sessions\">5</dd>") && detail.contains("1 crashed"))
         #expect(detail.components(separatedBy: "svg class=\"chart chart-sessions\"").count == 2)
         #expect(detail.contains("<tr class=\"group\"><td><a href=\"/groups/"), "the groups that hit it")
+
+        // In a browser: the release's charts have a bar per day, and the pages raise no script errors.
+        guard let chromium = WebUIBrowserTests.chromium else {
+            #expect(!WebUIBrowserTests.required, "Chromium is not installed")
+            return
+        }
+        let link = try await HTTP.request(
+            "\(collector.baseURL)/api/v1/login-links", method: .POST,
+            headers: [("Authorization", "Bearer \(collector.adminToken)")])
+        let signIn = try #require(link.json["path"] as? String, "\(link.text)")
+        let output = BrowserDriver.outputDirectory(for: "release-health")
+        let run = try BrowserDriver.run(
+            chromium,
+            [
+                .navigate("\(collector.baseURL)\(signIn)?next=%2Freleases"),
+                .evaluate("document.querySelector('tr.release .crash-free').textContent"),
+                .screenshot("1-releases.png"),
+                .click("tr.release a"),
+                .evaluate("document.querySelectorAll('svg.chart-sessions rect.bar').length"),
+                .evaluate("document.querySelectorAll('svg.chart-crashed rect.bar').length"),
+                .evaluate(
+                    "[...document.querySelectorAll('svg.chart-sessions rect.bar')].filter(r => +r.getAttribute('height') > 0).length"
+                ),
+                .screenshot("2-release.png"),
+            ], output: output)
+        #expect(run.failed == nil && run.errors.isEmpty, "\(run.failed ?? "") \(run.errors)")
+        try #require(run.values.count == 8, "\(run)")
+        #expect(run.values[1] as? String == "60.0 %")
+        #expect(run.values[4] as? Int == 30 && run.values[5] as? Int == 30 && run.values[6] as? Int == 1)
+        print("release health screenshots: \(output)")
     }
 }
