@@ -36,10 +36,11 @@ var configuration = BlackboxConfiguration(appName: "crash-child", directory: dir
 configuration.appVersion = "1.0"
 configuration.appBuild = "42"
 configuration.sinks = [.file]
-configuration.crashReporting.processPendingAtStart = false
 configuration.crashReporting.metadata = ["test": "crash-matrix"]
-// Crash-time delivery, for its tests: the helper, the collector, the key and the deadline in ms.
 let environment = ProcessInfo.processInfo.environment
+// Tests process pending reports themselves, unless they ask the start to (as an app's does).
+configuration.crashReporting.processPendingAtStart = environment["CRASH_CHILD_PROCESS_AT_START"] == "1"
+// Crash-time delivery, for its tests: the helper, the collector, the key and the deadline in ms.
 if let helper = environment["CRASH_CHILD_DELIVERY_HELPER"] {
     var delivery = CrashTimeDelivery(
         executable: helper, server: environment["CRASH_CHILD_DELIVERY_SERVER"] ?? "",

@@ -144,6 +144,32 @@ struct CrashReportProcessingTests {
             "the next start takes them")
     }
 
+    @Test("a clean exit while a start is still processing a report puts it back: the next start processes it")
+    func exitDuringProcessing() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let executable = "\(Build.debug.binDirectory ?? "")/blackbox-crash-child"
+        let crashed = try runProgram(
+            executable, [directory.path, "null-write", "main"], environment: ["SWIFT_BACKTRACE": "enable=no"])
+        #expect(crashed.signaled)
+        // A symbolizer that answers nothing for 6 s: processing is still under way when `healthy`
+        // exits cleanly after about 3 s.
+        let slow = directory.write("slow-symbolizer", "#!/bin/sh\nsleep 6\n")
+        chmod(slow, 0o755)
+        let healthy = try runProgram(
+            executable, [directory.path, "healthy", "main"],
+            environment: [
+                "SWIFT_BACKTRACE": "enable=no", "BLACKBOX_SYMBOLIZER": slow, "CRASH_CHILD_PROCESS_AT_START": "1",
+            ])
+        #expect(healthy.status == 0, "\(healthy.stderr)")
+        let pending = directoryEntries("\(directory.path)/crashes/pending")
+        #expect(
+            pending.count == 1 && pending.first?.hasSuffix(".raw") == true, "put back, not left processing: \(pending)")
+        #expect(directoryEntries("\(directory.path)/crashes/quarantine").isEmpty)
+        let outcome = CrashReportProcessor(directory: directory.path).processPending()
+        #expect(outcome.processed.count == 1 && outcome.quarantined.isEmpty)
+    }
+
     @Test("a file that is not a raw report is quarantined with the reason")
     func notAReport() throws {
         let directory = TemporaryDirectory()

@@ -1,4 +1,5 @@
 import BlackboxFormat
+import Synchronization
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -68,6 +69,8 @@ public struct CrashReportProcessor: Sendable {
                 continue
             }
             DurableFile.syncDirectory(containing: processing)
+            InProgress.begin(processing: processing, raw: raw)
+            defer { InProgress.end() }
             guard let bytes = DurableFile.read(processing) else {
                 outcome.failures.append("\(processing): \(errnoDescription())")
                 rename(processing, raw)
@@ -82,14 +85,18 @@ public struct CrashReportProcessor: Sendable {
             }
             var report = builder.build(from: parsed)
             report.notes.append("processed from \(name)")
-            do {
-                let path = try Outbox(layout).write(report)
-                unlink(processing)
-                DurableFile.syncDirectory(containing: processing)
-                outcome.processed.append((report, path))
-            } catch {
-                outcome.failures.append(error.description)
-                rename(processing, raw)
+            // Committed under the in-progress lock: an exit meanwhile waits for it, or has already
+            // put the raw report back (then this run leaves it for the next start).
+            InProgress.commit { () -> Void in
+                do {
+                    let path = try Outbox(layout).write(report)
+                    unlink(processing)
+                    DurableFile.syncDirectory(containing: processing)
+                    outcome.processed.append((report, path))
+                } catch {
+                    outcome.failures.append("\(error)")
+                    rename(processing, raw)
+                }
             }
         }
         return outcome
@@ -124,6 +131,39 @@ public struct CrashReportProcessor: Sendable {
             InternalDiagnostics.say("quarantined crash report \(destination): \(reason)")
         } else {
             outcome.failures.append("\(layout.pendingCrashes)/\(name): \(errnoDescription())")
+        }
+    }
+}
+
+/// The raw report being processed now. A clean exit meanwhile (a short-lived program whose start
+/// began processing) puts it back as `.raw`: left as `.raw.processing`, the next start would take it
+/// for a report whose processing crashed the app and quarantine it. A crash leaves it, as it should.
+private enum InProgress {
+    private static let current = Mutex<(processing: String, raw: String)?>(nil)
+    private static let exitHookRegistered = Atomic<Bool>(false)
+
+    static func begin(processing: String, raw: String) {
+        current.withLock { $0 = (processing, raw) }
+        if exitHookRegistered.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged {
+            atexit { InProgress.putBack() }
+        }
+    }
+
+    static func end() { current.withLock { $0 = nil } }
+
+    /// Runs `body` if the report is still being processed (not put back by an exit).
+    static func commit(_ body: () -> Void) {
+        current.withLock { current in
+            guard current != nil else { return }
+            body()
+        }
+    }
+
+    private static func putBack() {
+        current.withLock { current in
+            guard let (processing, raw) = current else { return }
+            if rename(processing, raw) == 0 { DurableFile.syncDirectory(containing: raw) }
+            current = nil
         }
     }
 }
