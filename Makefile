@@ -1,7 +1,7 @@
 # Blackbox. `make run` and `make test` work on a fresh Debian machine with the Swift toolchain.
 SWIFT ?= swift
 APT_PACKAGES := zlib1g-dev libunwind-dev pkg-config libsqlite3-dev llvm
-TEST_PACKAGES := chromium zip postgresql nginx debuginfod
+TEST_PACKAGES := chromium zip postgresql nginx debuginfod python3
 BENCH_PACKAGES := libspdlog-dev g++
 RUN_DIR ?= $(CURDIR)/.run/example
 COLLECTOR_DATA ?= $(CURDIR)/.run/collector

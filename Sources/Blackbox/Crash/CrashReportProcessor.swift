@@ -70,7 +70,7 @@ public struct CrashReportProcessor: Sendable {
             }
             DurableFile.syncDirectory(containing: processing)
             InProgress.begin(processing: processing, raw: raw)
-            defer { InProgress.end() }
+            defer { InProgress.end(processing: processing) }
             guard let bytes = DurableFile.read(processing) else {
                 outcome.failures.append("\(processing): \(errnoDescription())")
                 rename(processing, raw)
@@ -87,7 +87,7 @@ public struct CrashReportProcessor: Sendable {
             report.notes.append("processed from \(name)")
             // Committed under the in-progress lock: an exit meanwhile waits for it, or has already
             // put the raw report back (then this run leaves it for the next start).
-            InProgress.commit { () -> Void in
+            InProgress.commit(processing: processing) { () -> Void in
                 do {
                     let path = try Outbox(layout).write(report)
                     unlink(processing)
@@ -135,35 +135,38 @@ public struct CrashReportProcessor: Sendable {
     }
 }
 
-/// The raw report being processed now. A clean exit meanwhile (a short-lived program whose start
-/// began processing) puts it back as `.raw`: left as `.raw.processing`, the next start would take it
-/// for a report whose processing crashed the app and quarantine it. A crash leaves it, as it should.
+/// The raw reports being processed now (by any processor of this process). A clean exit meanwhile
+/// (a short-lived program whose start began processing) puts them back as `.raw`: left as
+/// `.raw.processing`, the next start would take them for reports whose processing crashed the app
+/// and quarantine them. A crash leaves them, as it should.
 private enum InProgress {
-    private static let current = Mutex<(processing: String, raw: String)?>(nil)
+    /// `.processing` path → the `.raw` path it came from.
+    private static let current = Mutex<[String: String]>([:])
     private static let exitHookRegistered = Atomic<Bool>(false)
 
     static func begin(processing: String, raw: String) {
-        current.withLock { $0 = (processing, raw) }
+        current.withLock { $0[processing] = raw }
         if exitHookRegistered.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged {
             atexit { InProgress.putBack() }
         }
     }
 
-    static func end() { current.withLock { $0 = nil } }
+    static func end(processing: String) { current.withLock { $0[processing] = nil } }
 
     /// Runs `body` if the report is still being processed (not put back by an exit).
-    static func commit(_ body: () -> Void) {
+    static func commit(processing: String, _ body: () -> Void) {
         current.withLock { current in
-            guard current != nil else { return }
+            guard current[processing] != nil else { return }
             body()
         }
     }
 
     private static func putBack() {
         current.withLock { current in
-            guard let (processing, raw) = current else { return }
-            if rename(processing, raw) == 0 { DurableFile.syncDirectory(containing: raw) }
-            current = nil
+            for (processing, raw) in current where rename(processing, raw) == 0 {
+                DurableFile.syncDirectory(containing: raw)
+            }
+            current = [:]
         }
     }
 }

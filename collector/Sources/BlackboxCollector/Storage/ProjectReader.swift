@@ -30,3 +30,12 @@ extension ProjectReader {
         try await groups(in: scope, query: GroupQuery(), page: page)
     }
 }
+
+/// Counts per group and bucket (`occurrenceHistogram`'s rows) as one array per group asked for, with
+/// zeros where nothing happened; rows outside the buckets are ignored.
+func histogram(groupIDs: [Int64], buckets: Int, rows: [(group: Int64, bucket: Int, count: Int)]) -> [Int64: [Int]] {
+    var histogram = Dictionary(
+        groupIDs.map { ($0, Array(repeating: 0, count: buckets)) }, uniquingKeysWith: { first, _ in first })
+    for row in rows where (0..<buckets).contains(row.bucket) { histogram[row.group]?[row.bucket] = row.count }
+    return histogram
+}

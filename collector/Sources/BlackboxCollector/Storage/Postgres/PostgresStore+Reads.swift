@@ -75,14 +75,11 @@ extension PostgresStore {
             """
         ) {
             (
-                try $0["group_id"].decode(Int64.self), Int(try $0["bucket"].decode(Int64.self)),
-                Int(try $0["n"].decode(Int64.self))
+                group: try $0["group_id"].decode(Int64.self), bucket: Int(try $0["bucket"].decode(Int64.self)),
+                count: Int(try $0["n"].decode(Int64.self))
             )
         }
-        var histogram = Dictionary(
-            groupIDs.map { ($0, Array(repeating: 0, count: buckets)) }, uniquingKeysWith: { first, _ in first })
-        for (group, bucket, count) in rows where (0..<buckets).contains(bucket) { histogram[group]?[bucket] = count }
-        return histogram
+        return histogram(groupIDs: groupIDs, buckets: buckets, rows: rows)
     }
 
     public func group(id: Int64, in scope: ProjectScope) async throws -> CrashGroup? {

@@ -62,10 +62,8 @@ extension SQLiteStore {
         let values =
             [start.databaseValue, Double(bucketSeconds).databaseValue, scope.projectID.databaseValue]
             + groupIDs.map(\.databaseValue) + [start.databaseValue, end.databaseValue]
-        return try await pool.read { db in
-            var histogram = Dictionary(
-                groupIDs.map { ($0, Array(repeating: 0, count: buckets)) }, uniquingKeysWith: { first, _ in first })
-            for row in try Row.fetchAll(
+        let rows = try await pool.read { db in
+            try Row.fetchAll(
                 db,
                 sql: """
                     SELECT group_id, CAST((occurred_at - ?) / ? AS INTEGER) AS bucket, count(*) AS n FROM reports
@@ -73,14 +71,10 @@ extension SQLiteStore {
                         AND occurred_at >= ? AND occurred_at < ?
                     GROUP BY group_id, bucket
                     """,
-                arguments: StatementArguments(values))
-            {
-                let group: Int64 = row["group_id"]
-                let bucket: Int = row["bucket"]
-                if (0..<buckets).contains(bucket) { histogram[group]?[bucket] = row["n"] }
-            }
-            return histogram
+                arguments: StatementArguments(values)
+            ).map { (group: $0["group_id"] as Int64, bucket: $0["bucket"] as Int, count: $0["n"] as Int) }
         }
+        return histogram(groupIDs: groupIDs, buckets: buckets, rows: rows)
     }
 
     public func group(id: Int64, in scope: ProjectScope) async throws -> CrashGroup? {
