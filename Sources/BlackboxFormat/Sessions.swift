@@ -30,6 +30,22 @@ public struct EndedSession: Codable, Sendable, Equatable {
         self.outcome = outcome
     }
 
+    /// The ended runs waiting in `directory` to be counted, and their files (an unreadable file counts
+    /// for nothing but is listed, so it goes with the others).
+    public static func pending(in directory: DiagnosticsDirectory) -> (paths: [String], sessions: [EndedSession]) {
+        let paths = directory.endedSessionFiles()
+        let decoder = JSONDecoder()
+        let sessions = paths.compactMap { path -> EndedSession? in
+            // The files are a few hundred bytes; anything larger is not one of them.
+            guard let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int,
+                size <= 16 << 10,
+                let data = FileManager.default.contents(atPath: path)
+            else { return nil }
+            return try? decoder.decode(EndedSession.self, from: data)
+        }
+        return (paths, sessions)
+    }
+
     /// `<start ms>-<pid>.json`: unique per run, sorted by start.
     public static func fileName(startTime: Date, pid: Int32) -> String {
         "\(Int64((startTime.timeIntervalSince1970 * 1000).rounded()))-\(pid).json"

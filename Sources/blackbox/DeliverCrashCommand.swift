@@ -49,9 +49,22 @@ struct DeliverCrash: AsyncParsableCommand {
         let staging = "\(layout.crashDelivery)/\(base)-\(getpid())"
         defer { try? FileManager.default.removeItem(atPath: staging) }
         let spool = Spool(directory: staging + "/bundle", rejectedDirectory: staging + "/rejected")
+        // Release health: the crashed run is counted now, with the runs that ended before it, since an
+        // ephemeral container has no next start to count them.
+        let run = parsed.pid.flatMap { pid in RunRecord.all(in: layout).first { $0.record.pid == pid } }
+        let ended = EndedSession.pending(in: layout)
+        var sessions = ended.sessions
+        if let run {
+            sessions.append(
+                EndedSession(
+                    appVersion: run.record.appVersion, startTime: Date(timeIntervalSince1970: run.record.startTime),
+                    endTime: parsed.timeSeconds.map { Date(timeIntervalSince1970: TimeInterval($0)) } ?? Date(),
+                    outcome: .crashed))
+        }
         do {
             try writeBundle(
-                parsed, rawPath: raw, rawSize: Int64(bytes.count), base: base, staging: staging, into: spool)
+                parsed, rawPath: raw, rawSize: Int64(bytes.count), base: base, staging: staging,
+                sessions: SessionSummary.summarize(sessions), into: spool)
         } catch {
             throw Self.failing("\(raw): cannot bundle it: \(error)", status: 3)
         }
@@ -74,9 +87,15 @@ struct DeliverCrash: AsyncParsableCommand {
                 }
             throw Self.failing("\(raw): not delivered; it stays for the next launch", status: status)
         }
-        // Stored: the next launch must not send it again, and must count the run as crashed (not as
-        // killed: its raw report is gone).
-        if let pid = parsed.pid { RunRecord.mark(.crashed, pid: pid, in: layout) }
+        // Stored: the next launch must not send it again, nor count the runs again. The crashed run's
+        // record goes too: it is accounted for (a record left behind would be taken for a kill).
+        for path in ended.paths { unlink(path) }
+        if let run {
+            unlink(run.path)
+            unlink(RunRecord.markerPath(.hung, pid: run.record.pid, in: layout))
+        } else if let pid = parsed.pid {
+            RunRecord.mark(.crashed, pid: pid, in: layout)
+        }
         unlink(raw)
         let directory = open(pending, O_RDONLY | O_DIRECTORY)
         if directory >= 0 {
@@ -88,7 +107,8 @@ struct DeliverCrash: AsyncParsableCommand {
     /// `reports/<name>.raw` as it is, and `reports/<name>.tail.log`: the intact log records the
     /// handler copied from the journal, as text (the collector has no journal reader).
     private func writeBundle(
-        _ parsed: RawCrashReport, rawPath: String, rawSize: Int64, base: String, staging: String, into spool: Spool
+        _ parsed: RawCrashReport, rawPath: String, rawSize: Int64, base: String, staging: String,
+        sessions: [SessionSummary], into spool: Spool
     ) throws {
         // Private like the rest of the diagnostics directory (the bundle holds log lines), level by level.
         for directory in [(staging as NSString).deletingLastPathComponent, staging, spool.directory] {
@@ -111,11 +131,12 @@ struct DeliverCrash: AsyncParsableCommand {
                         range: 0..<Int64(text.count)))
             }
         }
-        let writer = BundleWriter(
+        var writer = BundleWriter(
             app: .init(
                 name: parsed.header["app"] ?? "unknown", version: parsed.header["app-version"],
                 build: parsed.header["app-build"]),
             host: parsed.header["host"] ?? ProcessInfo.processInfo.hostName)
+        writer.sessions = sessions
         _ = try writer.write(items, into: spool.directory)
     }
 

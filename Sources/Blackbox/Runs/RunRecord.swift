@@ -14,11 +14,11 @@ import Synchronization
 /// next start can tell a run that died unseen (SIGKILL, the OOM killer, a power loss) and say what it
 /// knows about it.
 package struct RunRecord: Codable, Equatable {
-    var pid: Int32
+    package var pid: Int32
     /// Seconds since the epoch (the kernel's start time of the process, so a reused pid is told apart).
-    var startTime: Double
+    package var startTime: Double
     var appName: String
-    var appVersion: String?
+    package var appVersion: String?
     var appBuild: String?
     var bootID: String?
     /// The memory cgroup's OOM-kill counter file and its value at start.
@@ -36,7 +36,9 @@ package struct RunRecord: Codable, Equatable {
             machineOOMKills: ProcessFacts.machineOOMKills())
     }
 
-    static func path(pid: Int32, in directory: DiagnosticsDirectory) -> String { "\(directory.runs)/\(pid).json" }
+    package static func path(pid: Int32, in directory: DiagnosticsDirectory) -> String {
+        "\(directory.runs)/\(pid).json"
+    }
 
     func write(in directory: DiagnosticsDirectory) throws(DurableFile.Failure) {
         do {
@@ -54,7 +56,7 @@ package struct RunRecord: Codable, Equatable {
     }
 
     /// Every record in `runs/`; unreadable ones are removed (a half-written record says nothing).
-    static func all(in directory: DiagnosticsDirectory) -> [(path: String, record: RunRecord)] {
+    package static func all(in directory: DiagnosticsDirectory) -> [(path: String, record: RunRecord)] {
         directoryEntries(directory.runs).filter { $0.hasSuffix(".json") }.sorted().compactMap { name in
             let path = "\(directory.runs)/\(name)"
             guard let bytes = DurableFile.read(path, limit: 64 << 10),

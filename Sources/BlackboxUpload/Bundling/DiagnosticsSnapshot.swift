@@ -50,17 +50,9 @@ public struct DiagnosticsSnapshot: Sendable {
                 }
             }
         }
-        var ended: [EndedSession] = []
-        for path in layout.endedSessionFiles() {
-            // An unreadable file counts for nothing, and goes with the others once they are sent.
-            selection.endedSessions.append(path)
-            if let bytes = DurableFile.read(path, limit: 16 << 10),
-                let session = try? JSONDecoder().decode(EndedSession.self, from: Data(bytes))
-            {
-                ended.append(session)
-            }
-        }
-        selection.sessions = SessionSummary.summarize(ended)
+        let ended = EndedSession.pending(in: layout)
+        selection.endedSessions = ended.paths
+        selection.sessions = SessionSummary.summarize(ended.sessions)
         // Never a bundle for the active file alone: a periodic pass would send it again and again.
         let wantsActive =
             switch options.activeLog {

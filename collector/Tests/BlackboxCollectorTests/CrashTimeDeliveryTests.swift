@@ -142,40 +142,39 @@ struct CrashTimeDeliveryTests {
         await collector.stop()
     }
 
-    @Test("a crash delivered at crash time is, at the next launch, a crashed session and no termination report")
+    @Test("a crash delivered at crash time counts its session at once, and the next launch takes it for no kill")
     func deliveredCrashIsNoUnseenDeath() async throws {
         try #require(FileManager.default.fileExists(atPath: Self.releaseApp), "no release crash child")
         let scratch = TemporaryDirectory()
         defer { scratch.remove() }
         let diagnostics = "\(scratch.path)/diagnostics"
+        let layout = DiagnosticsDirectory(diagnostics)
         let collector = try await TestCollector.start()
+        // A run that ended cleanly before: its session goes out with the crash.
+        #expect(
+            try await Tool.Running(Self.releaseApp, [diagnostics, "clean-exit", "main"], environment: [:]).wait().status
+                == 0)
         let crashed = try await Tool.Running(
             // A generous deadline: the delivery is not what this test measures, and the suite runs loaded.
             Self.releaseApp, [diagnostics, "null-write", "main"],
             environment: Self.delivery(to: collector, deadlineMilliseconds: 60_000)
         ).wait()
         #expect(crashed.signal == SIGSEGV, "\(crashed.stderr)")
-        #expect(DiagnosticsDirectory(diagnostics).endedSessionFiles().isEmpty)
-        let pending =
-            (try? FileManager.default.contentsOfDirectory(atPath: DiagnosticsDirectory(diagnostics).pendingCrashes))
-            ?? []
-        let left = pending.filter { $0.hasSuffix(".raw") }
-        #expect(
-            left.isEmpty,
-            "delivered: the raw report is gone; \(left.map { name in String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: "\(DiagnosticsDirectory(diagnostics).pendingCrashes)/\(name)"))) ?? Data(), as: UTF8.self).suffix(120) })"
-        )
+        let pending = (try? FileManager.default.contentsOfDirectory(atPath: layout.pendingCrashes)) ?? []
+        #expect(pending.filter { $0.hasSuffix(".raw") }.isEmpty, "delivered: the raw report is gone")
+        #expect(layout.endedSessionFiles().isEmpty, "the earlier run's count went with the crash")
+        let records = ((try? FileManager.default.contentsOfDirectory(atPath: layout.runs)) ?? []).filter {
+            $0.hasSuffix(".json")
+        }
+        #expect(records.isEmpty, "the crashed run is accounted for: \(records)")
+        let releases = try await HTTP.get(collector, "/api/v1/releases").json["items"] as? [[String: Any]] ?? []
+        #expect(releases.first?["sessions"] as? Int == 2 && releases.first?["crashed"] as? Int == 1, "\(releases)")
 
         let next = try await Tool.Running(Self.releaseApp, [diagnostics, "clean-exit", "main"], environment: [:]).wait()
         #expect(next.status == 0, "\(next.stderr)")
-        let outbox =
-            (try? FileManager.default.contentsOfDirectory(atPath: DiagnosticsDirectory(diagnostics).outbox)) ?? []
+        let outbox = (try? FileManager.default.contentsOfDirectory(atPath: layout.outbox)) ?? []
         #expect(!outbox.contains { $0.hasPrefix("termination-") }, "not mistaken for a kill: \(outbox)")
-        let outcomes = DiagnosticsDirectory(diagnostics).endedSessionFiles().compactMap { path in
-            (try? Data(contentsOf: URL(fileURLWithPath: path))).flatMap {
-                try? JSONDecoder().decode(EndedSession.self, from: $0)
-            }?.outcome.rawValue
-        }
-        #expect(outcomes.sorted() == ["clean", "crashed"], "\(outcomes)")
+        #expect(EndedSession.pending(in: layout).sessions.map(\.outcome) == [.clean], "only the new run waits")
         await collector.stop()
     }
 
