@@ -72,6 +72,15 @@ struct AlertRuleTests {
         }
     }
 
+    @Test("a collector built but never run is released cleanly (its alert sender holds no HTTP client yet)")
+    func builtButNeverRun() throws {
+        // AsyncHTTPClient traps in the deinit of a client that was not shut down: this test process
+        // would die here if the sender made its client before running.
+        let scratch = TemporaryDirectory(prefix: "built-not-run")
+        defer { scratch.remove() }
+        for _ in 0..<2 { _ = try CollectorServer(configuration: CollectorConfiguration(dataDirectory: scratch.path)) }
+    }
+
     @Test("the Slack variant escapes mrkdwn and links the group; the signature is HMAC-SHA256 of the body")
     func payloads() throws {
         let report = Reports.crash(functions: ["shop.a<b>() -> ()"], message: "x & y")

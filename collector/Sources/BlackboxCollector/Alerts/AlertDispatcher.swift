@@ -17,7 +17,6 @@ final class AlertDispatcher: Service, Sendable {
     private let baseURL: String
     private let pollInterval: Duration
     private let claimLease: Duration
-    private let client: HTTPClient
     private let wakeups: AsyncStream<Void>
     private let wakeContinuation: AsyncStream<Void>.Continuation
     private let stopping = Atomic<Bool>(false)
@@ -34,19 +33,25 @@ final class AlertDispatcher: Service, Sendable {
         self.baseURL = baseURL
         self.pollInterval = pollInterval
         self.claimLease = claimLease
+        (wakeups, wakeContinuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    func wake() { wakeContinuation.yield() }
+
+    /// The client exists only while the service runs: AsyncHTTPClient traps when a client is released
+    /// without `shutdown()`, and a server that is built but never run must not take its process down.
+    static func makeClient() -> HTTPClient {
         var configuration = HTTPClient.Configuration()
         // A redirect would carry the signed body (and its secret's signature) somewhere else.
         configuration.redirectConfiguration = .disallow
         configuration.timeout = .init(connect: .seconds(5), read: .seconds(10))
         // A refused connection is one failed attempt, retried on the queue's schedule, not for 5 s here.
         configuration.connectionPool.retryConnectionEstablishment = false
-        client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-        (wakeups, wakeContinuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }
 
-    func wake() { wakeContinuation.yield() }
-
     func run() async throws {
+        let client = Self.makeClient()
         await withGracefulShutdownHandler {
             await withTaskGroup(of: Void.self) { tasks in
                 tasks.addTask { [self] in
@@ -56,7 +61,7 @@ final class AlertDispatcher: Service, Sendable {
                     }
                 }
                 for await _ in wakeups {
-                    await deliverDue()
+                    await deliverDue(using: client)
                 }
                 tasks.cancelAll()
             }
@@ -64,14 +69,15 @@ final class AlertDispatcher: Service, Sendable {
             stopping.store(true, ordering: .relaxed)
             wakeContinuation.finish()
         }
-        try? await client.shutdown()
+        // Not cancellable: the client must be shut down whatever ended the service.
+        await Task { try? await client.shutdown() }.value
     }
 
     private var isStopping: Bool { Task.isCancelled || stopping.load(ordering: .relaxed) }
 
     /// Sends every delivery due now; returns how many were attempted (tests wait with it).
     @discardableResult
-    func deliverDue() async -> Int {
+    func deliverDue(using client: HTTPClient) async -> Int {
         var attempted = 0
         while !isStopping {
             let now = Date()
@@ -87,7 +93,7 @@ final class AlertDispatcher: Service, Sendable {
             if claimed.isEmpty { return attempted }
             await withTaskGroup(of: Void.self) { sends in
                 for (delivery, webhook) in claimed {
-                    sends.addTask { await self.attempt(delivery, to: webhook) }
+                    sends.addTask { await self.attempt(delivery, to: webhook, using: client) }
                 }
             }
             attempted += claimed.count
@@ -95,8 +101,8 @@ final class AlertDispatcher: Service, Sendable {
         return attempted
     }
 
-    private func attempt(_ delivery: AlertDelivery, to webhook: Webhook) async {
-        let outcome = await send(delivery, to: webhook)
+    private func attempt(_ delivery: AlertDelivery, to webhook: Webhook, using client: HTTPClient) async {
+        let outcome = await send(delivery, to: webhook, using: client)
         let attempts = delivery.attempts + 1
         let retryAt =
             outcome.delivered
@@ -118,7 +124,7 @@ final class AlertDispatcher: Service, Sendable {
         }
     }
 
-    private func send(_ delivery: AlertDelivery, to webhook: Webhook) async -> (
+    private func send(_ delivery: AlertDelivery, to webhook: Webhook, using client: HTTPClient) async -> (
         delivered: Bool, status: Int?, error: String?
     ) {
         let scope = ProjectScope(projectID: webhook.projectID)
