@@ -411,8 +411,14 @@ package enum ReportTime {
         Date(timeIntervalSince1970: (date.timeIntervalSince1970 * 1000).rounded() / 1000)
     }
 
+    /// Years 1 to 9999: a time from a file (a raw report's `time` line, a decoded report) can be
+    /// anything, and converting a larger one to milliseconds would overflow `Int64`.
+    private static let representable = -62_135_596_800.0...253_402_300_799.0
+
     package static func format(_ date: Date) -> String {
-        let total = Int64((date.timeIntervalSince1970 * 1000).rounded())
+        let since1970 = date.timeIntervalSince1970
+        let clamped = since1970.isNaN ? 0 : min(max(since1970, representable.lowerBound), representable.upperBound)
+        let total = Int64((clamped * 1000).rounded())
         let seconds = total.quotientAndRemainderFlooring(by: 1000)
         let whole = Date(timeIntervalSince1970: Double(seconds.quotient)).formatted(Date.ISO8601FormatStyle())
         let millis = String(seconds.remainder)

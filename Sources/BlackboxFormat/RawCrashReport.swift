@@ -90,8 +90,9 @@ public struct RawCrashReport: Sendable {
             cursor = end + 1
             return Substring(line)
         }
+        // `count` comes from the file: compared without adding, so no value can overflow the cursor.
         func blob(_ count: Int) -> ArraySlice<UInt8>? {
-            guard count >= 0, cursor + count <= bytes.count else { return nil }
+            guard count >= 0, cursor <= bytes.count, count <= bytes.count - cursor else { return nil }
             defer { cursor += count + 1 }  // the blob is followed by a newline
             return bytes[cursor..<cursor + count]
         }
@@ -137,7 +138,7 @@ public struct RawCrashReport: Sendable {
             case "unwind":
                 guard let pc = Self.hex(value), admit(unwindFrames.count, Limits.frames) else { continue }
                 unwindFrames.append(pc)
-            case "unwind-omitted": unwindOmission = (unwindFrames.count, Int(value) ?? 0)
+            case "unwind-omitted": unwindOmission = (unwindFrames.count, Self.count(value))
             case "unwind-end": unwindStatus = String(Self.split(value).1)
             case "image":
                 let parts = value.split(separator: " ", maxSplits: 4)
@@ -180,9 +181,9 @@ public struct RawCrashReport: Sendable {
                 if !otherThreads.isEmpty {
                     otherThreads[otherThreads.count - 1].truncated = value.hasSuffix(" truncated")
                 }
-            case "threads-omitted": omittedThreads = Int(value) ?? 0
+            case "threads-omitted": omittedThreads = Self.count(value)
             case "threads-unavailable": threadsUnavailable = String(value)
-            case "threads-end": threadCaptureNanoseconds = Int(value)
+            case "threads-end": threadCaptureNanoseconds = Int(value).map { max(0, $0) }
             case "nested-fault": if admit(nestedFaults.count, Limits.entries) { nestedFaults.append(String(value)) }
             case "nested-fault-unrecoverable": nestedFaults.append("unrecoverable")
             case "watchdog-timeout": watchdogFired = true
@@ -202,6 +203,12 @@ public struct RawCrashReport: Sendable {
     private static func split(_ line: Substring) -> (Substring, Substring) {
         guard let space = line.firstIndex(of: " ") else { return (line, "") }
         return (line[..<space], line[line.index(after: space)...])
+    }
+
+    /// A count the handler wrote (omitted frames or threads): never negative, and bounded so that
+    /// whatever adds or prints it later cannot overflow.
+    private static func count(_ text: Substring) -> Int {
+        min(max(Int(text) ?? 0, 0), Int(Int32.max))
     }
 
     private static func hex(_ text: Substring) -> UInt64? {

@@ -34,6 +34,7 @@
 #include "raw_writer.h"
 #include "threads.h"
 #include "unwinder.h"
+#include "syscalls.h"
 
 static const int handled_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS};
 #define HANDLED_COUNT (sizeof(handled_signals) / sizeof(handled_signals[0]))
@@ -67,7 +68,7 @@ static sigjmp_buf recovery_point;
 static volatile sig_atomic_t recovery_armed;
 static volatile sig_atomic_t nested_signal;
 
-static pid_t current_thread_id(void) { return (pid_t)syscall(SYS_gettid); }
+static pid_t current_thread_id(void) { return (pid_t)bbx_syscall0(SYS_gettid); }
 
 static const char *signal_name(int sig) {
     switch (sig) {
@@ -94,7 +95,7 @@ static void die_by_signal(int sig, pid_t thread) {
     sigemptyset(&unblock);
     sigaddset(&unblock, sig);
     sigprocmask(SIG_UNBLOCK, &unblock, NULL);
-    syscall(SYS_tgkill, getpid(), thread, sig);
+    bbx_syscall3(SYS_tgkill, getpid(), thread, sig);
     // tgkill to ourselves is delivered before the syscall returns; to another thread, very soon.
     for (;;) {
         struct timespec second = {1, 0};
@@ -145,7 +146,7 @@ static void alarm_fired(int sig) {
 }
 
 static long futex_wait(atomic_uint *word, unsigned expected, const struct timespec *timeout) {
-    return syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, expected, timeout, NULL, 0);
+    return bbx_syscall6(SYS_futex, (long)word, FUTEX_WAIT_PRIVATE, expected, (long)timeout, 0, 0);
 }
 
 static void *watch_crashes(void *unused) {
@@ -189,13 +190,13 @@ static void arm_watchdog(void) {
     sigaction(SIGALRM, &alarm_action, NULL);
     alarm(WATCHDOG_SECONDS);
     atomic_store(&watch_state, WATCH_ARMED);
-    syscall(SYS_futex, &watch_state, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    bbx_syscall6(SYS_futex, (long)&watch_state, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
 }
 
 static void disarm_watchdog(void) {
     alarm(0);
     atomic_store(&watch_state, WATCH_DONE);
-    syscall(SYS_futex, &watch_state, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    bbx_syscall6(SYS_futex, (long)&watch_state, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
 }
 
 // MARK: Report sections
@@ -348,7 +349,8 @@ static volatile int crashed_thread_frame_count;
 static int read_words(uint64_t address, uint64_t *words, size_t count) {
     struct iovec local = {.iov_base = words, .iov_len = count * sizeof(uint64_t)};
     struct iovec remote = {.iov_base = (void *)(uintptr_t)address, .iov_len = count * sizeof(uint64_t)};
-    return syscall(SYS_process_vm_readv, getpid(), &local, 1, &remote, 1, 0) == (long)local.iov_len ? 0 : -1;
+    return bbx_syscall6(SYS_process_vm_readv, getpid(), (long)&local, 1, (long)&remote, 1, 0) == (long)local.iov_len ? 0
+                                                                                                        : -1;
 }
 
 static void write_async_chain(int frame, uint64_t context) {

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "CCrashHandler.h"
+#include "syscalls.h"
 
 typedef struct delivery_config {
     char *executable;
@@ -82,14 +83,14 @@ static size_t append(char *buffer, size_t used, size_t capacity, const char *tex
 static void become_helper(const delivery_config *config) {
     uint64_t no_signals = 0;
     // The handler runs with signals blocked, and a mask survives execve.
-    syscall(SYS_rt_sigprocmask, SIG_SETMASK, &no_signals, NULL, sizeof(no_signals));
+    bbx_syscall4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&no_signals, 0, sizeof(no_signals));
     // The app's descriptors (listening sockets, locked files) must not live on in the helper.
 #ifdef SYS_close_range
-    if (syscall(SYS_close_range, 3, ~0U, 0) != 0)
+    if (bbx_syscall3(SYS_close_range, 3, ~0U, 0) != 0)
 #endif
-        for (int fd = 3; fd < 1024; fd++) syscall(SYS_close, fd);
-    syscall(SYS_execve, config->executable, argument_vector, config->environment);
-    syscall(SYS_exit_group, 127);
+        for (int fd = 3; fd < 1024; fd++) bbx_syscall1(SYS_close, fd);
+    bbx_syscall3(SYS_execve, (long)config->executable, (long)argument_vector, (long)config->environment);
+    bbx_syscall1(SYS_exit_group, 127);
 }
 
 bbx_delivery_outcome bbx_delivery_run(const char *report_name, int *status) {
@@ -106,20 +107,20 @@ bbx_delivery_outcome bbx_delivery_run(const char *report_name, int *status) {
 
     // A plain fork, without glibc's atfork handlers (they take locks) and without vfork's shared
     // stack (we are on the crashed thread's alternate stack).
-    long child = syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+    long child = bbx_syscall5(SYS_clone, SIGCHLD, 0, 0, 0, 0);
     if (child < 0) return BBX_DELIVERY_NOT_STARTED;
     if (child == 0) become_helper(config);
 
     uint64_t deadline = monotonic_ms() + config->deadline_ms;
     for (;;) {
-        long reaped = syscall(SYS_wait4, (pid_t)child, status, WNOHANG, NULL);
+        long reaped = bbx_syscall4(SYS_wait4, (pid_t)child, (long)status, WNOHANG, 0);
         if (reaped == child) {
             return WIFEXITED(*status) && WEXITSTATUS(*status) == 0 ? BBX_DELIVERY_DELIVERED : BBX_DELIVERY_FAILED;
         }
         if (reaped < 0 && errno != EINTR && kill((pid_t)child, 0) != 0) return BBX_DELIVERY_UNKNOWN;
         if (monotonic_ms() >= deadline) {
             kill((pid_t)child, SIGKILL);
-            syscall(SYS_wait4, (pid_t)child, status, 0, NULL);
+            bbx_syscall4(SYS_wait4, (pid_t)child, (long)status, 0, 0);
             return BBX_DELIVERY_TIMED_OUT;
         }
         struct timespec tick = {0, 5 * 1000 * 1000};

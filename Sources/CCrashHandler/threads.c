@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "unwinder.h"
+#include "syscalls.h"
 
 // A slot's life: REQUESTED by the capturing thread; WALKING (frame pointers, lock-free), UNWINDING
 // (libunwind, which may block on the loader lock) and DONE on the sampled thread, or FAULTED when the
@@ -58,7 +59,7 @@ static atomic_uint answers;
 static const int fallback_signals[] = {SIGPROF, SIGUSR2, SIGUSR1};
 #define FALLBACK_COUNT (sizeof(fallback_signals) / sizeof(fallback_signals[0]))
 
-static pid_t current_thread_id(void) { return (pid_t)syscall(SYS_gettid); }
+static pid_t current_thread_id(void) { return (pid_t)bbx_syscall0(SYS_gettid); }
 
 static thread_slot *slot_of(pid_t tid) {
     for (int i = 0; i < BBX_THREAD_LIMIT; i++) {
@@ -93,7 +94,7 @@ static void sample_own_stack(int sig, siginfo_t *info, void *context) {
                 atomic_store(&slot->state, SLOT_FAULTED);
             }
             atomic_fetch_add(&answers, 1);
-            syscall(SYS_futex, &answers, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+            bbx_syscall6(SYS_futex, (long)&answers, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
         }
     }
     errno = saved_errno;
@@ -204,7 +205,7 @@ static int list_threads(pid_t self, pid_t helper, int *omitted) {
     int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return -1;
     for (;;) {
-        long bytes = syscall(SYS_getdents64, fd, entries, sizeof(entries));
+        long bytes = bbx_syscall3(SYS_getdents64, fd, (long)entries, sizeof(entries));
         if (bytes <= 0) break;
         for (long offset = 0; offset < bytes;) {
             // struct linux_dirent64: d_ino (8), d_off (8), d_reclen (2), d_type (1), d_name.
@@ -261,7 +262,7 @@ static unsigned request_stacks(int count, int dying) {
         }
         if (sig == 0) {
             atomic_store(&slots[i].state, SLOT_BLOCKS_SIGNALS);
-        } else if (syscall(SYS_tgkill, pid, tid, sig) != 0) {
+        } else if (bbx_syscall3(SYS_tgkill, pid, tid, sig) != 0) {
             atomic_store(&slots[i].state, SLOT_EXITED);
         } else {
             sent++;
@@ -277,7 +278,7 @@ static void wait_for_answers(unsigned expected, uint64_t deadline) {
         if (current >= expected || now >= deadline) return;
         uint64_t remaining = deadline - now;
         struct timespec timeout = {(time_t)(remaining / 1000000000u), (long)(remaining % 1000000000u)};
-        syscall(SYS_futex, &answers, FUTEX_WAIT_PRIVATE, current, &timeout, NULL, 0);
+        bbx_syscall6(SYS_futex, (long)&answers, FUTEX_WAIT_PRIVATE, current, (long)&timeout, 0, 0);
     }
 }
 

@@ -21,6 +21,7 @@ import Logging
 // reports the way an app does at start, prints each processed report's path, and exits)
 //
 // CRASH_CHILD_DELIVERY_HELPER (with _SERVER, _KEY, _DEADLINE_MS) turns on crash-time delivery.
+// CRASH_CHILD_CRASH_AFTER_MS waits that long after `Blackbox.start` before crashing.
 //
 // Before crashing it logs "about to crash: KIND on WHERE" so the tests can find the line in the
 // report's log tail.
@@ -65,6 +66,10 @@ if kind == "process-pending" {
     exit(0)
 }
 
+// A crash this long after start (the start-up crashes of a bad configuration or a crash loop).
+if let milliseconds = environment["CRASH_CHILD_CRASH_AFTER_MS"].flatMap(UInt32.init) {
+    usleep(milliseconds * 1000)
+}
 logger.info("about to crash: \(kind) on \(place)")
 switch place {
 case "main":

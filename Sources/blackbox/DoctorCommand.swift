@@ -74,7 +74,7 @@ struct Doctor: AsyncParsableCommand {
             (
                 "crashes/pending", layout.pendingCrashes, "raw crash reports waiting for the app's next start",
                 {
-                    $0.hasSuffix(".raw")
+                    $0.hasPrefix("crash-") && $0.contains(".raw")
                 }
             ),
             (

@@ -37,7 +37,7 @@ struct Show: ParsableCommand {
 
     private func load() throws -> CrashReport {
         guard FileManager.default.fileExists(atPath: report) else { throw InputProblem(description: "no such file") }
-        if report.hasSuffix(".raw") || report.hasSuffix(".raw.processing") {
+        if report.hasSuffix(".raw") || report.contains(".raw.processing") || report.contains(".raw.retry-") {
             for directory in debugDirectories where !FileManager.default.fileExists(atPath: directory) {
                 throw InputProblem(description: "--debug-dir \(directory): no such directory")
             }

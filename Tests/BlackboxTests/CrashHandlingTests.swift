@@ -84,7 +84,7 @@ struct CrashReportProcessingTests {
         let cut = try #require(text.range(of: "\nimage ")).upperBound
         let prefix = Array(text.utf8.prefix(text.utf8.distance(from: text.startIndex, to: cut) + 20))
         let directory = TemporaryDirectory()
-        try place(prefix, as: "crash-1-1-11.raw", in: directory)
+        try place(prefix, as: "crash-1-\(Self.deadPID)-11.raw", in: directory)
         let outcome = CrashReportProcessor(directory: directory.path).processPending()
         let report = try #require(outcome.processed.first?.report)
         #expect(report.partial)
@@ -107,21 +107,94 @@ struct CrashReportProcessingTests {
         }
     }
 
-    @Test("a raw report whose processing crashed earlier is quarantined, not retried")
+    /// A pid no process can have (above the kernel's `pid_max` limit of 2^22).
+    static let deadPID: Int32 = 999_999_999
+
+    @Test("a raw report whose processing crashed the processing thread is quarantined, not retried")
     func crashLoop() throws {
         let raw = try Self.rawReport()
         let directory = TemporaryDirectory()
-        // What an interrupted processing run leaves: the file renamed to .processing.
-        try place(raw, as: "crash-1-1-11.raw.processing", in: directory)
+        // What an interrupted processing run leaves, and the crash report of that run's processor.
+        try place(raw, as: "crash-1-1-11.raw.processing-\(Self.deadPID)-1", in: directory)
+        let evidence = "blackbox-raw-crash 1\napp x\nthread bbx-crash-proc\nend\n"
+        try place(Array(evidence.utf8), as: "crash-5-\(Self.deadPID)-4.raw", in: directory)
         try place(raw, as: "crash-2-2-11.raw", in: directory)
         let outcome = CrashReportProcessor(directory: directory.path).processPending()
         #expect(outcome.quarantined == ["\(directory.path)/crashes/quarantine/crash-1-1-11.raw"])
-        #expect(outcome.processed.count == 1, "the healthy report is still processed")
+        #expect(outcome.processed.count == 2, "the healthy report and the processor's own crash are processed")
         #expect(FileManager.default.fileExists(atPath: "\(directory.path)/crashes/quarantine/crash-1-1-11.raw"))
         #expect(directoryEntries("\(directory.path)/crashes/pending").isEmpty)
         // A second start finds nothing to do.
         let again = CrashReportProcessor(directory: directory.path).processPending()
         #expect(again.processed.isEmpty && again.quarantined.isEmpty)
+    }
+
+    @Test("an attempt that ended with its process for another reason is retried, up to the attempt limit")
+    func interruptedAttemptsAreRetried() throws {
+        let raw = try Self.rawReport()
+        let directory = TemporaryDirectory()
+        // The process died while processing, with no sign that processing killed it (a crash elsewhere
+        // right after start, a kill); an earlier version's name too.
+        try place(raw, as: "crash-1-11-11.raw.processing-\(Self.deadPID)-1", in: directory)
+        try place(raw, as: "crash-2-12-11.raw.processing", in: directory)
+        // The third attempt in a row that ended that way.
+        try place(
+            raw, as: "crash-3-13-11.raw.processing-\(Self.deadPID)-\(CrashReportProcessor.maxAttempts)", in: directory)
+        // An attempt whose processor crashed elsewhere (its own report names another thread) is not
+        // held against the report, however often it happened.
+        let otherDead = Self.deadPID - 1
+        try place(
+            raw, as: "crash-4-14-11.raw.processing-\(otherDead)-\(CrashReportProcessor.maxAttempts)", in: directory)
+        try place(
+            Array("blackbox-raw-crash 1\napp x\nthread main\nend\n".utf8), as: "crash-6-\(otherDead)-4.raw",
+            in: directory)
+        let outcome = CrashReportProcessor(directory: directory.path).processPending()
+        #expect(outcome.processed.count == 4, "two retried, the one released, and the other processor's own crash")
+        #expect(outcome.quarantined == ["\(directory.path)/crashes/quarantine/crash-3-13-11.raw"])
+        #expect(directoryEntries("\(directory.path)/crashes/pending").isEmpty)
+    }
+
+    @Test(
+        "a pass leaves its own process's reports, reports a live process is still writing, and another live processor's"
+    )
+    func leavesWhatOthersAreDoing() throws {
+        let raw = try Self.rawReport()
+        let directory = TemporaryDirectory()
+        let me = getpid()
+        let unfinished = Array(raw.prefix(raw.count / 2))
+        try place(raw, as: "crash-1-\(me)-11.raw", in: directory)
+        try place(unfinished, as: "crash-2-1-11.raw", in: directory)  // pid 1 is alive: still writing
+        try place(raw, as: "crash-3-21-11.raw.processing-1-1", in: directory)  // pid 1 processes it now
+        try place(unfinished, as: "crash-4-\(Self.deadPID)-11.raw", in: directory)  // its writer died mid-report
+        let outcome = CrashReportProcessor(directory: directory.path).processPending()
+        #expect(outcome.processed.count == 1, "only the report whose writer died is processed (partial)")
+        #expect(outcome.processed.first?.report.partial == true)
+        #expect(outcome.quarantined.isEmpty)
+        #expect(outcome.skipped.count == 3)
+        #expect(
+            Set(directoryEntries("\(directory.path)/crashes/pending")) == [
+                "crash-1-\(me)-11.raw", "crash-2-1-11.raw", "crash-3-21-11.raw.processing-1-1",
+            ])
+    }
+
+    @Test("pending file names: every state round-trips, and hostile names are not taken")
+    func pendingNames() {
+        for name in [
+            "crash-1-2-11.raw", "crash-1-2-11.raw.retry-2", "crash-1-2-11.raw.processing-77-3",
+            "crash-1-2-11.raw.processing",
+        ] {
+            #expect(PendingCrashFile(name: name)?.name == name)
+        }
+        let taken = PendingCrashFile(name: "crash-1-2-11.raw.retry-2")?.takenBy(9)
+        #expect(taken?.name == "crash-1-2-11.raw.processing-9-3")
+        #expect(taken?.afterFailedAttempt().name == "crash-1-2-11.raw.retry-3")
+        #expect(PendingCrashFile(name: "crash-1-2-11.raw")?.writerPID == 2)
+        for hostile in [
+            "notes.txt", "crash-1-2-11.raw.retry-0", "crash-1-2-11.raw.retry-99999999999999999999",
+            "crash-1-2-11.raw.processing-x-1", "crash-1-2-11.raw.tmp", "other.raw",
+        ] {
+            #expect(PendingCrashFile(name: hostile) == nil, "\(hostile)")
+        }
     }
 
     @Test("processing asked to stop (a shutdown) ends after the report at hand; the rest stay pending")
@@ -173,7 +246,7 @@ struct CrashReportProcessingTests {
     @Test("a file that is not a raw report is quarantined with the reason")
     func notAReport() throws {
         let directory = TemporaryDirectory()
-        try place(Array("garbage\n".utf8), as: "crash-3-3-11.raw", in: directory)
+        try place(Array("garbage\n".utf8), as: "crash-3-\(Self.deadPID)-11.raw", in: directory)
         let outcome = CrashReportProcessor(directory: directory.path).processPending()
         #expect(outcome.quarantined.count == 1 && outcome.processed.isEmpty)
     }
@@ -190,7 +263,7 @@ struct CrashReportProcessingTests {
         }
         raw = lines.joined(separator: "\n")
         let directory = TemporaryDirectory()
-        try place(Array(raw.utf8), as: "crash-4-4-11.raw", in: directory)
+        try place(Array(raw.utf8), as: "crash-4-\(Self.deadPID)-11.raw", in: directory)
         let report = try #require(
             CrashReportProcessor(directory: directory.path).processPending().processed.first?.report)
         let image = try #require(report.images.firstIndex { $0.path.hasSuffix("blackbox-crash-child") })

@@ -108,7 +108,7 @@ public final class BlackboxRuntime: Sendable {
         let configuration = self.configuration
         let processPending = configuration.crashReporting.enabled && configuration.crashReporting.processPendingAtStart
         guard processPending || configuration.delivery != nil else { return }
-        startThread(name: "bbx-crash-proc") { [self] in
+        startThread(name: CrashReportProcessor.processingThreadName) { [self] in
             if processPending { _ = processPendingCrashReports(while: { self.isRunning }) }
             guard let delivery = configuration.delivery else { return }
             // Under the lock: `shutdown` either sees delivery started (and stops it) or keeps it from starting.

@@ -14,16 +14,31 @@ import Synchronization
 /// The next-launch half of crash capture: raw reports in `crashes/pending/` become JSON and text
 /// reports in `outbox/`.
 ///
-/// Crash-safety of the processing itself:
-/// - A raw file is renamed to `<name>.processing` before it is read. Finding such a file at the next
-///   start means processing it crashed the app: it moves to `crashes/quarantine/` instead of being
-///   tried again, so a poisonous report cannot make the app crash-loop at start-up.
+/// Crash-safety of the processing itself (the states are in the file's name: `PendingCrashFile`):
+/// - A pass never takes a report of its own process (the handler may be writing it while the
+///   process dies), nor one whose writer is alive and has not finished it.
+/// - A raw file is renamed to `<name>.processing-<pid>-<attempt>` before it is read. Finding such a
+///   file whose processor is dead means the attempt ended with that process. It is quarantined
+///   (moved to `crashes/quarantine/`, so a poisonous report cannot make the app crash-loop at
+///   start-up) only on evidence that processing it is what killed the process: the processor's own
+///   crash report shows the crash on the processing thread, or `maxAttempts` attempts ended with
+///   a death nothing explains (no crash report of the processor). Otherwise it is retried: the
+///   process most often died of something else (a crash elsewhere right after start, a kill).
 /// - The raw file is deleted only after both outputs and the outbox directory are fsynced.
 public struct CrashReportProcessor: Sendable {
     public let directory: String
     public var symbolizerPath: String?
     public var debugFileDirectories: [String] = []
     public var logTailLines = 50
+
+    /// Attempts that may end with the processing process's death before a report is quarantined.
+    public static let maxAttempts = 3
+    /// The name of the thread `Blackbox.start` processes reports on: a crash on it is evidence
+    /// against the report it was processing.
+    static let processingThreadName = "bbx-crash-proc"
+    /// How long a report whose writer still runs (or whose processor still runs) is left alone:
+    /// past this, the pid must have been reused.
+    static let stillWorkingWindow: Double = 600
 
     public init(directory: String) {
         self.directory = directory
@@ -38,14 +53,17 @@ public struct CrashReportProcessor: Sendable {
         public var quarantined: [String] = []
         /// Files that could not be handled now (I/O errors); they stay pending.
         public var failures: [String] = []
+        /// Files left for later: being written by a live process, or processed by another one now.
+        public var skipped: [String] = []
     }
 
     /// Processes every pending raw report, or until `shouldContinue` says stop (checked before each;
     /// the rest stay pending). Safe to call at any time; does nothing when there are none.
     public func processPending(while shouldContinue: () -> Bool = { true }) -> Outcome {
         var outcome = Outcome()
-        let names = directoryEntries(layout.pendingCrashes).sorted()
-        guard !names.isEmpty else { return outcome }
+        let files = directoryEntries(layout.pendingCrashes).compactMap(PendingCrashFile.init(name:))
+            .sorted { $0.rawName < $1.rawName }
+        guard !files.isEmpty else { return outcome }
         do {
             try makeDirectory(layout.outbox)
             try makeDirectory(layout.quarantine)
@@ -53,17 +71,34 @@ public struct CrashReportProcessor: Sendable {
             outcome.failures.append(error.description)
             return outcome
         }
-        for name in names where name.hasSuffix(".raw.processing") {
-            quarantine(
-                name, as: String(name.dropLast(".processing".count)),
-                because: "processing it crashed at an earlier start",
-                into: &outcome)
+        let me = getpid()
+        var waiting: [PendingCrashFile] = []
+        for file in files {
+            guard file.processor != nil else {
+                waiting.append(file)
+                continue
+            }
+            if let retry = judgeInterrupted(file, me: me, into: &outcome) { waiting.append(retry) }
         }
         let builder = self.builder
-        for name in names where name.hasSuffix(".raw") {
+        for file in waiting {
             guard shouldContinue() else { break }
-            let raw = "\(layout.pendingCrashes)/\(name)"
-            let processing = raw + ".processing"
+            let raw = path(file)
+            // This process's own crash: the handler may still be writing it, and the process is dying.
+            guard file.writerPID != me else {
+                outcome.skipped.append(raw)
+                continue
+            }
+            guard let bytes = DurableFile.read(raw) else {
+                outcome.failures.append("\(raw): \(errnoDescription())")
+                continue
+            }
+            let parsed = try? RawCrashReport(bytes: bytes)
+            if parsed?.complete != true, let writer = file.writerPID, isAlive(writer), changedRecently(raw) {
+                outcome.skipped.append(raw)
+                continue
+            }
+            let processing = path(file.takenBy(me))
             guard rename(raw, processing) == 0 else {
                 outcome.failures.append("\(raw): \(errnoDescription())")
                 continue
@@ -71,20 +106,15 @@ public struct CrashReportProcessor: Sendable {
             DurableFile.syncDirectory(containing: processing)
             InProgress.begin(processing: processing, raw: raw)
             defer { InProgress.end(processing: processing) }
-            guard let bytes = DurableFile.read(processing) else {
-                outcome.failures.append("\(processing): \(errnoDescription())")
-                rename(processing, raw)
-                continue
-            }
-            let parsed: RawCrashReport
-            do {
-                parsed = try RawCrashReport(bytes: bytes)
-            } catch {
-                quarantine(name + ".processing", as: name, because: "\(error)", into: &outcome)
+            guard let parsed else {
+                quarantine(
+                    file.takenBy(me).name, as: file.rawName, because: "\(RawCrashReport.ParseError.notARawReport)",
+                    into: &outcome)
                 continue
             }
             var report = builder.build(from: parsed)
-            report.notes.append("processed from \(name)")
+            report.id = UUID(derivedFrom: Array(file.rawName.utf8) + bytes)
+            report.notes.append("processed from \(file.rawName)")
             // Committed under the in-progress lock: an exit meanwhile waits for it, or has already
             // put the raw report back (then this run leaves it for the next start).
             InProgress.commit(processing: processing) { () -> Void in
@@ -100,6 +130,75 @@ public struct CrashReportProcessor: Sendable {
             }
         }
         return outcome
+    }
+
+    /// A report whose processing was interrupted: left alone while its processor works on it, else
+    /// quarantined on evidence, else returned to be retried (renamed to its retry name).
+    private func judgeInterrupted(_ file: PendingCrashFile, me: Int32, into outcome: inout Outcome)
+        -> PendingCrashFile?
+    {
+        let current = path(file)
+        if let processor = file.processor?.pid, processor == me ? InProgress.contains(current) : isAlive(processor),
+            changedRecently(current)
+        {
+            outcome.skipped.append(current)
+            return nil
+        }
+        let processorCrash = file.processor?.pid.flatMap { crashedOnProcessingThread($0) }
+        if processorCrash == true, let processor = file.processor?.pid {
+            quarantine(
+                file.name, as: file.rawName,
+                because:
+                    "processing it crashed the app (pid \(processor) crashed on its \(Self.processingThreadName) thread)",
+                into: &outcome)
+            return nil
+        }
+        // A processor that crashed elsewhere is no evidence against the report; one that died
+        // without a report of its own (killed, or a crash that left none) counts as an attempt.
+        let retry = processorCrash == false ? file.released() : file.afterFailedAttempt()
+        if retry.attempts >= Self.maxAttempts {
+            quarantine(
+                file.name, as: file.rawName,
+                because: "the process processing it died unexplained at \(retry.attempts) starts", into: &outcome)
+            return nil
+        }
+        guard rename(current, path(retry)) == 0 else {
+            outcome.failures.append("\(current): \(errnoDescription())")
+            return nil
+        }
+        DurableFile.syncDirectory(containing: path(retry))
+        return retry
+    }
+
+    /// Whether `pid`'s own crash report names the processing thread as the crashed one; nil when
+    /// `pid` left no crash report.
+    private func crashedOnProcessingThread(_ pid: Int32) -> Bool? {
+        let candidates =
+            directoryEntries(layout.pendingCrashes).map { "\(layout.pendingCrashes)/\($0)" }
+            + directoryEntries(layout.quarantine).map { "\(layout.quarantine)/\($0)" }
+        var found: Bool?
+        for candidate in candidates {
+            let name = String(candidate.split(separator: "/").last ?? "")
+            guard let file = PendingCrashFile(name: name), file.writerPID == pid, file.processor == nil,
+                let bytes = DurableFile.read(candidate), let raw = try? RawCrashReport(bytes: bytes)
+            else { continue }
+            if raw.threadName == Self.processingThreadName { return true }
+            found = false
+        }
+        return found
+    }
+
+    private func path(_ file: PendingCrashFile) -> String { "\(layout.pendingCrashes)/\(file.name)" }
+
+    private func isAlive(_ pid: Int32) -> Bool { pid > 0 && (kill(pid, 0) == 0 || errno == EPERM) }
+
+    /// Whether the file changed state (written, renamed) within `stillWorkingWindow`.
+    private func changedRecently(_ path: String) -> Bool {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return false }
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Double(now.tv_sec - status.st_ctim.tv_sec) < Self.stillWorkingWindow
     }
 
     /// Turns one raw report file into a report without touching any directory (the CLI's `show`).
@@ -152,6 +251,8 @@ private enum InProgress {
     }
 
     static func end(processing: String) { current.withLock { $0[processing] = nil } }
+
+    static func contains(_ processing: String) -> Bool { current.withLock { $0[processing] != nil } }
 
     /// Runs `body` if the report is still being processed (not put back by an exit).
     static func commit(processing: String, _ body: () -> Void) {
