@@ -8,6 +8,12 @@ entry to the last byte before fsync (`handler-duration-ns`) and how long the oth
 runtime's backtracer on the same crash (`SWIFT_BACKTRACE=enable=yes`, its "Backtrace took" line),
 which suspends every thread too; it runs in separate crashes (it would otherwise run after ours).
 
+A crash-to-exit row: from the handler's entry (the raw report's `time` line) to the parent seeing the
+child dead, with the Swift runtime's backtracer enabled as it is by default, once with Blackbox's
+default (the backtracer runs only when no report was written) and once with
+`BLACKBOX_SWIFT_BACKTRACER=always` (it symbolicates in the dying process), alternating; idle, then
+with two busy processes beside it (a loaded machine).
+
 With --collector-binary and --helper, a last row measures crash-time delivery: the crash child's
 whole life (spawn to death by its signal, 8 idle threads) with the handler starting `blackbox
 deliver-crash` against a collector on loopback, beside the same crash without delivery, and checks
@@ -64,6 +70,50 @@ def crash_once(child, threads, swift_backtracer):
         with open(report) as file:
             fields["threads"] = len(json.load(file).get("threads") or [])
         return fields
+
+
+def crash_to_exit(child, chain):
+    """Milliseconds from the handler's entry to the parent seeing the child dead."""
+    with tempfile.TemporaryDirectory() as directory:
+        environment = dict(os.environ, SWIFT_BACKTRACE="enable=yes,interactive=no,color=no",
+                           BLACKBOX_SWIFT_BACKTRACER="always" if chain else "when-unreported")
+        process = subprocess.Popen([child, directory, "threads-8", "dispatch"], env=environment,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        process.wait(timeout=120)
+        died = time.time()
+        pending = os.path.join(directory, "crashes", "pending")
+        with open(os.path.join(pending, os.listdir(pending)[0]), "rb") as raw:
+            for line in raw:
+                if line.startswith(b"time "):
+                    seconds, nanoseconds = line.split()[1:3]
+                    return (died - (int(seconds) + int(nanoseconds) / 1e9)) * 1e3
+    raise SystemExit("no time line in the raw report")
+
+
+def exit_row(child, runs):
+    row = {}
+    for condition in ("idle", "loaded"):
+        burners = []
+        if condition == "loaded":
+            burners = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(2)]
+        try:
+            skipped, chained = [], []
+            for _ in range(runs):
+                skipped.append(crash_to_exit(child, False))
+                chained.append(crash_to_exit(child, True))
+        finally:
+            for burner in burners:
+                burner.kill()
+                burner.wait()
+        row[condition] = {
+            "defaultP50Milliseconds": percentile(skipped, 0.5), "defaultMaxMilliseconds": max(skipped),
+            "chainedP50Milliseconds": percentile(chained, 0.5), "chainedMaxMilliseconds": max(chained),
+        }
+        print(f"crash to exit, {condition} (8 idle threads, a Dispatch worker crashes, {runs} each): default p50 "
+              f"{row[condition]['defaultP50Milliseconds']:.1f} ms, max {row[condition]['defaultMaxMilliseconds']:.1f} ms; "
+              f"with the Swift backtracer chained p50 {row[condition]['chainedP50Milliseconds']:.0f} ms, "
+              f"max {row[condition]['chainedMaxMilliseconds']:.0f} ms")
+    return row
 
 
 def start_collector(binary, data):
@@ -169,13 +219,15 @@ def main():
             f"{row['handlerP50Milliseconds']:.1f} ms, max {row['handlerMaxMilliseconds']:.1f} ms "
             f"(threads p50 {row['threadCaptureP50Milliseconds']:.1f} ms); raw {row['rawBytesMedian'] / 1024:.0f} KiB, "
             f"JSON {row['jsonBytesMedian'] / 1024:.0f} KiB; {peer_text}")
+    exits = None if arguments.only_delivery else exit_row(arguments.child, arguments.runs)
     delivery = None
     if arguments.collector_binary and arguments.helper:
         delivery = delivery_row(arguments.child, arguments.collector_binary, arguments.helper, arguments.runs)
     print(f"load average at start: {load:.2f} ({os.cpu_count()} CPUs), {arguments.runs} crashes per row")
     if arguments.out:
         with open(arguments.out, "w") as file:
-            json.dump({"loadAverage": load, "runs": arguments.runs, "rows": rows, "delivery": delivery}, file,
+            json.dump({"loadAverage": load, "runs": arguments.runs, "rows": rows, "crashToExit": exits,
+                       "delivery": delivery}, file,
                       indent=2)
 
 

@@ -21,7 +21,8 @@ import Logging
 // reports the way an app does at start, prints each processed report's path, and exits)
 //
 // CRASH_CHILD_DELIVERY_HELPER (with _SERVER, _KEY, _DEADLINE_MS) turns on crash-time delivery.
-// CRASH_CHILD_CRASH_AFTER_MS waits that long after `Blackbox.start` before crashing.
+// CRASH_CHILD_CRASH_AFTER_MS waits that long after `Blackbox.start` before crashing;
+// CRASH_CHILD_REMOVE_PENDING=1 removes crashes/pending/ first (no report can be written).
 //
 // Before crashing it logs "about to crash: KIND on WHERE" so the tests can find the line in the
 // report's log tail.
@@ -66,6 +67,10 @@ if kind == "process-pending" {
     exit(0)
 }
 
+// The diagnostics directory's pending folder removed after start: the handler cannot write a report.
+if environment["CRASH_CHILD_REMOVE_PENDING"] == "1" {
+    rmdir("\(directory)/crashes/pending")
+}
 // A crash this long after start (the start-up crashes of a bad configuration or a crash loop).
 if let milliseconds = environment["CRASH_CHILD_CRASH_AFTER_MS"].flatMap(UInt32.init) {
     usleep(milliseconds * 1000)

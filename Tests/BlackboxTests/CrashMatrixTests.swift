@@ -82,6 +82,8 @@ func crashAndProcess(
     let executable = "\(build.binDirectory ?? "")/blackbox-crash-child"
     var environment: [String: String] = [:]
     environment["SWIFT_BACKTRACE"] = swiftBacktrace ? "enable=yes,interactive=no,color=no" : "enable=no"
+    // Blackbox skips the runtime's backtracer after its own report unless asked to chain.
+    if swiftBacktrace { environment["BLACKBOX_SWIFT_BACKTRACER"] = "always" }
     let result = try runProgram(executable, [directory.path, kind, place], environment: environment)
     let outcome = CrashReportProcessor(directory: directory.path).processPending()
     return (result, outcome.processed.first?.report, outcome)
@@ -185,6 +187,35 @@ struct CrashMatrixTests {
             let processed = try #require(report, "\(crash.kind) on \(place): no report")
             try check(processed, crash, place: place, build: .debug, executable: executable)
         }
+    }
+
+    @Test(
+        "by default the Swift runtime's backtracer does not run after Blackbox's report: the process dies at once, by the signal",
+        arguments: [Build.debug, .release])
+    func swiftBacktracerSkipped(build: Build) throws {
+        let executable = "\(try #require(build.binDirectory))/blackbox-crash-child"
+        for place in ["main", "dispatch"] {
+            let directory = TemporaryDirectory()
+            let result = try runProgram(
+                executable, [directory.path, "index", place],
+                environment: ["SWIFT_BACKTRACE": "enable=yes,interactive=no,color=no"])
+            #expect(result.signaled && result.status == SIGILL, "\(place): exit \(result.status)")
+            #expect(!result.stderr.contains("Backtracing from"), "\(result.stderr.prefix(300))")
+            #expect(!result.stderr.contains("failed to suspend thread"), "\(result.stderr.prefix(300))")
+            let outcome = CrashReportProcessor(directory: directory.path).processPending()
+            let report = try #require(outcome.processed.first?.report, "\(place): no report")
+            #expect(!report.partial, "\(report.notes)")
+            #expect(report.threads?.count ?? 0 > 1, "every thread is in the report")
+        }
+        // A report that cannot be written leaves the crash to the runtime's backtracer.
+        let gone = TemporaryDirectory()
+        let unwritable = try runProgram(
+            executable, [gone.path, "index", "main"],
+            environment: ["SWIFT_BACKTRACE": "enable=yes,interactive=no,color=no", "CRASH_CHILD_REMOVE_PENDING": "1"])
+        #expect(unwritable.signaled && unwritable.status == SIGILL)
+        #expect(
+            unwritable.stderr.contains("Backtracing from") || unwritable.stderr.contains("Crash"),
+            "\(unwritable.stderr.prefix(300))")
     }
 
     @Test("an external kill -SEGV is reported with SI_USER and the sender's pid")

@@ -74,7 +74,8 @@ struct ProductionSymbolsTests {
         let crashed = try Self.runInProduction(
             app, [directory.path, "index", "main"],
             environment: [
-                "SWIFT_BACKTRACE": "enable=yes,interactive=no,color=no,format=json,output-to=\(backtraces)"
+                "SWIFT_BACKTRACE": "enable=yes,interactive=no,color=no,format=json,output-to=\(backtraces)",
+                "BLACKBOX_SWIFT_BACKTRACER": "always",
             ])
         #expect(crashed.signaled || crashed.status != 0)
         let next = try Self.runInProduction(app, [directory.path, "process-pending", "next"])

@@ -20,7 +20,27 @@ public struct CrashReportingOptions: Sendable {
     /// diagnostics directory is gone by the next launch (ephemeral containers). Default nil: reports
     /// go out from the next launch. See docs/crash-capture.md, "Delivery at crash time".
     public var deliveryAtCrash: CrashTimeDelivery?
+    /// Whether the Swift runtime's own backtracer still runs after Blackbox wrote its report. It
+    /// symbolicates inside the dying process: a crashed server then takes seconds (5 s idle, 12–20 s
+    /// loaded, measured in a Hummingbird app) to exit and free its port, against milliseconds without
+    /// it. Default `.whenUnreported`: only when Blackbox could not write a report. `BLACKBOX_SWIFT_BACKTRACER`
+    /// (`always` or `when-unreported`) in the environment overrides it. See docs/crash-capture.md.
+    public var swiftBacktracer: SwiftBacktracerPolicy = .whenUnreported
     /// Free-form values every crash report carries (deployment, region…). Keep it small.
     public var metadata: [String: String] = [:]
     public init() {}
+}
+
+/// When the Swift runtime's backtracer (on by default on Linux, `SWIFT_BACKTRACE`) runs after a crash
+/// that Blackbox handled.
+public enum SwiftBacktracerPolicy: String, Sendable {
+    /// Only when Blackbox could not write its report (its directory is gone, the disk is full).
+    case whenUnreported = "when-unreported"
+    /// After every report as well: its text on stderr, at the cost of a slow exit.
+    case always
+
+    /// The policy in effect: `BLACKBOX_SWIFT_BACKTRACER` when it names one, else `configured`.
+    static func effective(configured: Self, environment: String?) -> Self {
+        environment.flatMap(Self.init(rawValue:)) ?? configured
+    }
 }

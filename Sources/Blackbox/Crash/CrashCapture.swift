@@ -48,6 +48,10 @@ public enum CrashCapture {
                         .assumingMemoryBound(to: UInt64.self)
                     raw.journal_tail_bytes = UInt32(clamping: max(0, options.journalTailBytes))
                 }
+                let backtracer = SwiftBacktracerPolicy.effective(
+                    configured: options.swiftBacktracer,
+                    environment: getenv("BLACKBOX_SWIFT_BACKTRACER").map { String(cString: $0) })
+                raw.chain_swift_backtracer = backtracer == .always ? 1 : 0
                 return bbx_crash_install(&raw)
             }
         }

@@ -25,6 +25,10 @@ typedef struct bbx_crash_options {
     const uint64_t *journal_write_position;
     /// How many bytes of the journal's tail to copy (0: none).
     uint32_t journal_tail_bytes;
+    /// Nonzero: after a report is written, hand the crash to the Swift runtime's backtracer as well
+    /// (it symbolicates in process: seconds before the process exits). Zero: the Swift runtime's
+    /// handler runs only when no report could be written. Handlers of anyone else always run.
+    int chain_swift_backtracer;
 } bbx_crash_options;
 
 /// Installs the handlers for SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP and SIGSYS, gives the

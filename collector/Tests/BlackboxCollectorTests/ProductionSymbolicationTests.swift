@@ -78,7 +78,8 @@ struct ProductionSymbolicationTests {
         for round in 0..<2 {
             let backtracer = "enable=yes,interactive=no,color=no,format=json,output-to=\(backtraces)"
             let crashed = try await Self.inProduction(
-                app, [directory, "index", "main"], environment: round == 1 ? ["SWIFT_BACKTRACE": backtracer] : [:])
+                app, [directory, "index", "main"],
+                environment: round == 1 ? ["SWIFT_BACKTRACE": backtracer, "BLACKBOX_SWIFT_BACKTRACER": "always"] : [:])
             #expect(crashed.signal != nil || crashed.status != 0)
         }
         let processed = try await Self.inProduction(app, [directory, "process-pending", "next"])

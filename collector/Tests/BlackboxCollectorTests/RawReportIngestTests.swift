@@ -112,6 +112,24 @@ struct RawReportIngestTests {
         #expect(report.partial && report.notes.contains { $0.contains("lines past what a signal handler writes") })
     }
 
+    @Test(
+        "lengths and numbers at the edges of Int (the 548-byte bundle that killed the collector) are refused or kept, never trapped on"
+    )
+    func extremeNumbers() throws {
+        let inspector = BundleInspector(limits: IngestLimits())
+        for line in [
+            "message 9223372036854775807", "journal 0 9223372036854775807", "journal 18446744073709551615 8",
+            "message -9223372036854775808", "time 9223372036854775807 9223372036854775807",
+            "threads-omitted 9223372036854775807", "unwind-omitted 9223372036854775807",
+            "threads-end -9223372036854775808",
+        ] {
+            let raw = "blackbox-raw-crash 2\napp x\n\(line)\nxx\nend\n"
+            let report = try #require(
+                try inspector.inspect(bytes: try Self.bundle(raw: raw, tail: nil)).reports.first, "\(line)")
+            _ = report.textRendering
+        }
+    }
+
     @Test("what is not a raw report, or sits where one cannot, is refused with the entry named")
     func refused() throws {
         let inspector = BundleInspector(limits: IngestLimits())
