@@ -3,10 +3,13 @@ SWIFT ?= swift
 APT_PACKAGES := zlib1g-dev libunwind-dev pkg-config libsqlite3-dev llvm
 TEST_PACKAGES := chromium zip postgresql nginx debuginfod python3
 BENCH_PACKAGES := libspdlog-dev g++
+# The repository's own builds enable every trait (Package.swift): the CLI and the uploader. Apps get
+# neither unless they ask.
+TRAITS := --traits Tools
 RUN_DIR ?= $(CURDIR)/.run/example
 COLLECTOR_DATA ?= $(CURDIR)/.run/collector
 
-.PHONY: help run example demo test check lint test-library test-collector deps test-deps bench-deps bench bench-crash bench-collector format clean
+.PHONY: help run example demo test check lint test-library test-collector test-adoption deps test-deps bench-deps bench bench-crash bench-collector format clean
 
 ## This list.
 help:
@@ -20,21 +23,28 @@ run: deps
 
 ## An example app that logs through Blackbox and prints where its files are.
 example: deps
-	$(SWIFT) build --product blackbox-example
+	$(SWIFT) build $(TRAITS) --product blackbox-example
 	$$($(SWIFT) build --show-bin-path)/blackbox-example $(RUN_DIR)
 
 ## A collector, an example app that crashes, the app again so it uploads; prints where to look.
 demo: deps
-	$(SWIFT) build --product blackbox-example
-	$(SWIFT) build --product blackbox
+	$(SWIFT) build $(TRAITS) --product blackbox-example
+	$(SWIFT) build $(TRAITS) --product blackbox
 	cd collector && $(SWIFT) build --product blackbox-collector
 	scripts/demo.sh
 
-## Install missing system packages, build everything, run every test (library, then collector).
+## Install missing system packages, build everything, run every test (library, then collector, then
+## a scratch app that adopts Blackbox from a tagged copy of this tree).
 test: test-deps
 	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory test-library
 	@$(MAKE) --no-print-directory test-collector
+	@$(MAKE) --no-print-directory test-adoption
+
+## A scratch app resolves and builds Blackbox as the README says: alone (swift-log and swift-atomics
+## only), and with the Upload trait beside jwt-kit 5 and swift-otel 1.6.
+test-adoption: deps
+	SWIFT=$(SWIFT) scripts/adoption-check.sh
 
 ## A quick inner loop: format lint and the library's tests (no browser, database or collector).
 check: deps lint test-library
@@ -45,18 +55,18 @@ lint:
 
 # The crash matrix also runs a release build of the crashing child (optimized code crashes differently).
 test-library:
-	scripts/no-warnings.sh $(SWIFT) build --build-tests
-	$(SWIFT) build -c release --product blackbox-crash-child
+	scripts/no-warnings.sh $(SWIFT) build $(TRAITS) --build-tests
+	$(SWIFT) build $(TRAITS) -c release --product blackbox-crash-child
 	BLACKBOX_TEST_BIN=$$($(SWIFT) build --show-bin-path) \
 	BLACKBOX_TEST_RELEASE_BIN=$$($(SWIFT) build -c release --show-bin-path) \
-		$(SWIFT) test --skip-build --parallel
+		$(SWIFT) test $(TRAITS) --skip-build --parallel
 
 # The end-to-end tests run the root package's CLI and example app against collector processes; the
 # demo runs once as a smoke test.
 test-collector:
-	$(SWIFT) build --product blackbox
-	$(SWIFT) build --product blackbox-example
-	$(SWIFT) build -c release --product blackbox-crash-child
+	$(SWIFT) build $(TRAITS) --product blackbox
+	$(SWIFT) build $(TRAITS) --product blackbox-example
+	$(SWIFT) build $(TRAITS) -c release --product blackbox-crash-child
 	cd collector && ../scripts/no-warnings.sh $(SWIFT) build --build-tests
 	cd collector && BLACKBOX_REQUIRE_CHROMIUM=1 \
 		BLACKBOX_COLLECTOR_BIN=$$($(SWIFT) build --show-bin-path)/blackbox-collector \
@@ -83,7 +93,7 @@ bench-deps:
 
 ## Logger benchmark against spdlog (see bench/README.md). Writes bench-results/logger.json.
 bench: bench-deps
-	$(SWIFT) build -c release --product blackbox-bench
+	$(SWIFT) build $(TRAITS) -c release --product blackbox-bench
 	mkdir -p bench/.out bench-results
 	g++ -O2 -std=c++17 -o bench/.out/spdlog-bench bench/spdlog_bench.cpp -lspdlog -lfmt -pthread
 	python3 bench/run.py --blackbox $$($(SWIFT) build -c release --show-bin-path)/blackbox-bench \
@@ -93,8 +103,8 @@ bench: bench-deps
 ## crashes each, beside the Swift runtime's backtracer on the same crash; then a crash's whole life
 ## with and without crash-time delivery to a collector on loopback. Writes bench-results/crash-threads.json.
 bench-crash: deps
-	$(SWIFT) build -c release --product blackbox-crash-child
-	$(SWIFT) build -c release --product blackbox
+	$(SWIFT) build $(TRAITS) -c release --product blackbox-crash-child
+	$(SWIFT) build $(TRAITS) -c release --product blackbox
 	cd collector && $(SWIFT) build -c release --product blackbox-collector
 	mkdir -p bench-results
 	python3 bench/crash_threads.py --child $$($(SWIFT) build -c release --show-bin-path)/blackbox-crash-child \

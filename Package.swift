@@ -1,6 +1,15 @@
 // swift-tools-version:6.1
 import PackageDescription
 
+// What an app resolves is what it uses: `Blackbox` (logging, crash capture, assertions) needs swift-log
+// and swift-atomics only. The uploader's HTTP, zip and crypto packages, and the CLI's argument parser,
+// sit behind package traits, so an app that does not enable them never resolves or builds them:
+//   .package(url: "https://github.com/…/blackbox", from: "0.1.0")                       // Blackbox
+//   .package(url: "https://github.com/…/blackbox", from: "0.1.0", traits: ["Upload"])   // + BlackboxUpload
+// This repository's own builds enable `Tools` (the CLI, which implies `Upload`): see the Makefile.
+let upload: TargetDependencyCondition? = .when(traits: ["Upload"])
+let tools: TargetDependencyCondition? = .when(traits: ["Tools"])
+
 let package = Package(
     name: "blackbox",
     platforms: [.macOS(.v15)],
@@ -11,21 +20,32 @@ let package = Package(
         .library(name: "BlackboxSymbols", targets: ["BlackboxSymbols"]),
         // Domain/code errors with localization and recovery. Separate because it needs Foundation.
         .library(name: "BlackboxErrors", targets: ["BlackboxErrors"]),
-        // Bundles and the background uploader. Separate because its HTTP client brings SwiftNIO.
+        // Bundles and the background uploader. Separate because its HTTP client brings SwiftNIO; empty
+        // unless the `Upload` trait is enabled.
         .library(name: "BlackboxUpload", targets: ["BlackboxUpload"]),
         // Temporary directories and the like for both packages' tests (never linked by apps).
         .library(name: "BlackboxTestSupport", targets: ["BlackboxTestSupport"]),
         .executable(name: "blackbox", targets: ["blackbox"]),
         .executable(name: "blackbox-example", targets: ["blackbox-example"]),
     ],
+    traits: [
+        .trait(
+            name: "Upload",
+            description:
+                "BlackboxUpload: bundles and the background uploader (SwiftNIO, AsyncHTTPClient, swift-crypto, ZIPFoundation)"
+        ),
+        .trait(
+            name: "Tools", description: "the blackbox command-line tool and the example app", enabledTraits: ["Upload"]),
+        .default(enabledTraits: []),
+    ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
-        .package(url: "https://github.com/apple/swift-atomics", exact: "1.3.0"),
-        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
-        .package(url: "https://github.com/weichsel/ZIPFoundation", exact: "0.9.20"),
-        .package(url: "https://github.com/apple/swift-crypto", exact: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-atomics", from: "1.3.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
-        .package(url: "https://github.com/swift-server/async-http-client", exact: "1.37.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // zlib, for gzip-compressing rotated archives. A module map only: no C code of ours.
@@ -59,12 +79,12 @@ let package = Package(
             dependencies: [
                 "Blackbox", "BlackboxFormat",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation", condition: upload),
+                .product(name: "Crypto", package: "swift-crypto", condition: upload),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: upload),
+                .product(name: "NIOCore", package: "swift-nio", condition: upload),
+                .product(name: "NIOPosix", package: "swift-nio", condition: upload),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: upload),
             ]
         ),
         // The command-line tool: show, logs, bundle, upload, doctor.
@@ -72,7 +92,7 @@ let package = Package(
             name: "blackbox",
             dependencies: [
                 "Blackbox", "BlackboxFormat", "BlackboxUpload", "BlackboxCompression", "BlackboxSymbols",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: tools),
             ]
         ),
         .executableTarget(
@@ -81,7 +101,9 @@ let package = Package(
         // Child processes the tests start, kill and inspect (never run by users).
         .executableTarget(
             name: "blackbox-test-child",
-            dependencies: ["Blackbox", "BlackboxErrors", .product(name: "Logging", package: "swift-log")]),
+            dependencies: [
+                "Blackbox", "BlackboxErrors", "BlackboxFormat", .product(name: "Logging", package: "swift-log"),
+            ]),
         // Crashes on purpose for the crash-capture tests, in debug and release builds.
         .target(name: "CBlackboxTestCrashes"),
         .executableTarget(
@@ -101,13 +123,13 @@ let package = Package(
             name: "BlackboxUploadTests",
             dependencies: [
                 "BlackboxUpload", "Blackbox", "BlackboxFormat", "BlackboxTestSupport",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: upload),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto", condition: upload),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation", condition: upload),
+                .product(name: "NIOCore", package: "swift-nio", condition: upload),
+                .product(name: "NIOPosix", package: "swift-nio", condition: upload),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: upload),
             ]),
         .testTarget(
             name: "BlackboxErrorsTests",

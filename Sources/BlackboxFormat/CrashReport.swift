@@ -427,11 +427,16 @@ package enum ReportTime {
 
     package static func parse(_ text: String) -> Date? {
         guard text.hasSuffix("Z") else { return try? Date.ISO8601FormatStyle().parse(text) }
-        let parts = text.dropLast().split(separator: ".", maxSplits: 1)
-        guard let whole = try? Date.ISO8601FormatStyle().parse(parts[0] + "Z") else { return nil }
+        // From a file or the network: "Z" alone or ".Z" must be refused, not trapped on (found by
+        // HostileInputFuzzTests).
+        let parts = text.dropLast().split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let first = parts.first, !first.isEmpty, let whole = try? Date.ISO8601FormatStyle().parse(first + "Z")
+        else { return nil }
         guard parts.count == 2 else { return whole }
         let digits = parts[1].prefix(3)
-        guard let fraction = Int64(digits), digits.count > 0 else { return nil }
+        guard digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber), let fraction = Int64(digits),
+            digits.count > 0
+        else { return nil }
         let millis = fraction * [1, 100, 10, 1][digits.count]
         return Date(timeIntervalSince1970: Double(Int64(whole.timeIntervalSince1970) * 1000 + millis) / 1000)
     }

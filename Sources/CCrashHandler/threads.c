@@ -25,6 +25,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "altstacks.h"
 #include "unwinder.h"
 #include "syscalls.h"
 
@@ -75,7 +76,10 @@ static void sample_own_stack(int sig, siginfo_t *info, void *context) {
     (void)sig;
     int saved_errno = errno;
     // Only this process's own requests are answered: a stray signal from elsewhere changes nothing.
-    if (info->si_code == SI_TKILL && info->si_pid == getpid() && atomic_load(&capturing)) {
+    // Outside a capture, the request is the alternate-stack sweep's (altstacks.c).
+    if (info->si_code == SI_TKILL && info->si_pid == getpid() && !atomic_load(&capturing)) {
+        bbx_altstacks_answer(current_thread_id(), context);
+    } else if (info->si_code == SI_TKILL && info->si_pid == getpid()) {
         thread_slot *slot = slot_of(current_thread_id());
         int expected = SLOT_REQUESTED;
         if (slot != NULL && atomic_compare_exchange_strong(&slot->state, &expected, SLOT_WALKING)) {
@@ -216,7 +220,7 @@ static int list_threads(pid_t self, pid_t helper, int *omitted) {
             if (name[0] < '0' || name[0] > '9') continue;
             pid_t tid = 0;
             for (const char *c = name; *c >= '0' && *c <= '9'; c++) tid = tid * 10 + (*c - '0');
-            if (tid == self || tid == helper) continue;
+            if (tid == self || tid == helper || tid == bbx_altstacks_sweeper_tid()) continue;
             if (count == BBX_THREAD_LIMIT) {
                 (*omitted)++;
                 continue;
@@ -247,6 +251,38 @@ static int fallback_signal(int sig, int dying) {
     struct sigaction action;
     sampler_action(&action);
     return sigaction(sig, &action, NULL) == 0 ? sig : 0;
+}
+
+int bbx_threads_living_signal_for(pid_t tid) {
+    if (slots == NULL) return 0;
+    uint64_t mask = blocked_signals(tid);
+    if (sampling_signal != 0 && !blocks(mask, sampling_signal)) return sampling_signal;
+    return blocks(mask, SIGPROF) ? 0 : fallback_signal(SIGPROF, 0);
+}
+
+int bbx_threads_capture_running(void) { return atomic_load(&capturing); }
+
+int bbx_threads_list_ids(pid_t *tids, int capacity) {
+    static char entries[4096];
+    int count = 0;
+    int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    for (;;) {
+        long bytes = bbx_syscall3(SYS_getdents64, fd, (long)entries, sizeof(entries));
+        if (bytes <= 0) break;
+        for (long offset = 0; offset < bytes;) {
+            unsigned short length;
+            memcpy(&length, entries + offset + 16, sizeof(length));
+            const char *name = entries + offset + 19;
+            offset += length;
+            if (name[0] < '0' || name[0] > '9' || count == capacity) continue;
+            pid_t tid = 0;
+            for (const char *c = name; *c >= '0' && *c <= '9'; c++) tid = tid * 10 + (*c - '0');
+            tids[count++] = tid;
+        }
+    }
+    close(fd);
+    return count;
 }
 
 // Sends each listed thread a signal it lets through; the number sent.

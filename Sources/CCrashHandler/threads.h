@@ -29,4 +29,15 @@ int bbx_threads_write(bbx_writer *w, pid_t self, pid_t helper, int dying);
 /// frames for a capture, abandons that walk (siglongjmp, does not return). Returns otherwise.
 void bbx_threads_recover_from_fault(void);
 
+/// For the alternate-stack sweep, in a living process: the signal that reaches `tid` and runs the
+/// sampler (the real-time one, else SIGPROF when nobody else handles it), or 0.
+int bbx_threads_living_signal_for(pid_t tid);
+
+/// Whether a capture is running (its requests and the sweep's share the signal).
+int bbx_threads_capture_running(void);
+
+/// The ids of the process's threads (`/proc/self/task`), at most `capacity`; -1 when unreadable.
+/// Ordinary code only (its buffer is static; one caller at a time).
+int bbx_threads_list_ids(pid_t *tids, int capacity);
+
 #endif

@@ -56,6 +56,15 @@ import Foundation
     }
 }
 
+/// Until the calling thread has an alternate signal stack (Blackbox's sweep gives it one), 5 s at most.
+func waitForAlternateStack() {
+    for _ in 0..<500 {
+        var current = stack_t()
+        if sigaltstack(nil, &current) == 0, current.ss_flags & Int32(SS_DISABLE) == 0 { return }
+        usleep(10_000)
+    }
+}
+
 func waitForever() -> Never {
     while true { sleep(1) }
 }

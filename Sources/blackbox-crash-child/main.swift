@@ -16,7 +16,10 @@ import Logging
 //          one rewritten by another thread during the crash) hang-main hang-queue healthy (a
 //          watched main loop or queue blocked for 3 s at a 1 s deadline, or never; exit 0)
 //          async-task (a crash two awaits deep inside a Task)
-//   WHERE: main, thread (a Foundation Thread given an alternate signal stack), dispatch
+//   WHERE: main, thread (a Foundation Thread given an alternate signal stack), dispatch, task (a
+//          detached Task), plain-thread (a Foundation Thread that prepares nothing). A stack overflow
+//          off the main thread first waits (5 s at most) until Blackbox's sweep gave the thread an
+//          alternate signal stack, as a long-running server thread would have one.
 // or: blackbox-crash-child DIR process-pending next (the next launch: processes the pending raw
 // reports the way an app does at start, prints each processed report's path, and exits)
 //
@@ -88,7 +91,25 @@ case "thread":
     thread.start()
     waitForever()
 case "dispatch":
-    DispatchQueue.global().async { crash(kind) }
+    DispatchQueue.global().async {
+        if kind == "stack-overflow" { waitForAlternateStack() }
+        crash(kind)
+    }
+    waitForever()
+case "task":
+    Task.detached {
+        if kind == "stack-overflow" { waitForAlternateStack() }
+        crash(kind)
+    }
+    waitForever()
+case "plain-thread":
+    // An app's thread that never calls `CrashCapture.prepareCurrentThread()`.
+    let thread = Thread {
+        if kind == "stack-overflow" { waitForAlternateStack() }
+        crash(kind)
+    }
+    thread.stackSize = 1 << 20
+    thread.start()
     waitForever()
 default:
     FileHandle.standardError.write(Data("unknown place \(place)\n".utf8))

@@ -1,120 +1,124 @@
-import Blackbox
-import BlackboxUpload
-import Logging
+#if Upload
+    import Blackbox
+    import BlackboxUpload
+    import Logging
 
-#if canImport(Glibc)
-    import Glibc
-#endif
+    #if canImport(Glibc)
+        import Glibc
+    #endif
 
-// An app that logs through Blackbox: `make example` runs it once, `make demo` runs it against a
-// collector, first with --crash (it fails an `ensure` and then crashes), then again so that it
-// uploads the crash report on its next start.
-//
-//   blackbox-example [DIRECTORY] [--crash] [--collector URL --key KEY]
-struct ExampleArguments {
-    var directory: String?
-    var collectorURL: String?
-    var collectorKey: String?
-    var crash = false
+    // An app that logs through Blackbox: `make example` runs it once, `make demo` runs it against a
+    // collector, first with --crash (it fails an `ensure` and then crashes), then again so that it
+    // uploads the crash report on its next start.
+    //
+    //   blackbox-example [DIRECTORY] [--crash] [--collector URL --key KEY]
+    struct ExampleArguments {
+        var directory: String?
+        var collectorURL: String?
+        var collectorKey: String?
+        var crash = false
 
-    init(_ arguments: [String]) {
-        var rest = arguments[...]
-        while let argument = rest.popFirst() {
-            switch argument {
-            case "--crash": crash = true
-            case "--collector": collectorURL = rest.popFirst()
-            case "--key": collectorKey = rest.popFirst()
-            default: directory = argument
+        init(_ arguments: [String]) {
+            var rest = arguments[...]
+            while let argument = rest.popFirst() {
+                switch argument {
+                case "--crash": crash = true
+                case "--collector": collectorURL = rest.popFirst()
+                case "--key": collectorKey = rest.popFirst()
+                default: directory = argument
+                }
             }
         }
     }
-}
-let parsed = ExampleArguments(Array(CommandLine.arguments.dropFirst()))
-let collectorURL = parsed.collectorURL
-let collectorKey = parsed.collectorKey
-let crash = parsed.crash
-let directory = parsed.directory ?? BlackboxConfiguration.defaultDirectory(appName: "blackbox-example")
+    let parsed = ExampleArguments(Array(CommandLine.arguments.dropFirst()))
+    let collectorURL = parsed.collectorURL
+    let collectorKey = parsed.collectorKey
+    let crash = parsed.crash
+    let directory = parsed.directory ?? BlackboxConfiguration.defaultDirectory(appName: "blackbox-example")
 
-var configuration = BlackboxConfiguration(appName: "blackbox-example", directory: directory)
-configuration.appVersion = "1.0"
-configuration.appBuild = "42"
-configuration.sinks = [.console, .file]
-configuration.levels = LevelSettings(defaultLevel: .info, labelLevels: ["example.db": .debug])
-var upload: CollectorUpload?
-if let collectorURL, let collectorKey {
+    var configuration = BlackboxConfiguration(appName: "blackbox-example", directory: directory)
+    configuration.appVersion = "1.0"
+    configuration.appBuild = "42"
+    configuration.sinks = [.console, .file]
+    configuration.levels = LevelSettings(defaultLevel: .info, labelLevels: ["example.db": .debug])
+    var upload: CollectorUpload?
+    if let collectorURL, let collectorKey {
+        do {
+            upload = CollectorUpload(endpoint: try CollectorEndpoint(url: collectorURL, key: collectorKey))
+            configuration.delivery = upload
+        } catch {
+            FileHandleOutput.standardError("blackbox-example: \(error)")
+            exit(64)
+        }
+    }
+
+    let runtime: BlackboxRuntime
     do {
-        upload = CollectorUpload(endpoint: try CollectorEndpoint(url: collectorURL, key: collectorKey))
-        configuration.delivery = upload
+        runtime = try Blackbox.start(configuration)
     } catch {
         FileHandleOutput.standardError("blackbox-example: \(error)")
-        exit(64)
+        exit(1)
     }
-}
-
-let runtime: BlackboxRuntime
-do {
-    runtime = try Blackbox.start(configuration)
-} catch {
-    FileHandleOutput.standardError("blackbox-example: \(error)")
-    exit(1)
-}
-if runtime.core.recovery.records > 0 {
-    print("recovered \(runtime.core.recovery.records) lines a previous run left in the journal")
-}
-
-var logger = Logger(label: "example.app")
-logger[metadataKey: "run"] = "\(getpid())"
-logger.info("example app started")
-logger.notice("signed in", metadata: ["user": "\("alice@example.com", sensitivity: .sensitive)"])
-Logger(label: "example.db").debug("connection pool ready", metadata: ["size": "4"])
-
-if let fast = Blackbox.fastLogger("example.hot") {
-    for i in 0..<5 {
-        fast.info("request id=\(i) user=\("bob") took \(Double(i) * 1.5) ms ok=\(i % 2 == 0)")
+    if runtime.core.recovery.records > 0 {
+        print("recovered \(runtime.core.recovery.records) lines a previous run left in the journal")
     }
-}
-logger.warning("disk almost full", metadata: ["free": "3%"])
 
-if crash {
-    // In a debug build `ensure` would trap; the demo wants the release behaviour: log and report.
-    Assertions.policy = .neverTrap
-    checkout(cart: [], logger: logger)
+    var logger = Logger(label: "example.app")
+    logger[metadataKey: "run"] = "\(getpid())"
+    logger.info("example app started")
+    logger.notice("signed in", metadata: ["user": "\("alice@example.com", sensitivity: .sensitive)"])
+    Logger(label: "example.db").debug("connection pool ready", metadata: ["size": "4"])
+
+    if let fast = Blackbox.fastLogger("example.hot") {
+        for i in 0..<5 {
+            fast.info("request id=\(i) user=\("bob") took \(Double(i) * 1.5) ms ok=\(i % 2 == 0)")
+        }
+    }
+    logger.warning("disk almost full", metadata: ["free": "3%"])
+
+    if crash {
+        // In a debug build `ensure` would trap; the demo wants the release behaviour: log and report.
+        Assertions.policy = .neverTrap
+        checkout(cart: [], logger: logger)
+        Blackbox.flush()
+        print("price: \(price(at: 3, in: [10, 20, 30], logger: logger))")
+    }
+
+    /// Fails an `ensure`: a non-fatal report, and the app goes on.
+    func checkout(cart: [Int], logger: Logger) {
+        if ensure(!cart.isEmpty, "checkout with an empty cart") == false {
+            logger.error("checkout refused: the cart is empty")
+        }
+    }
+
+    /// The demo's crash: reads past the end of the list (index out of range).
+    func price(at index: Int, in prices: [Int], logger: Logger) -> Int {
+        logger.critical("about to read price \(index) of \(prices.count)")
+        return prices[index]
+    }
+
     Blackbox.flush()
-    print("price: \(price(at: 3, in: [10, 20, 30], logger: logger))")
-}
-
-/// Fails an `ensure`: a non-fatal report, and the app goes on.
-func checkout(cart: [Int], logger: Logger) {
-    if ensure(!cart.isEmpty, "checkout with an empty cart") == false {
-        logger.error("checkout refused: the cart is empty")
+    if let upload {
+        if await upload.waitForStartPass(timeout: .seconds(30)) {
+            print("uploaded what earlier runs left to \(collectorURL ?? "")")
+        } else {
+            print("the upload did not finish in 30 s; it continues on the next start")
+        }
     }
-}
 
-/// The demo's crash: reads past the end of the list (index out of range).
-func price(at index: Int, in prices: [Int], logger: Logger) -> Int {
-    logger.critical("about to read price \(index) of \(prices.count)")
-    return prices[index]
-}
+    print("")
+    print("Blackbox directory: \(directory)")
+    print("Active log file:    \(directory)/logs/blackbox-example.log")
+    print("Journal:            \(directory)/journal")
+    print("Last lines:")
+    for line in Blackbox.recentLines(3) { print("  \(line)") }
 
-Blackbox.flush()
-if let upload {
-    if await upload.waitForStartPass(timeout: .seconds(30)) {
-        print("uploaded what earlier runs left to \(collectorURL ?? "")")
-    } else {
-        print("the upload did not finish in 30 s; it continues on the next start")
+    enum FileHandleOutput {
+        static func standardError(_ line: String) {
+            let text = line + "\n"
+            _ = text.utf8.withContiguousStorageIfAvailable { write(2, $0.baseAddress, $0.count) }
+        }
     }
-}
-
-print("")
-print("Blackbox directory: \(directory)")
-print("Active log file:    \(directory)/logs/blackbox-example.log")
-print("Journal:            \(directory)/journal")
-print("Last lines:")
-for line in Blackbox.recentLines(3) { print("  \(line)") }
-
-enum FileHandleOutput {
-    static func standardError(_ line: String) {
-        let text = line + "\n"
-        _ = text.utf8.withContiguousStorageIfAvailable { write(2, $0.baseAddress, $0.count) }
-    }
-}
+#else
+    print("blackbox-example needs the Upload trait: swift build --traits Tools (or make example)")
+#endif

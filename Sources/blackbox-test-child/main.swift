@@ -1,5 +1,6 @@
 import Blackbox
 import BlackboxErrors
+import BlackboxFormat
 import Logging
 
 #if canImport(Glibc)
@@ -20,6 +21,7 @@ import Logging
 //   levels DIR                log at several levels (run with BLACKBOX_LOG_LEVEL set)
 //   console DIR COLOR         log to the console sink only (COLOR: auto, always, never)
 //   all-outputs DIR           log to the file, the console and stdout at once, across a rotation
+//   default-outputs DIR       log with the default outputs; print the outputs the run record names
 //   exit-drain DIR            log 1000 lines and return from main without flushing
 //   fork DIR                  fork; the child logs (must reach stderr, not the parent's journal)
 //   present-error DIR         present a recoverable error on stdin/stdout; print the outcome
@@ -209,6 +211,17 @@ case "all-outputs":
     _ = start(config)
     let logger = Logger(label: "outputs")
     for index in 0..<200 { logger.info("line \(index)", metadata: ["k": "v"]) }
+    Blackbox.shutdown()
+
+case "default-outputs":
+    // Whatever an app gets when it sets no outputs (the test runs it without a terminal).
+    var config = BlackboxConfiguration(appName: "child", directory: directory)
+    config.levels = LevelSettings(defaultLevel: .trace)
+    _ = start(config)
+    Logger(label: "defaults").info("default outputs line")
+    for (_, run) in RunRecord.all(in: DiagnosticsDirectory(directory)) where run.pid == getpid() {
+        say("outputs: \((run.outputs ?? []).joined(separator: ", "))")
+    }
     Blackbox.shutdown()
 
 case "exit-drain":

@@ -1,164 +1,169 @@
-import ArgumentParser
-import Blackbox
-import BlackboxFormat
-import BlackboxUpload
-import Foundation
+#if Tools
+    import ArgumentParser
+    import Blackbox
+    import BlackboxFormat
+    import BlackboxUpload
+    import Foundation
 
-/// The helper a crashing process starts when crash-time delivery is on (`CrashTimeDelivery`): sends
-/// one raw report, with the log lines it carries, to the collector while the process waits, and
-/// deletes it once stored. Whatever goes wrong, the raw report stays for the next launch.
-struct DeliverCrash: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "deliver-crash",
-        abstract: "Send a raw crash report to the collector right away (started by a crashing app).",
-        discussion: """
-            Bundles RAW (a file in a diagnostics directory's crashes/pending/) and the log lines it \
-            carries, uploads the bundle, and deletes RAW once the collector stored it. The collector \
-            builds and symbolicates the report. Server and key as for `blackbox upload`; a crashing \
-            app passes them in BLACKBOX_SERVER and BLACKBOX_KEY.
+    /// The helper a crashing process starts when crash-time delivery is on (`CrashTimeDelivery`): sends
+    /// one raw report, with the log lines it carries, to the collector while the process waits, and
+    /// deletes it once stored. Whatever goes wrong, the raw report stays for the next launch.
+    struct DeliverCrash: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "deliver-crash",
+            abstract: "Send a raw crash report to the collector right away (started by a crashing app).",
+            discussion: """
+                Bundles RAW (a file in a diagnostics directory's crashes/pending/) and the log lines it \
+                carries, uploads the bundle, and deletes RAW once the collector stored it. The collector \
+                builds and symbolicates the report. Server and key as for `blackbox upload`; a crashing \
+                app passes them in BLACKBOX_SERVER and BLACKBOX_KEY.
 
-            Exit status: 0 stored (RAW deleted); 1 RAW is not a raw report; 2 refused; 3 not stored \
-            in time; 4 the key was refused. RAW stays unless the status is 0.
-            """)
+                Exit status: 0 stored (RAW deleted); 1 RAW is not a raw report; 2 refused; 3 not stored \
+                in time; 4 the key was refused. RAW stays unless the status is 0.
+                """)
 
-    @Argument(help: "The raw report.") var raw: String
-    @OptionGroup var collector: CollectorOptions
-    @Option(help: "Give up after this many seconds.") var deadline = 9.5
+        @Argument(help: "The raw report.") var raw: String
+        @OptionGroup var collector: CollectorOptions
+        @Option(help: "Give up after this many seconds.") var deadline = 9.5
 
-    /// A raw report is a few hundred KB at most (512 threads of 128 frames); anything far larger is
-    /// not one of ours.
-    static let maxRawBytes = 32 << 20
+        /// A raw report is a few hundred KB at most (512 threads of 128 frames); anything far larger is
+        /// not one of ours.
+        static let maxRawBytes = 32 << 20
 
-    func run() async throws {
-        let endpoint: CollectorEndpoint
-        let bytes: [UInt8]
-        let parsed: RawCrashReport
-        do {
-            endpoint = try collector.endpoint()
-            bytes = try Self.read(raw)
-            parsed = try RawCrashReport(bytes: bytes)
-        } catch {
-            throw Self.failing("\(raw): \(error)")
+        func run() async throws {
+            let endpoint: CollectorEndpoint
+            let bytes: [UInt8]
+            let parsed: RawCrashReport
+            do {
+                endpoint = try collector.endpoint()
+                bytes = try Self.read(raw)
+                parsed = try RawCrashReport(bytes: bytes)
+            } catch {
+                throw Self.failing("\(raw): \(error)")
+            }
+            let name = (raw as NSString).lastPathComponent
+            let base = name.hasSuffix(".raw") ? String(name.dropLast(4)) : name
+            // Beside the report, on the diagnostics directory's own (writable) file system.
+            let pending = (raw as NSString).deletingLastPathComponent
+            let layout = DiagnosticsDirectory(
+                ((pending as NSString).deletingLastPathComponent as NSString).deletingLastPathComponent)
+            let staging = "\(layout.crashDelivery)/\(base)-\(getpid())"
+            defer { try? FileManager.default.removeItem(atPath: staging) }
+            let spool = Spool(directory: staging + "/bundle", rejectedDirectory: staging + "/rejected")
+            // Release health: the crashed run is counted now, with the runs that ended before it, since an
+            // ephemeral container has no next start to count them.
+            let run = parsed.pid.flatMap { pid in RunRecord.all(in: layout).first { $0.record.pid == pid } }
+            let ended = EndedSession.pending(in: layout)
+            var sessions = ended.sessions
+            if let run {
+                sessions.append(
+                    EndedSession(
+                        appVersion: run.record.appVersion, startTime: Date(timeIntervalSince1970: run.record.startTime),
+                        endTime: parsed.timeSeconds.map { Date(timeIntervalSince1970: TimeInterval($0)) } ?? Date(),
+                        outcome: .crashed))
+            }
+            do {
+                try writeBundle(
+                    parsed, rawPath: raw, rawSize: Int64(bytes.count), base: base, staging: staging,
+                    sessions: SessionSummary.summarize(sessions), into: spool)
+            } catch {
+                throw Self.failing("\(raw): cannot bundle it: \(error)", status: 3)
+            }
+
+            var retry = RetryPolicy()
+            retry.maxAttempts = 3
+            retry.initialDelay = .milliseconds(200)
+            retry.maxDelay = .seconds(1)
+            let uploader = SpoolUploader(spool: spool, client: CollectorClient(endpoint: endpoint), retry: retry) {
+                event in
+                if case .progress = event { return }
+                if let (_, text) = event.logLine { FileHandle.standardError.write(Data("blackbox: \(text)\n".utf8)) }
+            }
+            let summary = await Self.within(.milliseconds(Int64(max(deadline, 0.1) * 1000))) { await uploader.drain() }
+            guard let summary, summary.uploaded + summary.duplicates == 1 else {
+                let status: Int32 =
+                    switch summary?.stoppedBy {
+                    case .unauthorized: 4
+                    case nil where (summary?.rejected ?? 0) > 0: 2
+                    default: 3
+                    }
+                throw Self.failing("\(raw): not delivered; it stays for the next launch", status: status)
+            }
+            // Stored: the next launch must not send it again, nor count the runs again. The crashed run's
+            // record goes too: it is accounted for (a record left behind would be taken for a kill).
+            for path in ended.paths { unlink(path) }
+            if let run {
+                unlink(run.path)
+                unlink(RunRecord.markerPath(.hung, pid: run.record.pid, in: layout))
+            } else if let pid = parsed.pid {
+                RunRecord.mark(.crashed, pid: pid, in: layout)
+            }
+            unlink(raw)
+            let directory = open(pending, O_RDONLY | O_DIRECTORY)
+            if directory >= 0 {
+                fsync(directory)
+                close(directory)
+            }
         }
-        let name = (raw as NSString).lastPathComponent
-        let base = name.hasSuffix(".raw") ? String(name.dropLast(4)) : name
-        // Beside the report, on the diagnostics directory's own (writable) file system.
-        let pending = (raw as NSString).deletingLastPathComponent
-        let layout = DiagnosticsDirectory(
-            ((pending as NSString).deletingLastPathComponent as NSString).deletingLastPathComponent)
-        let staging = "\(layout.crashDelivery)/\(base)-\(getpid())"
-        defer { try? FileManager.default.removeItem(atPath: staging) }
-        let spool = Spool(directory: staging + "/bundle", rejectedDirectory: staging + "/rejected")
-        // Release health: the crashed run is counted now, with the runs that ended before it, since an
-        // ephemeral container has no next start to count them.
-        let run = parsed.pid.flatMap { pid in RunRecord.all(in: layout).first { $0.record.pid == pid } }
-        let ended = EndedSession.pending(in: layout)
-        var sessions = ended.sessions
-        if let run {
-            sessions.append(
-                EndedSession(
-                    appVersion: run.record.appVersion, startTime: Date(timeIntervalSince1970: run.record.startTime),
-                    endTime: parsed.timeSeconds.map { Date(timeIntervalSince1970: TimeInterval($0)) } ?? Date(),
-                    outcome: .crashed))
-        }
-        do {
-            try writeBundle(
-                parsed, rawPath: raw, rawSize: Int64(bytes.count), base: base, staging: staging,
-                sessions: SessionSummary.summarize(sessions), into: spool)
-        } catch {
-            throw Self.failing("\(raw): cannot bundle it: \(error)", status: 3)
-        }
 
-        var retry = RetryPolicy()
-        retry.maxAttempts = 3
-        retry.initialDelay = .milliseconds(200)
-        retry.maxDelay = .seconds(1)
-        let uploader = SpoolUploader(spool: spool, client: CollectorClient(endpoint: endpoint), retry: retry) { event in
-            if case .progress = event { return }
-            if let (_, text) = event.logLine { FileHandle.standardError.write(Data("blackbox: \(text)\n".utf8)) }
-        }
-        let summary = await Self.within(.milliseconds(Int64(max(deadline, 0.1) * 1000))) { await uploader.drain() }
-        guard let summary, summary.uploaded + summary.duplicates == 1 else {
-            let status: Int32 =
-                switch summary?.stoppedBy {
-                case .unauthorized: 4
-                case nil where (summary?.rejected ?? 0) > 0: 2
-                default: 3
+        /// `reports/<name>.raw` as it is, and `reports/<name>.tail.log`: the intact log records the
+        /// handler copied from the journal, as text (the collector has no journal reader).
+        private func writeBundle(
+            _ parsed: RawCrashReport, rawPath: String, rawSize: Int64, base: String, staging: String,
+            sessions: [SessionSummary], into spool: Spool
+        ) throws {
+            // Private like the rest of the diagnostics directory (the bundle holds log lines), level by level.
+            for directory in [(staging as NSString).deletingLastPathComponent, staging, spool.directory] {
+                guard mkdir(directory, 0o700) == 0 || errno == EEXIST else {
+                    throw InputProblem(description: "cannot create \(directory): \(String(cString: strerror(errno)))")
                 }
-            throw Self.failing("\(raw): not delivered; it stays for the next launch", status: status)
+            }
+            var items = [
+                BundleItem(sourcePath: rawPath, entryPath: "reports/\(base).raw", kind: .rawReport, range: 0..<rawSize)
+            ]
+            if let start = parsed.journalStart {
+                let lines = JournalTail.lines(bytes: parsed.journalBytes, startPosition: start, limit: .max)
+                if !lines.isEmpty {
+                    let tail = "\(staging)/\(base).tail.log"
+                    let text = Data(lines.map { $0 + "\n" }.joined().utf8)
+                    try text.write(to: URL(fileURLWithPath: tail))
+                    items.append(
+                        BundleItem(
+                            sourcePath: tail, entryPath: "reports/\(base).tail.log", kind: .log,
+                            range: 0..<Int64(text.count)))
+                }
+            }
+            var writer = BundleWriter(
+                app: .init(
+                    name: parsed.header["app"] ?? "unknown", version: parsed.header["app-version"],
+                    build: parsed.header["app-build"]),
+                host: parsed.header["host"] ?? ProcessInfo.processInfo.hostName)
+            writer.sessions = sessions
+            _ = try writer.write(items, into: spool.directory)
         }
-        // Stored: the next launch must not send it again, nor count the runs again. The crashed run's
-        // record goes too: it is accounted for (a record left behind would be taken for a kill).
-        for path in ended.paths { unlink(path) }
-        if let run {
-            unlink(run.path)
-            unlink(RunRecord.markerPath(.hung, pid: run.record.pid, in: layout))
-        } else if let pid = parsed.pid {
-            RunRecord.mark(.crashed, pid: pid, in: layout)
-        }
-        unlink(raw)
-        let directory = open(pending, O_RDONLY | O_DIRECTORY)
-        if directory >= 0 {
-            fsync(directory)
-            close(directory)
-        }
-    }
 
-    /// `reports/<name>.raw` as it is, and `reports/<name>.tail.log`: the intact log records the
-    /// handler copied from the journal, as text (the collector has no journal reader).
-    private func writeBundle(
-        _ parsed: RawCrashReport, rawPath: String, rawSize: Int64, base: String, staging: String,
-        sessions: [SessionSummary], into spool: Spool
-    ) throws {
-        // Private like the rest of the diagnostics directory (the bundle holds log lines), level by level.
-        for directory in [(staging as NSString).deletingLastPathComponent, staging, spool.directory] {
-            guard mkdir(directory, 0o700) == 0 || errno == EEXIST else {
-                throw InputProblem(description: "cannot create \(directory): \(String(cString: strerror(errno)))")
+        private static func read(_ path: String) throws -> [UInt8] {
+            guard let bytes = DurableFile.read(path, limit: maxRawBytes + 1) else {
+                throw InputProblem(description: "cannot open it")
+            }
+            guard bytes.count <= maxRawBytes else { throw InputProblem(description: "larger than a raw report can be") }
+            return bytes
+        }
+
+        /// `work`'s result, or nil when it did not finish within `limit` (it is cancelled).
+        private static func within<T: Sendable>(_ limit: Duration, _ work: @escaping @Sendable () async -> T) async
+            -> T?
+        {
+            await withTaskGroup(of: T?.self) { group in
+                group.addTask { await work() }
+                group.addTask {
+                    try? await Task.sleep(for: limit)
+                    return nil
+                }
+                let first = await group.next() ?? nil
+                group.cancelAll()
+                return first
             }
         }
-        var items = [
-            BundleItem(sourcePath: rawPath, entryPath: "reports/\(base).raw", kind: .rawReport, range: 0..<rawSize)
-        ]
-        if let start = parsed.journalStart {
-            let lines = JournalTail.lines(bytes: parsed.journalBytes, startPosition: start, limit: .max)
-            if !lines.isEmpty {
-                let tail = "\(staging)/\(base).tail.log"
-                let text = Data(lines.map { $0 + "\n" }.joined().utf8)
-                try text.write(to: URL(fileURLWithPath: tail))
-                items.append(
-                    BundleItem(
-                        sourcePath: tail, entryPath: "reports/\(base).tail.log", kind: .log,
-                        range: 0..<Int64(text.count)))
-            }
-        }
-        var writer = BundleWriter(
-            app: .init(
-                name: parsed.header["app"] ?? "unknown", version: parsed.header["app-version"],
-                build: parsed.header["app-build"]),
-            host: parsed.header["host"] ?? ProcessInfo.processInfo.hostName)
-        writer.sessions = sessions
-        _ = try writer.write(items, into: spool.directory)
     }
-
-    private static func read(_ path: String) throws -> [UInt8] {
-        guard let bytes = DurableFile.read(path, limit: maxRawBytes + 1) else {
-            throw InputProblem(description: "cannot open it")
-        }
-        guard bytes.count <= maxRawBytes else { throw InputProblem(description: "larger than a raw report can be") }
-        return bytes
-    }
-
-    /// `work`'s result, or nil when it did not finish within `limit` (it is cancelled).
-    private static func within<T: Sendable>(_ limit: Duration, _ work: @escaping @Sendable () async -> T) async -> T? {
-        await withTaskGroup(of: T?.self) { group in
-            group.addTask { await work() }
-            group.addTask {
-                try? await Task.sleep(for: limit)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
-    }
-}
+#endif

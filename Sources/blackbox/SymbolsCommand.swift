@@ -1,137 +1,140 @@
-import ArgumentParser
-import Blackbox
-import BlackboxUpload
-import Foundation
+#if Tools
+    import ArgumentParser
+    import Blackbox
+    import BlackboxUpload
+    import Foundation
 
-struct Symbols: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Archive the symbols of a build in a collector, to symbolicate its crash reports there.",
-        subcommands: [SymbolsUpload.self])
-}
-
-struct SymbolsUpload: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "upload",
-        abstract: "Upload the debug info of binaries, shared libraries and separate debug files.",
-        discussion: """
-            PATH is a file (a binary, a shared library, a separate debug file) or a directory, searched \
-            for ELF files (for example a `.build-id/xx/yyyy.debug` tree). Each file's build-id is read; \
-            the collector is asked once which build-ids it has debug info for, and the others are sent, \
-            gzip-compressed. One line per file: build-id, name, and uploaded / already there / no debug \
-            info / no build-id. Server: --server, BLACKBOX_SERVER or "server" in the config file; token: \
-            --token, BLACKBOX_SYMBOLS_TOKEN or "symbolsToken" in the config file (a symbols key, \
-            `blackbox-collector keys create --kind symbols`, or the admin token). See docs/symbols.md.
-
-            Exit status: 0 every file with debug info is on the collector; 1 bad input; 2 the collector \
-            refused a file; 3 the collector could not be reached or kept failing; 4 the collector refused \
-            the token (401/403); 64 usage.
-            """)
-
-    @Argument(help: "Binaries, shared libraries, debug files or directories of them.") var paths: [String]
-    @Option(help: "The collector's base URL, e.g. https://collector.example.com.") var server: String?
-    @Option(help: "A symbols key or the admin token.") var token: String?
-    @Option(help: "A config file with server and symbolsToken.") var config: String?
-    @Option(help: "Attempts per file when the collector cannot be reached or answers 5xx.") var attempts = 3
-    @Flag(name: .shortAndLong, help: "Print nothing but errors.") var quiet = false
-
-    func validate() throws {
-        guard attempts >= 1 else { throw ValidationError("--attempts must be at least 1") }
+    struct Symbols: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Archive the symbols of a build in a collector, to symbolicate its crash reports there.",
+            subcommands: [SymbolsUpload.self])
     }
 
-    func run() async throws {
-        let client: CollectorClient
-        let files: SymbolFiles
-        do {
-            client = CollectorClient(endpoint: try endpoint())
-            files = try SymbolFiles(paths: paths)
-        } catch let problem as InputProblem {
-            throw Self.failing(problem.description)
+    struct SymbolsUpload: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "upload",
+            abstract: "Upload the debug info of binaries, shared libraries and separate debug files.",
+            discussion: """
+                PATH is a file (a binary, a shared library, a separate debug file) or a directory, searched \
+                for ELF files (for example a `.build-id/xx/yyyy.debug` tree). Each file's build-id is read; \
+                the collector is asked once which build-ids it has debug info for, and the others are sent, \
+                gzip-compressed. One line per file: build-id, name, and uploaded / already there / no debug \
+                info / no build-id. Server: --server, BLACKBOX_SERVER or "server" in the config file; token: \
+                --token, BLACKBOX_SYMBOLS_TOKEN or "symbolsToken" in the config file (a symbols key, \
+                `blackbox-collector keys create --kind symbols`, or the admin token). See docs/symbols.md.
+
+                Exit status: 0 every file with debug info is on the collector; 1 bad input; 2 the collector \
+                refused a file; 3 the collector could not be reached or kept failing; 4 the collector refused \
+                the token (401/403); 64 usage.
+                """)
+
+        @Argument(help: "Binaries, shared libraries, debug files or directories of them.") var paths: [String]
+        @Option(help: "The collector's base URL, e.g. https://collector.example.com.") var server: String?
+        @Option(help: "A symbols key or the admin token.") var token: String?
+        @Option(help: "A config file with server and symbolsToken.") var config: String?
+        @Option(help: "Attempts per file when the collector cannot be reached or answers 5xx.") var attempts = 3
+        @Flag(name: .shortAndLong, help: "Print nothing but errors.") var quiet = false
+
+        func validate() throws {
+            guard attempts >= 1 else { throw ValidationError("--attempts must be at least 1") }
         }
-        var plan = SymbolUploadPlan(files.candidates)
-        let wanted = plan.buildIDsToAsk
-        if !wanted.isEmpty {
+
+        func run() async throws {
+            let client: CollectorClient
+            let files: SymbolFiles
             do {
-                switch try await client.checkSymbols(buildIDs: wanted) {
-                case .present(let present): plan.markPresent(present)
-                case .refused(let answer):
-                    throw Self.failing(
-                        "the collector refused the question: \(answer)",
-                        status: [401, 403].contains(answer.status) ? 4 : 2)
+                client = CollectorClient(endpoint: try endpoint())
+                files = try SymbolFiles(paths: paths)
+            } catch let problem as InputProblem {
+                throw Self.failing(problem.description)
+            }
+            var plan = SymbolUploadPlan(files.candidates)
+            let wanted = plan.buildIDsToAsk
+            if !wanted.isEmpty {
+                do {
+                    switch try await client.checkSymbols(buildIDs: wanted) {
+                    case .present(let present): plan.markPresent(present)
+                    case .refused(let answer):
+                        throw Self.failing(
+                            "the collector refused the question: \(answer)",
+                            status: [401, 403].contains(answer.status) ? 4 : 2)
+                    }
+                } catch let problem as ConnectionProblem {
+                    throw Self.failing("cannot reach the collector: \(problem)", status: 3)
                 }
-            } catch let problem as ConnectionProblem {
-                throw Self.failing("cannot reach the collector: \(problem)", status: 3)
+            }
+            let progress = ProgressBar(enabled: !quiet && isatty(2) == 1)
+            var status: Int32 = 0
+            for index in plan.entries.indices {
+                if case .upload = plan.entries[index].action {
+                    let outcome = await send(plan.entries[index].candidate, client: client, progress: progress)
+                    plan.entries[index].action = .sent(outcome)
+                    status = max(status, Self.exitStatus(outcome))
+                }
+                progress.finishLine()
+                if !quiet || Self.exitStatus(plan.entries[index].action) != 0 { print(plan.entries[index].line) }
+                if status == 4 { break }  // the token is wrong: every other file would be refused too
+            }
+            if !quiet { print(plan.summary) }
+            if status != 0 { throw ExitCode(status) }
+        }
+
+        private func endpoint() throws -> CollectorEndpoint {
+            let resolved = try CollectorOptions.resolve(server: server, key: nil, config: config)
+            let environment = ProcessInfo.processInfo.environment["BLACKBOX_SYMBOLS_TOKEN"].flatMap {
+                $0.isEmpty ? nil : $0
+            }
+            guard let server = resolved.server else {
+                throw InputProblem(
+                    description: "no collector: give --server, set BLACKBOX_SERVER, or put \"server\" in a config file")
+            }
+            guard let token = token ?? environment ?? resolved.symbolsToken else {
+                throw InputProblem(
+                    description:
+                        "no token: give --token, set BLACKBOX_SYMBOLS_TOKEN, or put \"symbolsToken\" in a config file")
+            }
+            do {
+                return try CollectorEndpoint(url: server, key: token)
+            } catch {
+                throw InputProblem(description: "\(error)")
             }
         }
-        let progress = ProgressBar(enabled: !quiet && isatty(2) == 1)
-        var status: Int32 = 0
-        for index in plan.entries.indices {
-            if case .upload = plan.entries[index].action {
-                let outcome = await send(plan.entries[index].candidate, client: client, progress: progress)
-                plan.entries[index].action = .sent(outcome)
-                status = max(status, Self.exitStatus(outcome))
+
+        /// Compresses the file into a temporary one and sends it, resending after failures that may pass.
+        private func send(_ candidate: SymbolFiles.Candidate, client: CollectorClient, progress: ProgressBar) async
+            -> UploadOutcome
+        {
+            guard let buildID = candidate.info.buildID else { return .retryLater(reason: "no build-id") }
+            let compressed = NSTemporaryDirectory() + "blackbox-symbols-\(UUID().uuidString).gz"
+            defer { unlink(compressed) }
+            do {
+                try Gzip.compress(candidate.path, to: compressed)
+            } catch {
+                return .retryLater(reason: error.description)
             }
-            progress.finishLine()
-            if !quiet || Self.exitStatus(plan.entries[index].action) != 0 { print(plan.entries[index].line) }
-            if status == 4 { break }  // the token is wrong: every other file would be refused too
-        }
-        if !quiet { print(plan.summary) }
-        if status != 0 { throw ExitCode(status) }
-    }
-
-    private func endpoint() throws -> CollectorEndpoint {
-        let resolved = try CollectorOptions.resolve(server: server, key: nil, config: config)
-        let environment = ProcessInfo.processInfo.environment["BLACKBOX_SYMBOLS_TOKEN"].flatMap {
-            $0.isEmpty ? nil : $0
-        }
-        guard let server = resolved.server else {
-            throw InputProblem(
-                description: "no collector: give --server, set BLACKBOX_SERVER, or put \"server\" in a config file")
-        }
-        guard let token = token ?? environment ?? resolved.symbolsToken else {
-            throw InputProblem(
-                description:
-                    "no token: give --token, set BLACKBOX_SYMBOLS_TOKEN, or put \"symbolsToken\" in a config file")
-        }
-        do {
-            return try CollectorEndpoint(url: server, key: token)
-        } catch {
-            throw InputProblem(description: "\(error)")
-        }
-    }
-
-    /// Compresses the file into a temporary one and sends it, resending after failures that may pass.
-    private func send(_ candidate: SymbolFiles.Candidate, client: CollectorClient, progress: ProgressBar) async
-        -> UploadOutcome
-    {
-        guard let buildID = candidate.info.buildID else { return .retryLater(reason: "no build-id") }
-        let compressed = NSTemporaryDirectory() + "blackbox-symbols-\(UUID().uuidString).gz"
-        defer { unlink(compressed) }
-        do {
-            try Gzip.compress(candidate.path, to: compressed)
-        } catch {
-            return .retryLater(reason: error.description)
-        }
-        var outcome = UploadOutcome.retryLater(reason: "not sent")
-        for attempt in 1...attempts {
-            outcome = await client.uploadSymbols(compressedPath: compressed, buildID: buildID, name: candidate.name) {
-                sent, total in progress.update(label: candidate.name, sent: sent, total: total)
+            var outcome = UploadOutcome.retryLater(reason: "not sent")
+            for attempt in 1...attempts {
+                outcome = await client.uploadSymbols(compressedPath: compressed, buildID: buildID, name: candidate.name)
+                {
+                    sent, total in progress.update(label: candidate.name, sent: sent, total: total)
+                }
+                guard case .retryLater = outcome, attempt < attempts else { break }
+                try? await Task.sleep(for: .seconds(attempt))
             }
-            guard case .retryLater = outcome, attempt < attempts else { break }
-            try? await Task.sleep(for: .seconds(attempt))
+            return outcome
         }
-        return outcome
-    }
 
-    static func exitStatus(_ outcome: UploadOutcome) -> Int32 {
-        switch outcome {
-        case .stored: 0
-        case .rejected: 2
-        case .retryLater: 3
-        case .unauthorized: 4
+        static func exitStatus(_ outcome: UploadOutcome) -> Int32 {
+            switch outcome {
+            case .stored: 0
+            case .rejected: 2
+            case .retryLater: 3
+            case .unauthorized: 4
+            }
+        }
+
+        static func exitStatus(_ action: SymbolUploadPlan.Action) -> Int32 {
+            if case .sent(let outcome) = action { exitStatus(outcome) } else { 0 }
         }
     }
-
-    static func exitStatus(_ action: SymbolUploadPlan.Action) -> Int32 {
-        if case .sent(let outcome) = action { exitStatus(outcome) } else { 0 }
-    }
-}
+#endif

@@ -1,197 +1,204 @@
-import ArgumentParser
-import Blackbox
-import BlackboxFormat
-import BlackboxUpload
-import Foundation
+#if Tools
+    import ArgumentParser
+    import Blackbox
+    import BlackboxFormat
+    import BlackboxUpload
+    import Foundation
 
-struct Upload: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Upload bundles, diagnostics directories, or log files and reports to a collector.",
-        discussion: """
-            PATH is a zip (sent as it is, with a stable Upload-Id), a diagnostics directory (its new \
-            reports and log archives are bundled into its outbox/bundles spool, which is then sent, \
-            together with anything the app left there), or other directories and files (bundled first). \
-            A bundle is deleted from a spool only after the collector stored it; a refused one moves to \
-            outbox/rejected with the reason. Server and key: --server/--key, BLACKBOX_SERVER/BLACKBOX_KEY, \
-            or a config file (see `blackbox doctor`).
+    struct Upload: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Upload bundles, diagnostics directories, or log files and reports to a collector.",
+            discussion: """
+                PATH is a zip (sent as it is, with a stable Upload-Id), a diagnostics directory (its new \
+                reports and log archives are bundled into its outbox/bundles spool, which is then sent, \
+                together with anything the app left there), or other directories and files (bundled first). \
+                A bundle is deleted from a spool only after the collector stored it; a refused one moves to \
+                outbox/rejected with the reason. Server and key: --server/--key, BLACKBOX_SERVER/BLACKBOX_KEY, \
+                or a config file (see `blackbox doctor`).
 
-            Exit status: 0 everything stored; 1 bad input; 2 the collector refused a bundle for good \
-            (400/413/422; kept, with the reason); 3 the collector could not be reached or kept failing \
-            (bundles kept for the next run); 4 the collector refused the key (401/403); 64 usage.
-            """)
+                Exit status: 0 everything stored; 1 bad input; 2 the collector refused a bundle for good \
+                (400/413/422; kept, with the reason); 3 the collector could not be reached or kept failing \
+                (bundles kept for the next run); 4 the collector refused the key (401/403); 64 usage.
+                """)
 
-    @Argument(help: "Zips, directories or files.") var paths: [String]
-    @OptionGroup var collector: CollectorOptions
-    @Option(help: "Attempts per bundle when the collector cannot be reached or answers 5xx.") var attempts = 5
-    @Option(help: "Longest wait between attempts, in seconds.") var maxDelay = 30.0
-    @Option(help: "Upload at most this many bytes per second.") var limitRate: Int?
-    @Option(help: "Content bytes per bundle before splitting (directories and files).") var maxSize: Int64 = 16 << 20
-    @Flag(name: .shortAndLong, help: "Print nothing but errors.") var quiet = false
+        @Argument(help: "Zips, directories or files.") var paths: [String]
+        @OptionGroup var collector: CollectorOptions
+        @Option(help: "Attempts per bundle when the collector cannot be reached or answers 5xx.") var attempts = 5
+        @Option(help: "Longest wait between attempts, in seconds.") var maxDelay = 30.0
+        @Option(help: "Upload at most this many bytes per second.") var limitRate: Int?
+        @Option(help: "Content bytes per bundle before splitting (directories and files).") var maxSize: Int64 =
+            16 << 20
+        @Flag(name: .shortAndLong, help: "Print nothing but errors.") var quiet = false
 
-    func validate() throws {
-        guard attempts >= 1 else { throw ValidationError("--attempts must be at least 1") }
-        guard maxDelay >= 0 else { throw ValidationError("--max-delay must not be negative") }
-        if let limitRate, limitRate <= 0 { throw ValidationError("--limit-rate must be positive") }
-    }
-
-    func run() async throws {
-        let endpoint: CollectorEndpoint
-        let staging = NSTemporaryDirectory() + "blackbox-upload-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: staging) }
-        var spools: [PreparedSpool] = []
-        do {
-            endpoint = try collector.endpoint()
-            spools = try prepareSpools(staging: staging)
-        } catch let problem as InputProblem {
-            throw Self.failing(problem.description)
+        func validate() throws {
+            guard attempts >= 1 else { throw ValidationError("--attempts must be at least 1") }
+            guard maxDelay >= 0 else { throw ValidationError("--max-delay must not be negative") }
+            if let limitRate, limitRate <= 0 { throw ValidationError("--limit-rate must be positive") }
         }
-        var client = CollectorClient(endpoint: endpoint)
-        client.rateLimit = limitRate
-        var retry = RetryPolicy()
-        retry.maxAttempts = attempts
-        retry.maxDelay = .milliseconds(Int64(maxDelay * 1000))
-        let progress = ProgressBar(enabled: !quiet && isatty(2) == 1)
-        var total = SpoolUploader.Summary()
-        var status: Int32 = 0
-        for entry in spools {
-            let uploader = SpoolUploader(spool: entry.spool, client: client, retry: retry) { event in
-                report(event, progress: progress)
-            }
-            let summary = await uploader.drain()
-            total.uploaded += summary.uploaded
-            total.duplicates += summary.duplicates
-            total.rejected += summary.rejected
-            total.remaining += summary.remaining
-            switch summary.stoppedBy {
-            case .unauthorized: status = max(status, 4)
-            case .unreachable, .cancelled: status = max(status, 3)
-            case nil: break
-            }
-            if summary.rejected > 0 { status = max(status, 2) }
-            if case .unauthorized = summary.stoppedBy { break }
-        }
-        if !quiet {
-            var line = "uploaded \(total.uploaded) bundle\(total.uploaded == 1 ? "" : "s")"
-            if total.duplicates > 0 { line += " (\(total.duplicates) already stored)" }
-            if total.rejected > 0 { line += ", \(total.rejected) refused" }
-            if total.remaining > 0 { line += ", \(total.remaining) not sent" }
-            print(line)
-        }
-        if status != 0 { throw ExitCode(status) }
-    }
 
-    /// A spool to send, and the lock that keeps others off it while we do.
-    struct PreparedSpool {
-        var spool: Spool
-        var lock: SpoolLock?
-    }
-
-    /// One spool per diagnostics directory (its own, so that an interrupted upload resumes from it),
-    /// and one temporary spool under `staging` for everything else.
-    private func prepareSpools(staging: String) throws -> [PreparedSpool] {
-        var result: [PreparedSpool] = []
-        let temporary = Spool(directory: staging + "/bundles", rejectedDirectory: staging + "/rejected")
-        var loose: [String] = []
-        for path in paths {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-                throw InputProblem(description: "\(path): no such file or directory")
-            }
-            if isDirectory.boolValue && DiagnosticsDirectory.isDiagnosticsDirectory(path) {
-                result.append(try spoolDiagnostics(path))
-            } else if !isDirectory.boolValue && path.hasSuffix(".zip") {
-                try stage(zip: path, into: temporary)
-            } else {
-                loose.append(path)
-            }
-        }
-        if !loose.isEmpty {
-            let inputs = try BundleInputs(paths: loose)
-            var writer = BundleWriter(
-                app: inputs.app ?? .init(name: "unknown", version: nil, build: nil),
-                host: inputs.host ?? ProcessInfo.processInfo.hostName)
-            writer.maxBundleBytes = maxSize
+        func run() async throws {
+            let endpoint: CollectorEndpoint
+            let staging = NSTemporaryDirectory() + "blackbox-upload-\(UUID().uuidString)"
+            defer { try? FileManager.default.removeItem(atPath: staging) }
+            var spools: [PreparedSpool] = []
             do {
-                _ = try writer.write(inputs.items, into: temporary.directory)
-            } catch {
+                endpoint = try collector.endpoint()
+                spools = try prepareSpools(staging: staging)
+            } catch let problem as InputProblem {
+                throw Self.failing(problem.description)
+            }
+            var client = CollectorClient(endpoint: endpoint)
+            client.rateLimit = limitRate
+            var retry = RetryPolicy()
+            retry.maxAttempts = attempts
+            retry.maxDelay = .milliseconds(Int64(maxDelay * 1000))
+            let progress = ProgressBar(enabled: !quiet && isatty(2) == 1)
+            var total = SpoolUploader.Summary()
+            var status: Int32 = 0
+            for entry in spools {
+                let uploader = SpoolUploader(spool: entry.spool, client: client, retry: retry) { event in
+                    report(event, progress: progress)
+                }
+                let summary = await uploader.drain()
+                total.uploaded += summary.uploaded
+                total.duplicates += summary.duplicates
+                total.rejected += summary.rejected
+                total.remaining += summary.remaining
+                switch summary.stoppedBy {
+                case .unauthorized: status = max(status, 4)
+                case .unreachable, .cancelled: status = max(status, 3)
+                case nil: break
+                }
+                if summary.rejected > 0 { status = max(status, 2) }
+                if case .unauthorized = summary.stoppedBy { break }
+            }
+            if !quiet {
+                var line = "uploaded \(total.uploaded) bundle\(total.uploaded == 1 ? "" : "s")"
+                if total.duplicates > 0 { line += " (\(total.duplicates) already stored)" }
+                if total.rejected > 0 { line += ", \(total.rejected) refused" }
+                if total.remaining > 0 { line += ", \(total.remaining) not sent" }
+                print(line)
+            }
+            if status != 0 { throw ExitCode(status) }
+        }
+
+        /// A spool to send, and the lock that keeps others off it while we do.
+        struct PreparedSpool {
+            var spool: Spool
+            var lock: SpoolLock?
+        }
+
+        /// One spool per diagnostics directory (its own, so that an interrupted upload resumes from it),
+        /// and one temporary spool under `staging` for everything else.
+        private func prepareSpools(staging: String) throws -> [PreparedSpool] {
+            var result: [PreparedSpool] = []
+            let temporary = Spool(directory: staging + "/bundles", rejectedDirectory: staging + "/rejected")
+            var loose: [String] = []
+            for path in paths {
+                var isDirectory: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                    throw InputProblem(description: "\(path): no such file or directory")
+                }
+                if isDirectory.boolValue && DiagnosticsDirectory.isDiagnosticsDirectory(path) {
+                    result.append(try spoolDiagnostics(path))
+                } else if !isDirectory.boolValue && path.hasSuffix(".zip") {
+                    try stage(zip: path, into: temporary)
+                } else {
+                    loose.append(path)
+                }
+            }
+            if !loose.isEmpty {
+                let inputs = try BundleInputs(paths: loose)
+                var writer = BundleWriter(
+                    app: inputs.app ?? .init(name: "unknown", version: nil, build: nil),
+                    host: inputs.host ?? ProcessInfo.processInfo.hostName)
+                writer.maxBundleBytes = maxSize
+                do {
+                    _ = try writer.write(inputs.items, into: temporary.directory)
+                } catch {
+                    throw InputProblem(description: error.description)
+                }
+            }
+            if FileManager.default.fileExists(atPath: staging) {
+                result.append(PreparedSpool(spool: temporary, lock: nil))
+            }
+            return result
+        }
+
+        private func spoolDiagnostics(_ directory: String) throws -> PreparedSpool {
+            let spool = Spool(diagnosticsDirectory: directory)
+            guard let lock = SpoolLock(spool: spool) else {
+                throw InputProblem(description: "\(directory): another process is uploading from it; try again later")
+            }
+            var options = BundleOptions()
+            options.activeLog = .always
+            options.maxBundleBytes = maxSize
+            let bases = LogFiles.baseNames(inDirectory: DiagnosticsDirectory(directory).logs)
+            for base in bases.isEmpty ? [""] : bases {
+                let snapshot = DiagnosticsSnapshot(directory: directory, baseFileName: base, options: options)
+                let selection = snapshot.select()
+                guard !selection.isEmpty else { continue }
+                let inputs = try BundleInputs(paths: selection.reports.map(\.sourcePath))
+                let writer = BundleWriter(
+                    app: inputs.app ?? .init(name: base.isEmpty ? "unknown" : base, version: nil, build: nil),
+                    host: inputs.host ?? ProcessInfo.processInfo.hostName)
+                do {
+                    try snapshot.bundle(selection, as: writer, into: spool)
+                } catch {
+                    throw InputProblem(description: "\(error)")
+                }
+            }
+            return PreparedSpool(spool: spool, lock: lock)
+        }
+
+        /// A copy of the zip under its Upload-Id, so the user's file is never moved or deleted.
+        private func stage(zip path: String, into spool: Spool) throws {
+            do {
+                let id = try BundleIdentity.uploadID(forZipAt: path)
+                try FileManager.default.createDirectory(atPath: spool.directory, withIntermediateDirectories: true)
+                let destination = "\(spool.directory)/\(id.uuidString.lowercased()).zip"
+                if !FileManager.default.fileExists(atPath: destination) {
+                    try FileManager.default.copyItem(atPath: path, toPath: destination)
+                }
+            } catch let error as BundleError {
                 throw InputProblem(description: error.description)
-            }
-        }
-        if FileManager.default.fileExists(atPath: staging) { result.append(PreparedSpool(spool: temporary, lock: nil)) }
-        return result
-    }
-
-    private func spoolDiagnostics(_ directory: String) throws -> PreparedSpool {
-        let spool = Spool(diagnosticsDirectory: directory)
-        guard let lock = SpoolLock(spool: spool) else {
-            throw InputProblem(description: "\(directory): another process is uploading from it; try again later")
-        }
-        var options = BundleOptions()
-        options.activeLog = .always
-        options.maxBundleBytes = maxSize
-        let bases = LogFiles.baseNames(inDirectory: DiagnosticsDirectory(directory).logs)
-        for base in bases.isEmpty ? [""] : bases {
-            let snapshot = DiagnosticsSnapshot(directory: directory, baseFileName: base, options: options)
-            let selection = snapshot.select()
-            guard !selection.isEmpty else { continue }
-            let inputs = try BundleInputs(paths: selection.reports.map(\.sourcePath))
-            let writer = BundleWriter(
-                app: inputs.app ?? .init(name: base.isEmpty ? "unknown" : base, version: nil, build: nil),
-                host: inputs.host ?? ProcessInfo.processInfo.hostName)
-            do {
-                try snapshot.bundle(selection, as: writer, into: spool)
             } catch {
-                throw InputProblem(description: "\(error)")
+                throw InputProblem(description: "\(path): \(error.localizedDescription)")
             }
         }
-        return PreparedSpool(spool: spool, lock: lock)
-    }
 
-    /// A copy of the zip under its Upload-Id, so the user's file is never moved or deleted.
-    private func stage(zip path: String, into spool: Spool) throws {
-        do {
-            let id = try BundleIdentity.uploadID(forZipAt: path)
-            try FileManager.default.createDirectory(atPath: spool.directory, withIntermediateDirectories: true)
-            let destination = "\(spool.directory)/\(id.uuidString.lowercased()).zip"
-            if !FileManager.default.fileExists(atPath: destination) {
-                try FileManager.default.copyItem(atPath: path, toPath: destination)
-            }
-        } catch let error as BundleError {
-            throw InputProblem(description: error.description)
-        } catch {
-            throw InputProblem(description: "\(path): \(error.localizedDescription)")
-        }
-    }
-
-    private func report(_ event: UploadEvent, progress: ProgressBar) {
-        switch event {
-        case .progress(let bundle, let sent, let total):
-            progress.update(label: String(bundle.id.uuidString.prefix(8)).lowercased(), sent: sent, total: total)
-        case .stored(let bundle, let duplicate):
-            progress.finishLine()
-            if !quiet && progress.enabled {
+        private func report(_ event: UploadEvent, progress: ProgressBar) {
+            switch event {
+            case .progress(let bundle, let sent, let total):
+                progress.update(label: String(bundle.id.uuidString.prefix(8)).lowercased(), sent: sent, total: total)
+            case .stored(let bundle, let duplicate):
+                progress.finishLine()
+                if !quiet && progress.enabled {
+                    FileHandle.standardError.write(
+                        Data(
+                            "stored \(bundle.id.uuidString.lowercased())\(duplicate ? " (already stored)" : "")\n".utf8)
+                    )
+                }
+            case .rejected(let bundle, let answer):
+                progress.finishLine()
                 FileHandle.standardError.write(
-                    Data("stored \(bundle.id.uuidString.lowercased())\(duplicate ? " (already stored)" : "")\n".utf8))
+                    Data(
+                        "blackbox: the collector refused bundle \(bundle.id.uuidString.lowercased()) for good: \(answer)\n"
+                            .utf8))
+            case .gaveUp(let bundle, let attempts, let reason):
+                progress.finishLine()
+                FileHandle.standardError.write(
+                    Data(
+                        "blackbox: gave up on bundle \(bundle.id.uuidString.lowercased()) after \(attempts) attempts: \(reason)\n"
+                            .utf8))
+            case .unauthorized, .waiting, .localProblem:
+                progress.finishLine()
+                if let (_, text) = event.logLine {
+                    FileHandle.standardError.write(Data("blackbox: \(text)\n".utf8))
+                }
+            case .started:
+                break
             }
-        case .rejected(let bundle, let answer):
-            progress.finishLine()
-            FileHandle.standardError.write(
-                Data(
-                    "blackbox: the collector refused bundle \(bundle.id.uuidString.lowercased()) for good: \(answer)\n"
-                        .utf8))
-        case .gaveUp(let bundle, let attempts, let reason):
-            progress.finishLine()
-            FileHandle.standardError.write(
-                Data(
-                    "blackbox: gave up on bundle \(bundle.id.uuidString.lowercased()) after \(attempts) attempts: \(reason)\n"
-                        .utf8))
-        case .unauthorized, .waiting, .localProblem:
-            progress.finishLine()
-            if let (_, text) = event.logLine {
-                FileHandle.standardError.write(Data("blackbox: \(text)\n".utf8))
-            }
-        case .started:
-            break
         }
     }
-}
+#endif

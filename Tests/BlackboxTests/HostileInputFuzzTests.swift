@@ -226,3 +226,15 @@ enum HostileCorpus {
             ])
     }
 }
+
+@Suite("Report times from files")
+struct ReportTimeParsingTests {
+    @Test("malformed times are refused, never trapped on (the fuzzer's first find: \"Z\" alone)")
+    func malformed() {
+        for text in ["Z", ".Z", "..Z", ".5Z", "2026-11-25T10:00:00.Z", "2026-11-25T10:00:00.+1Z", "", "x", "2026Z"] {
+            #expect(ReportTime.parse(text) == nil, "\(text)")
+        }
+        #expect(ReportTime.parse("2026-11-25T10:00:00.5Z")?.timeIntervalSince1970 == 1_795_600_800.5)
+        #expect(ReportTime.parse("2026-11-25T10:00:00Z") != nil)
+    }
+}

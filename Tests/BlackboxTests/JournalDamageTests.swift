@@ -43,6 +43,20 @@ import Testing
         #expect(lines.contains { $0.contains("checkpoint was damaged") })
     }
 
+    @Test("a fresh journal carries a valid empty checkpoint: a run that dies before its first checkpoint is no damage")
+    func freshJournalIsTrusted() throws {
+        let directory = TemporaryDirectory()
+        // What a process killed right after start leaves: the journal created, never checkpointed.
+        let file = try JournalFile.open(path: "\(directory.path)/journal", capacity: 256 << 10)
+        let checkpoint = Journal(file: file).loadCheckpoint()
+        file.close()
+        #expect(checkpoint.isTrusted && checkpoint.readPosition == 0)
+        try logAndStop(directory, lines: 0..<2)
+        let lines = logLines(directory)
+        #expect(!lines.contains { $0.contains("checkpoint was damaged") }, "\(lines)")
+        #expect(lines.filter { $0.contains("app: line") }.count == 2)
+    }
+
     @Test("a journal of the previous format is recovered, then replaced by the current one")
     func previousFormatIsRecovered() throws {
         let directory = TemporaryDirectory()

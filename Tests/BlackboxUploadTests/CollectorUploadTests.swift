@@ -1,136 +1,142 @@
-import Blackbox
-import BlackboxTestSupport
-import Foundation
-import Logging
-import Synchronization
-import Testing
+#if Upload
+    import Blackbox
+    import BlackboxTestSupport
+    import Foundation
+    import Logging
+    import Synchronization
+    import Testing
 
-@testable import BlackboxUpload
+    @testable import BlackboxUpload
 
-@Suite struct CollectorUploadTests {
-    /// A running logging core on a diagnostics directory with two outbox reports and one archive.
-    func app(_ scratch: TemporaryDirectory) throws -> DeliveryContext {
-        var configuration = BlackboxConfiguration(appName: "shop", directory: scratch.path)
-        configuration.sinks = [.file]
-        configuration.crashReporting.enabled = false
-        let core = try LoggingCore(configuration: configuration)
-        Logger(label: "test") { BlackboxLogHandler(label: $0, core: core) }.info("before the crash")
-        try Fixtures.outboxReport(in: scratch, kind: .crash)
-        try Fixtures.outboxReport(in: scratch, kind: .nonfatal)
-        scratch.write("logs/shop.20261121T100000.000Z--20261121T110000.000Z.log", "archived line\n")
-        return DeliveryContext(configuration: configuration, core: core)
-    }
-
-    @Test func nothingIsBundledOrSentWithoutConsent() async throws {
-        let scratch = TemporaryDirectory()
-        defer { scratch.remove() }
-        let context = try app(scratch)
-        defer { context.core.shutdown() }
-        let server = try await StubCollector.start()
-        defer { Task { await server.stop() } }
-        let asked = Mutex<[ConsentRequest]>([])
-        let upload = CollectorUpload(
-            endpoint: try CollectorEndpoint(url: server.baseURL, key: "k"),
-            consent: .ask { request in
-                asked.withLock { $0.append(request) }
-                return false
-            })
-        #expect(await upload.runPass(context) == nil)
-        let request = try #require(asked.withLock { $0.first })
-        #expect(request.reports == 2 && request.waitingBundles == 0)
-        #expect(request.logFiles == 2)  // the archive and the active file's end (there are reports)
-        #expect(server.received.isEmpty)
-        #expect(scratch.files(in: "outbox").filter { $0.hasSuffix(".json") }.count == 2)
-        #expect(scratch.files(in: "outbox/bundles").filter { $0.hasSuffix(".zip") }.isEmpty)
-
-        let never = CollectorUpload(endpoint: try CollectorEndpoint(url: server.baseURL, key: "k"), consent: .never)
-        #expect(await never.runPass(context) == nil)
-        #expect(server.received.isEmpty)
-    }
-
-    @Test func aPassBundlesTheOutboxAndUploadsIt() async throws {
-        let scratch = TemporaryDirectory()
-        defer { scratch.remove() }
-        let context = try app(scratch)
-        defer { context.core.shutdown() }
-        let server = try await StubCollector.start()
-        let upload = CollectorUpload(endpoint: try CollectorEndpoint(url: server.baseURL, key: "k"))
-        let summary = try #require(await upload.runPass(context))
-        await server.stop()
-        #expect(summary.uploaded == 1 && summary.stoppedBy == nil)
-        #expect(server.received.count == 1)
-        #expect(scratch.files(in: "outbox").filter { $0.hasSuffix(".json") || $0.hasSuffix(".txt") }.isEmpty)
-        #expect(scratch.files(in: "outbox/bundles").filter { $0.hasSuffix(".zip") }.isEmpty)
-        // A second pass has nothing new to send.
-        #expect(await upload.runPass(context) == nil)
-    }
-
-    @Test func startedRunsAPassInTheBackgroundAfterStart() async throws {
-        let scratch = TemporaryDirectory()
-        defer { scratch.remove() }
-        let server = try await StubCollector.start()
-        try Fixtures.outboxReport(in: scratch, kind: .crash)
-        var configuration = BlackboxConfiguration(appName: "shop", directory: scratch.path)
-        configuration.sinks = [.file]
-        configuration.crashReporting.enabled = false
-        configuration.delivery = CollectorUpload(endpoint: try CollectorEndpoint(url: server.baseURL, key: "k"))
-        let core = try LoggingCore(configuration: configuration)
-        defer { core.shutdown() }
-        configuration.delivery?.started(DeliveryContext(configuration: configuration, core: core))
-        let deadline = ContinuousClock.now + .seconds(120)
-        while server.received.isEmpty && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
-        await server.stop()
-        #expect(server.received.count == 1)
-    }
-
-    @Test func stopEndsTheLoopMidBackoffLosesNothingAndALaterStartBeginsAgain() async throws {
-        let scratch = TemporaryDirectory()
-        defer { scratch.remove() }
-        // The collector answers 503 first: the pass waits out a long backoff when stop comes.
-        let server = try await StubCollector.start(answers: [(503, "{}")])
-        defer { Task { await server.stop() } }
-        try Fixtures.outboxReport(in: scratch, kind: .crash)
-        var configuration = BlackboxConfiguration(appName: "shop", directory: scratch.path)
-        configuration.sinks = [.file]
-        configuration.crashReporting.enabled = false
-        var settings = CollectorUpload(endpoint: try CollectorEndpoint(url: server.baseURL, key: "k"))
-        settings.retry.initialDelay = .seconds(3600)
-        settings.retry.maxDelay = .seconds(3600)
-        let upload = settings
-        configuration.delivery = upload
-        let core = try LoggingCore(configuration: configuration)
-        defer { core.shutdown() }
-        upload.started(DeliveryContext(configuration: configuration, core: core))
-        // Bounds for liveness only (the backoff is an hour): generous, because a fresh clone's CI runs
-        // under load, where a first pass once took over 20 s to reach the collector.
-        let deadline = ContinuousClock.now + .seconds(120)
-        while server.received.isEmpty && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        try #require(server.received.count == 1, "the first attempt reached the collector")
-
-        upload.stop()
-        let ended = await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                await upload.waitUntilStopped()
-                return true
-            }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(120))
-                return false
-            }
-            defer { group.cancelAll() }
-            return await group.next() ?? false
+    @Suite struct CollectorUploadTests {
+        /// A running logging core on a diagnostics directory with two outbox reports and one archive.
+        func app(_ scratch: TemporaryDirectory) throws -> DeliveryContext {
+            var configuration = BlackboxConfiguration(appName: "shop", directory: scratch.path)
+            configuration.sinks = [.file]
+            configuration.crashReporting.enabled = false
+            let core = try LoggingCore(configuration: configuration)
+            Logger(label: "test") { BlackboxLogHandler(label: $0, core: core) }.info("before the crash")
+            try Fixtures.outboxReport(in: scratch, kind: .crash)
+            try Fixtures.outboxReport(in: scratch, kind: .nonfatal)
+            scratch.write("logs/shop.20261121T100000.000Z--20261121T110000.000Z.log", "archived line\n")
+            return DeliveryContext(configuration: configuration, core: core)
         }
-        #expect(ended, "the loop ended without waiting out its hour of backoff")
-        #expect(Spool(diagnosticsDirectory: scratch.path).pending().count == 1, "the bundle waits in the spool")
 
-        upload.started(DeliveryContext(configuration: configuration, core: core))
-        let second = ContinuousClock.now + .seconds(120)
-        while server.received.count < 2 && ContinuousClock.now < second {
-            try await Task.sleep(for: .milliseconds(20))
+        @Test func nothingIsBundledOrSentWithoutConsent() async throws {
+            let scratch = TemporaryDirectory()
+            defer { scratch.remove() }
+            let context = try app(scratch)
+            defer { context.core.shutdown() }
+            let server = try await StubCollector.start()
+            defer { Task { await server.stop() } }
+            let asked = Mutex<[ConsentRequest]>([])
+            let upload = CollectorUpload(
+                endpoint: try CollectorEndpoint(url: server.baseURL, key: "k"),
+                consent: .ask { request in
+                    asked.withLock { $0.append(request) }
+                    return false
+                })
+            #expect(await upload.runPass(context) == nil)
+            let request = try #require(asked.withLock { $0.first })
+            #expect(request.reports == 2 && request.waitingBundles == 0)
+            #expect(request.logFiles == 2)  // the archive and the active file's end (there are reports)
+            #expect(server.received.isEmpty)
+            #expect(scratch.files(in: "outbox").filter { $0.hasSuffix(".json") }.count == 2)
+            #expect(scratch.files(in: "outbox/bundles").filter { $0.hasSuffix(".zip") }.isEmpty)
+
+            let never = CollectorUpload(endpoint: try CollectorEndpoint(url: server.baseURL, key: "k"), consent: .never)
+            #expect(await never.runPass(context) == nil)
+            #expect(server.received.isEmpty)
         }
-        #expect(server.received.count == 2, "a start after stop runs a pass again")
-        #expect(server.received.map(\.uploadID) == [server.received[0].uploadID, server.received[0].uploadID])
-        upload.stop()
-        await upload.waitUntilStopped()
+
+        @Test func aPassBundlesTheOutboxAndUploadsIt() async throws {
+            let scratch = TemporaryDirectory()
+            defer { scratch.remove() }
+            let context = try app(scratch)
+            defer { context.core.shutdown() }
+            let server = try await StubCollector.start()
+            let upload = CollectorUpload(endpoint: try CollectorEndpoint(url: server.baseURL, key: "k"))
+            let summary = try #require(await upload.runPass(context))
+            await server.stop()
+            #expect(summary.uploaded == 1 && summary.stoppedBy == nil)
+            #expect(server.received.count == 1)
+            #expect(scratch.files(in: "outbox").filter { $0.hasSuffix(".json") || $0.hasSuffix(".txt") }.isEmpty)
+            #expect(scratch.files(in: "outbox/bundles").filter { $0.hasSuffix(".zip") }.isEmpty)
+            // A second pass has nothing new to send.
+            #expect(await upload.runPass(context) == nil)
+        }
+
+        @Test func startedRunsAPassInTheBackgroundAfterStart() async throws {
+            let scratch = TemporaryDirectory()
+            defer { scratch.remove() }
+            let server = try await StubCollector.start()
+            try Fixtures.outboxReport(in: scratch, kind: .crash)
+            var configuration = BlackboxConfiguration(appName: "shop", directory: scratch.path)
+            configuration.sinks = [.file]
+            configuration.crashReporting.enabled = false
+            configuration.delivery = CollectorUpload(endpoint: try CollectorEndpoint(url: server.baseURL, key: "k"))
+            let core = try LoggingCore(configuration: configuration)
+            defer { core.shutdown() }
+            configuration.delivery?.started(DeliveryContext(configuration: configuration, core: core))
+            let deadline = ContinuousClock.now + .seconds(120)
+            while server.received.isEmpty && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            await server.stop()
+            #expect(server.received.count == 1)
+        }
+
+        @Test func stopEndsTheLoopMidBackoffLosesNothingAndALaterStartBeginsAgain() async throws {
+            let scratch = TemporaryDirectory()
+            defer { scratch.remove() }
+            // The collector answers 503 first: the pass waits out a long backoff when stop comes.
+            let server = try await StubCollector.start(answers: [(503, "{}")])
+            defer { Task { await server.stop() } }
+            try Fixtures.outboxReport(in: scratch, kind: .crash)
+            var configuration = BlackboxConfiguration(appName: "shop", directory: scratch.path)
+            configuration.sinks = [.file]
+            configuration.crashReporting.enabled = false
+            var settings = CollectorUpload(endpoint: try CollectorEndpoint(url: server.baseURL, key: "k"))
+            settings.retry.initialDelay = .seconds(3600)
+            settings.retry.maxDelay = .seconds(3600)
+            let upload = settings
+            configuration.delivery = upload
+            let core = try LoggingCore(configuration: configuration)
+            defer { core.shutdown() }
+            upload.started(DeliveryContext(configuration: configuration, core: core))
+            // Bounds for liveness only (the backoff is an hour): generous, because a fresh clone's CI runs
+            // under load, where a first pass once took over 20 s to reach the collector.
+            let deadline = ContinuousClock.now + .seconds(120)
+            while server.received.isEmpty && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            try #require(server.received.count == 1, "the first attempt reached the collector")
+
+            upload.stop()
+            let ended = await withTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    await upload.waitUntilStopped()
+                    return true
+                }
+                group.addTask {
+                    try? await Task.sleep(for: .seconds(120))
+                    return false
+                }
+                defer { group.cancelAll() }
+                return await group.next() ?? false
+            }
+            #expect(ended, "the loop ended without waiting out its hour of backoff")
+            #expect(Spool(diagnosticsDirectory: scratch.path).pending().count == 1, "the bundle waits in the spool")
+
+            upload.started(DeliveryContext(configuration: configuration, core: core))
+            let second = ContinuousClock.now + .seconds(120)
+            while server.received.count < 2 && ContinuousClock.now < second {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(server.received.count == 2, "a start after stop runs a pass again")
+            #expect(server.received.map(\.uploadID) == [server.received[0].uploadID, server.received[0].uploadID])
+            upload.stop()
+            await upload.waitUntilStopped()
+        }
     }
-}
+#endif

@@ -96,7 +96,7 @@ public final class BlackboxRuntime: Sendable {
         CurrentRun.begin(
             .current(
                 appName: configuration.appName, appVersion: configuration.appVersion,
-                appBuild: configuration.appBuild),
+                appBuild: configuration.appBuild, outputs: configuration.sinks.names),
             in: directory)
     }
 

@@ -57,11 +57,8 @@ public struct BlackboxConfiguration: Sendable {
         self.directory = directory ?? Self.defaultDirectory(appName: appName)
         self.baseFileName = appName
         self.levels = LevelSettings()
-        #if DEBUG
-            self.sinks = [.console]
-        #else
-            self.sinks = [.file]
-        #endif
+        self.sinks = Sinks.defaults(
+            console: getenv("BLACKBOX_CONSOLE").map { String(cString: $0) }, standardErrorIsTerminal: isatty(2) == 1)
         self.format = .text
         self.console = ConsoleOptions()
         self.journalSize = 4 << 20
@@ -99,6 +96,25 @@ public struct Sinks: OptionSet, Sendable {
     /// One JSON object per line on stdout (the `jsonLines` format), for the log collectors of
     /// container platforms, which read a container's stdout.
     public static let standardOutput = Sinks(rawValue: 4)
+
+    /// The default in every build: the log file (what `blackbox logs`, bundles and crash reports read)
+    /// and one stream: colored text on stderr when stderr is a terminal, else JSON Lines on stdout
+    /// (`kubectl logs`, journald and container log drivers read it). `BLACKBOX_CONSOLE` chooses the
+    /// stream instead: `text` (stderr), `json` (stdout) or `off`; another value is ignored.
+    public static func defaults(console: String?, standardErrorIsTerminal: Bool) -> Sinks {
+        switch console {
+        case "text": [.file, .console]
+        case "json": [.file, .standardOutput]
+        case "off": [.file]
+        default: standardErrorIsTerminal ? [.file, .console] : [.file, .standardOutput]
+        }
+    }
+
+    /// The outputs by name, for the run record and `blackbox doctor`.
+    var names: [String] {
+        [(Sinks.file, "file"), (.console, "stderr (text)"), (.standardOutput, "stdout (JSON Lines)")]
+            .filter { contains($0.0) }.map(\.1)
+    }
 }
 
 public enum LogFormat: Sendable, Equatable {

@@ -26,6 +26,12 @@ public struct CrashReportingOptions: Sendable {
     /// it. Default `.whenUnreported`: only when Blackbox could not write a report. `BLACKBOX_SWIFT_BACKTRACER`
     /// (`always` or `when-unreported`) in the environment overrides it. See docs/crash-capture.md.
     public var swiftBacktracer: SwiftBacktracerPolicy = .whenUnreported
+    /// How often a Blackbox thread gives every thread that has no alternate signal stack one (64 KiB,
+    /// mapped on demand): Dispatch and Swift-concurrency workers and an app's own threads, where a
+    /// stack overflow would otherwise kill the process before any handler runs. A thread that
+    /// overflows before the first sweep after it started is not covered. Default 1 s; nil: off
+    /// (threads then call `CrashCapture.prepareCurrentThread()` themselves). See docs/crash-capture.md.
+    public var alternateStackSweep: Duration? = .seconds(1)
     /// Free-form values every crash report carries (deployment, region…). Keep it small.
     public var metadata: [String: String] = [:]
     public init() {}

@@ -56,6 +56,15 @@ public enum CrashCapture {
             }
         }
         guard status == 0 else { throw InstallError(reason: errnoDescription(status)) }
+        if let interval = options.alternateStackSweep {
+            let milliseconds =
+                interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000
+            let started = bbx_altstacks_start(UInt32(clamping: max(10, milliseconds)))
+            if started != 0 {
+                InternalDiagnostics.report(
+                    "threads Blackbox did not create get no alternate signal stack: \(errnoDescription(started))")
+            }
+        }
         if let problem = configureDelivery(options.deliveryAtCrash, reportDirectory: pending) {
             InternalDiagnostics.report("crash-time delivery is off: \(problem)")
         }
@@ -120,13 +129,19 @@ public enum CrashCapture {
     }
 
     /// Gives the calling thread an alternate signal stack, so that a stack overflow on it is reported.
-    /// Signal stacks are per thread: call it at the top of every long-lived thread you create (Blackbox
-    /// does it for its own). Dispatch and Swift concurrency worker threads cannot be prepared this way,
-    /// so a stack overflow there dies without a report. Freed when the thread exits.
+    /// Signal stacks are per thread: the sweep (`CrashReportingOptions.alternateStackSweep`) gives
+    /// every thread one within a second of its start; call this at the top of a thread that may
+    /// overflow sooner, or when the sweep is off. Freed when the thread exits.
     @discardableResult
     public static func prepareCurrentThread(alternateStackSize: Int = 64 << 10) -> Bool {
         bbx_crash_ensure_alternate_stack(UInt64(max(alternateStackSize, 64 << 10))) == 0
     }
+
+    /// Offers an alternate signal stack to every thread that has none, now, instead of at the next
+    /// sweep (`CrashReportingOptions.alternateStackSweep`); returns how many were offered one. The
+    /// threads install it when they next run.
+    @discardableResult
+    public static func prepareAllThreads() -> Int { Int(bbx_altstacks_sweep()) }
 
     /// Re-reads the list of loaded images; call after loading plugins with dlopen.
     public static func refreshImages() { bbx_crash_refresh_images() }

@@ -184,6 +184,14 @@ final class JournalFile: @unchecked Sendable {
             raw.storeBytes(of: magic, toByteOffset: Offset.magic, as: UInt64.self)
             raw.storeBytes(of: version, toByteOffset: Offset.version, as: UInt32.self)
             raw.storeBytes(of: UInt64(capacity), toByteOffset: Offset.capacity, as: UInt64.self)
+            // A valid empty checkpoint (generation 0, nothing released, no log file): a run that dies
+            // before its writer's first checkpoint leaves a journal the next start trusts. Without it the
+            // zeroed slot fails its checksum and every such start warned of a damaged checkpoint.
+            guard let base = raw.baseAddress else { return }
+            let slot = Offset.checkpointSlot(0)
+            raw.storeBytes(
+                of: Journal.Checkpoint.checksum(slot: UnsafeRawPointer(base + slot), generation: 0),
+                toByteOffset: slot + Journal.Checkpoint.fieldBytes, as: UInt32.self)
         }
         guard pwrite(fd, head, headerSize, 0) == headerSize else {
             throw .journalUnavailable(path: path, SystemError("pwrite", path: path))

@@ -98,7 +98,7 @@ extension Journal.Checkpoint {
             as: UInt32.self)
     }
 
-    private static func checksum(slot: UnsafeRawPointer, generation: UInt64) -> UInt32 {
+    static func checksum(slot: UnsafeRawPointer, generation: UInt64) -> UInt32 {
         journalChecksum(slot, count: fieldBytes, seed: generation)
     }
 

@@ -25,15 +25,19 @@ package struct RunRecord: Codable, Equatable {
     var cgroupEventsFile: String?
     var cgroupOOMKills: Int?
     var machineOOMKills: Int?
+    /// Where the run's lines go (`file`, `stderr (text)`, `stdout (JSON Lines)`), for `blackbox doctor`.
+    package var outputs: [String]?
 
     /// This process, now.
-    static func current(appName: String, appVersion: String?, appBuild: String?) -> RunRecord {
+    static func current(appName: String, appVersion: String?, appBuild: String?, outputs: [String]? = nil)
+        -> RunRecord
+    {
         let eventsFile = ProcessFacts.memoryCgroupEventsFile()
         return RunRecord(
             pid: getpid(), startTime: ProcessFacts.startTime(of: getpid()) ?? Date().timeIntervalSince1970,
             appName: appName, appVersion: appVersion, appBuild: appBuild, bootID: ProcessFacts.bootID(),
             cgroupEventsFile: eventsFile, cgroupOOMKills: eventsFile.flatMap(ProcessFacts.cgroupOOMKills),
-            machineOOMKills: ProcessFacts.machineOOMKills())
+            machineOOMKills: ProcessFacts.machineOOMKills(), outputs: outputs)
     }
 
     package static func path(pid: Int32, in directory: DiagnosticsDirectory) -> String {

@@ -1,142 +1,145 @@
-import Blackbox
-import BlackboxFormat
-import Foundation
+#if Upload
+    import Blackbox
+    import BlackboxFormat
+    import Foundation
 
-/// Chooses what from an app's diagnostics directory goes into the next bundles (docs/uploading.md):
-/// every report in the outbox, every log archive not sent before, with the reports the end of the
-/// active log file, and the counts of the runs that ended since the last bundle.
-public struct DiagnosticsSnapshot: Sendable {
-    public var directory: String
-    /// The log files' base name (`BlackboxConfiguration.baseFileName`).
-    public var baseFileName: String
-    public var options: BundleOptions
+    /// Chooses what from an app's diagnostics directory goes into the next bundles (docs/uploading.md):
+    /// every report in the outbox, every log archive not sent before, with the reports the end of the
+    /// active log file, and the counts of the runs that ended since the last bundle.
+    public struct DiagnosticsSnapshot: Sendable {
+        public var directory: String
+        /// The log files' base name (`BlackboxConfiguration.baseFileName`).
+        public var baseFileName: String
+        public var options: BundleOptions
 
-    public init(directory: String, baseFileName: String, options: BundleOptions = BundleOptions()) {
-        self.directory = directory
-        self.baseFileName = baseFileName
-        self.options = options
-    }
-
-    public struct Selection: Sendable {
-        public var reports: [BundleItem] = []
-        public var archives: [BundleItem] = []
-        public var activeLog: BundleItem?
-        /// `runs/ended/` files, counted into `sessions`.
-        public var endedSessions: [String] = []
-        public var sessions: [SessionSummary] = []
-        public var items: [BundleItem] { reports + archives + (activeLog.map { [$0] } ?? []) }
-        public var isEmpty: Bool { reports.isEmpty && archives.isEmpty && sessions.isEmpty }
-        public var bytes: Int64 { items.reduce(0) { $0 + $1.size } }
-    }
-
-    /// What would go out now. Call `LoggingCore.flush` first so the active file is complete.
-    public func select() -> Selection {
-        var selection = Selection()
-        for path in layout.reportFiles() {
-            let name = path.split(separator: "/").last.map(String.init) ?? path
-            if let size = fileSize(path) {
-                selection.reports.append(
-                    BundleItem(sourcePath: path, entryPath: "reports/\(name)", kind: .report, range: 0..<size))
-            }
+        public init(directory: String, baseFileName: String, options: BundleOptions = BundleOptions()) {
+            self.directory = directory
+            self.baseFileName = baseFileName
+            self.options = options
         }
-        let logs = layout.logs
-        if options.includeArchives {
-            let sent = SentArchives(diagnosticsDirectory: directory)
-            for name in LogFiles.archives(inDirectory: logs, baseName: baseFileName) where !sent.contains(name) {
-                if let size = fileSize("\(logs)/\(name)"), size > 0 {
-                    selection.archives.append(
-                        BundleItem(
-                            sourcePath: "\(logs)/\(name)", entryPath: "logs/\(name)", kind: .log, range: 0..<size))
+
+        public struct Selection: Sendable {
+            public var reports: [BundleItem] = []
+            public var archives: [BundleItem] = []
+            public var activeLog: BundleItem?
+            /// `runs/ended/` files, counted into `sessions`.
+            public var endedSessions: [String] = []
+            public var sessions: [SessionSummary] = []
+            public var items: [BundleItem] { reports + archives + (activeLog.map { [$0] } ?? []) }
+            public var isEmpty: Bool { reports.isEmpty && archives.isEmpty && sessions.isEmpty }
+            public var bytes: Int64 { items.reduce(0) { $0 + $1.size } }
+        }
+
+        /// What would go out now. Call `LoggingCore.flush` first so the active file is complete.
+        public func select() -> Selection {
+            var selection = Selection()
+            for path in layout.reportFiles() {
+                let name = path.split(separator: "/").last.map(String.init) ?? path
+                if let size = fileSize(path) {
+                    selection.reports.append(
+                        BundleItem(sourcePath: path, entryPath: "reports/\(name)", kind: .report, range: 0..<size))
                 }
             }
-        }
-        let ended = EndedSession.pending(in: layout)
-        selection.endedSessions = ended.paths
-        selection.sessions = SessionSummary.summarize(ended.sessions)
-        // Never a bundle for the active file alone: a periodic pass would send it again and again.
-        let wantsActive =
-            switch options.activeLog {
-            case .never: false
-            case .withReports: !selection.reports.isEmpty
-            case .always: !selection.reports.isEmpty || !selection.archives.isEmpty
+            let logs = layout.logs
+            if options.includeArchives {
+                let sent = SentArchives(diagnosticsDirectory: directory)
+                for name in LogFiles.archives(inDirectory: logs, baseName: baseFileName) where !sent.contains(name) {
+                    if let size = fileSize("\(logs)/\(name)"), size > 0 {
+                        selection.archives.append(
+                            BundleItem(
+                                sourcePath: "\(logs)/\(name)", entryPath: "logs/\(name)", kind: .log, range: 0..<size))
+                    }
+                }
             }
-        if wantsActive {
-            let name = LogFiles.activeFileName(baseName: baseFileName)
-            selection.activeLog = activeTail(path: "\(logs)/\(name)", entryName: name)
+            let ended = EndedSession.pending(in: layout)
+            selection.endedSessions = ended.paths
+            selection.sessions = SessionSummary.summarize(ended.sessions)
+            // Never a bundle for the active file alone: a periodic pass would send it again and again.
+            let wantsActive =
+                switch options.activeLog {
+                case .never: false
+                case .withReports: !selection.reports.isEmpty
+                case .always: !selection.reports.isEmpty || !selection.archives.isEmpty
+                }
+            if wantsActive {
+                let name = LogFiles.activeFileName(baseName: baseFileName)
+                selection.activeLog = activeTail(path: "\(logs)/\(name)", entryName: name)
+            }
+            return selection
         }
-        return selection
-    }
 
-    /// The one bundling sequence (the app's uploader and `blackbox upload` both use it): writes
-    /// `selection` as bundles into `spool`, and only once they are durable marks it bundled.
-    @discardableResult
-    public func bundle(_ selection: Selection, as writer: BundleWriter, into spool: Spool) throws -> [BundleWriter
-        .Written]
-    {
-        var writer = writer
-        writer.maxBundleBytes = options.maxBundleBytes
-        writer.sessions = selection.sessions
-        let written = try writer.write(selection.items, into: spool.directory)
-        try markBundled(selection)
-        return written
-    }
-
-    /// After the bundles holding `selection` are durable in the spool: the reports leave the outbox
-    /// (JSON and text) and the archives are recorded as sent.
-    package func markBundled(_ selection: Selection) throws(DurableFile.Failure) {
-        let outbox = Outbox(layout)
-        for report in selection.reports { outbox.remove(reportAt: report.sourcePath) }
-        for path in selection.endedSessions { unlink(path) }
-        guard !selection.archives.isEmpty else { return }
-        var sent = SentArchives(diagnosticsDirectory: directory)
-        let present = Set(LogFiles.archives(inDirectory: layout.logs, baseName: baseFileName))
-        try sent.record(selection.archives.map { String($0.entryPath.dropFirst("logs/".count)) }, stillPresent: present)
-    }
-
-    private var layout: DiagnosticsDirectory { DiagnosticsDirectory(directory) }
-
-    /// The last `activeLogMaxBytes` of the active file, starting at a line boundary.
-    private func activeTail(path: String, entryName: String) -> BundleItem? {
-        guard let size = fileSize(path), size > 0 else { return nil }
-        var start = max(0, size - options.activeLogMaxBytes)
-        if start > 0, let handle = FileHandle(forReadingAtPath: path) {
-            defer { try? handle.close() }
-            try? handle.seek(toOffset: UInt64(start - 1))
-            let window = (try? handle.read(upToCount: 64 << 10)) ?? Data()
-            guard let newline = window.firstIndex(of: UInt8(ascii: "\n")) else { return nil }
-            start += Int64(newline - window.startIndex)
+        /// The one bundling sequence (the app's uploader and `blackbox upload` both use it): writes
+        /// `selection` as bundles into `spool`, and only once they are durable marks it bundled.
+        @discardableResult
+        public func bundle(_ selection: Selection, as writer: BundleWriter, into spool: Spool) throws -> [BundleWriter
+            .Written]
+        {
+            var writer = writer
+            writer.maxBundleBytes = options.maxBundleBytes
+            writer.sessions = selection.sessions
+            let written = try writer.write(selection.items, into: spool.directory)
+            try markBundled(selection)
+            return written
         }
-        guard start < size else { return nil }
-        return BundleItem(sourcePath: path, entryPath: "logs/\(entryName)", kind: .log, range: start..<size)
+
+        /// After the bundles holding `selection` are durable in the spool: the reports leave the outbox
+        /// (JSON and text) and the archives are recorded as sent.
+        package func markBundled(_ selection: Selection) throws(DurableFile.Failure) {
+            let outbox = Outbox(layout)
+            for report in selection.reports { outbox.remove(reportAt: report.sourcePath) }
+            for path in selection.endedSessions { unlink(path) }
+            guard !selection.archives.isEmpty else { return }
+            var sent = SentArchives(diagnosticsDirectory: directory)
+            let present = Set(LogFiles.archives(inDirectory: layout.logs, baseName: baseFileName))
+            try sent.record(
+                selection.archives.map { String($0.entryPath.dropFirst("logs/".count)) }, stillPresent: present)
+        }
+
+        private var layout: DiagnosticsDirectory { DiagnosticsDirectory(directory) }
+
+        /// The last `activeLogMaxBytes` of the active file, starting at a line boundary.
+        private func activeTail(path: String, entryName: String) -> BundleItem? {
+            guard let size = fileSize(path), size > 0 else { return nil }
+            var start = max(0, size - options.activeLogMaxBytes)
+            if start > 0, let handle = FileHandle(forReadingAtPath: path) {
+                defer { try? handle.close() }
+                try? handle.seek(toOffset: UInt64(start - 1))
+                let window = (try? handle.read(upToCount: 64 << 10)) ?? Data()
+                guard let newline = window.firstIndex(of: UInt8(ascii: "\n")) else { return nil }
+                start += Int64(newline - window.startIndex)
+            }
+            guard start < size else { return nil }
+            return BundleItem(sourcePath: path, entryPath: "logs/\(entryName)", kind: .log, range: start..<size)
+        }
+
     }
 
-}
-
-/// What bundles carry and how large they get.
-public struct BundleOptions: Sendable {
-    public enum ActiveLog: Sendable, Equatable {
-        /// Never: only finished archives.
-        case never
-        /// When the bundle carries crash or non-fatal reports (the context around them). Default.
-        case withReports
-        /// In every bundle made (one is made when there are reports or archives). The same lines
-        /// may arrive again later inside their archive.
-        case always
+    /// What bundles carry and how large they get.
+    public struct BundleOptions: Sendable {
+        public enum ActiveLog: Sendable, Equatable {
+            /// Never: only finished archives.
+            case never
+            /// When the bundle carries crash or non-fatal reports (the context around them). Default.
+            case withReports
+            /// In every bundle made (one is made when there are reports or archives). The same lines
+            /// may arrive again later inside their archive.
+            case always
+        }
+        /// Upload each finished log archive once. Default true.
+        public var includeArchives = true
+        public var activeLog: ActiveLog = .withReports
+        /// How much of the active log's end to take. Default 1 MiB.
+        public var activeLogMaxBytes: Int64 = 1 << 20
+        /// Content per bundle (see `BundleWriter.maxBundleBytes`). Default 16 MiB.
+        public var maxBundleBytes: Int64 = 16 << 20
+        public init() {}
     }
-    /// Upload each finished log archive once. Default true.
-    public var includeArchives = true
-    public var activeLog: ActiveLog = .withReports
-    /// How much of the active log's end to take. Default 1 MiB.
-    public var activeLogMaxBytes: Int64 = 1 << 20
-    /// Content per bundle (see `BundleWriter.maxBundleBytes`). Default 16 MiB.
-    public var maxBundleBytes: Int64 = 16 << 20
-    public init() {}
-}
 
-/// The size of a regular file; nil for anything else, a symbolic link included (a link planted in
-/// the diagnostics directory must not carry another file into a bundle).
-func fileSize(_ path: String) -> Int64? {
-    var info = stat()
-    guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
-    return Int64(info.st_size)
-}
+    /// The size of a regular file; nil for anything else, a symbolic link included (a link planted in
+    /// the diagnostics directory must not carry another file into a bundle).
+    func fileSize(_ path: String) -> Int64? {
+        var info = stat()
+        guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return Int64(info.st_size)
+    }
+#endif

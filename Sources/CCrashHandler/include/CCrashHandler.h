@@ -43,6 +43,28 @@ int bbx_crash_is_installed(void);
 /// one that large already, so that a stack overflow on it can be reported. Returns 0 or an errno value.
 int bbx_crash_ensure_alternate_stack(uint64_t size);
 
+/// Starts (once) a thread that, every `interval_ms`, offers an alternate signal stack to each thread
+/// that has none (Dispatch and Swift-concurrency workers, an app's own threads), so that a stack
+/// overflow on it is reported. Requires `bbx_crash_install`. Returns 0 or an errno value.
+int bbx_altstacks_start(unsigned interval_ms);
+
+/// One sweep now, from the calling thread (ordinary code): the number of threads offered a stack.
+int bbx_altstacks_sweep(void);
+
+typedef struct bbx_altstack_statistics {
+    uint64_t sweeps;
+    /// Threads the sweep gave a stack, and threads that had their own (Blackbox's, prepared ones).
+    uint64_t prepared_threads;
+    uint64_t threads_with_their_own;
+    /// Threads that block every signal the sweep may send, and offers not answered yet.
+    uint64_t unreachable_threads;
+    uint64_t pending_offers;
+    /// Threads beyond the table's limit at the last sweep.
+    uint64_t untracked_threads;
+} bbx_altstack_statistics;
+
+void bbx_altstacks_statistics(bbx_altstack_statistics *statistics);
+
 /// Re-reads the loaded images (call after dlopen'ing plugins).
 void bbx_crash_refresh_images(void);
 

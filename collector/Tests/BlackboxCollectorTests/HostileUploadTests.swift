@@ -81,6 +81,9 @@ struct HostileUploadTests {
             ("two entries of one name", try file("duplicate-names.zip"), 422, "duplicate_entry"),
             ("manifest listing one report 10,000 times", try repeatedListing(), 422, "manifest_mismatch"),
             ("reports that together inflate past the bundle's limit", try manyLargeReports(), 422, "reports_too_large"),
+            // Found by HostileInputFuzzTests: the date parser trapped on "Z" alone, killing the process.
+            ("manifest whose date is \"Z\"", try manifestDated("Z"), 422, "invalid_manifest"),
+            ("manifest whose date is \".Z\"", try manifestDated(".Z"), 422, "invalid_manifest"),
         ]
         // The ratio limit on its own: small entries, a huge total ratio.
         cases.append(("bomb by total ratio", try ratioOnlyBomb(), 422, "compression_ratio"))
@@ -116,6 +119,18 @@ struct HostileUploadTests {
         #expect(try await HTTP.request("\(collector.baseURL)/health").status == 200)
         let after = try await HTTP.upload(collector, valid)
         #expect(after.status == 201)
+    }
+
+    func manifestDated(_ createdAt: String) throws -> Data {
+        let log = Data("line\n".utf8)
+        let manifest = BundleManifest(
+            app: .init(name: "shop"), host: "h",
+            entries: [.init(path: "logs/a.log", kind: .log, size: Int64(log.count), sha256: BundleArchive.sha256(log))])
+        var json = try #require(try JSONSerialization.jsonObject(with: manifest.encoded()) as? [String: Any])
+        json["createdAt"] = createdAt
+        return try BundleArchive.zip([
+            ("manifest.json", try JSONSerialization.data(withJSONObject: json)), ("logs/a.log", log),
+        ])
     }
 
     func lyingManifest() throws -> Data {
