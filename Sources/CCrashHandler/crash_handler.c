@@ -350,13 +350,35 @@ static volatile int crashed_thread_frame_count;
 #define ASYNC_CHAIN_LIMIT 64
 
 // Reads `count` words at `address` without faulting: most candidates are not contexts at all (the
-// slot holds whatever the function saved there), so a wild pointer must cost nothing. 0 on success;
-// where process_vm_readv is refused (a seccomp profile), nothing is read and no chain is written.
+// slot holds whatever the function saved there), so a wild pointer must cost nothing. 0 on success.
+// process_vm_readv first; where it is refused (Docker's default seccomp profile blocks it without
+// CAP_SYS_PTRACE, and so do some kernels) a pipe made at install: write(2) copies from `address` in
+// the kernel, which answers EFAULT for an unmapped address instead of faulting, and the bytes come
+// back with read(2).
+static int probe_pipe[2] = {-1, -1};
+static int vm_readv_refused;
+
 static int read_words(uint64_t address, uint64_t *words, size_t count) {
-    struct iovec local = {.iov_base = words, .iov_len = count * sizeof(uint64_t)};
-    struct iovec remote = {.iov_base = (void *)(uintptr_t)address, .iov_len = count * sizeof(uint64_t)};
-    return bbx_syscall6(SYS_process_vm_readv, getpid(), (long)&local, 1, (long)&remote, 1, 0) == (long)local.iov_len ? 0
-                                                                                                        : -1;
+    size_t bytes = count * sizeof(uint64_t);
+    if (!vm_readv_refused) {
+        struct iovec local = {.iov_base = words, .iov_len = bytes};
+        struct iovec remote = {.iov_base = (void *)(uintptr_t)address, .iov_len = bytes};
+        long read_bytes = bbx_syscall6(SYS_process_vm_readv, getpid(), (long)&local, 1, (long)&remote, 1, 0);
+        if (read_bytes == (long)bytes) return 0;
+        if (read_bytes >= 0 || errno == EFAULT) return -1;
+        vm_readv_refused = 1;
+    }
+    if (probe_pipe[1] < 0) return -1;
+    ssize_t written = write(probe_pipe[1], (const void *)(uintptr_t)address, bytes);
+    if (written <= 0) return -1;
+    // A read that crossed into an unmapped page wrote a part: drain it, so the pipe stays empty.
+    ssize_t drained = read(probe_pipe[0], words, (size_t)written);
+    return written == (ssize_t)bytes && drained == written ? 0 : -1;
+}
+
+// Ordinary code, at install.
+static void prepare_memory_probe(void) {
+    if (probe_pipe[0] < 0 && pipe2(probe_pipe, O_CLOEXEC | O_NONBLOCK) != 0) probe_pipe[0] = probe_pipe[1] = -1;
 }
 
 static void write_async_chain(int frame, uint64_t context) {
@@ -641,6 +663,7 @@ int bbx_crash_install(const bbx_crash_options *options) {
     if (error == 0 && !atomic_load(&installed)) {
         bbx_unwinder_prepare();
         bbx_images_prepare();
+        prepare_memory_probe();
         // Without it, reports carry the crashed thread only (and say so).
         (void)bbx_threads_prepare();
         fatal_message_buffer_fn lookup =

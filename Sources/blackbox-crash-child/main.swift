@@ -1,4 +1,5 @@
 import Blackbox
+import CBlackboxTestCrashes
 import Dispatch
 import Foundation
 import Logging
@@ -25,7 +26,8 @@ import Logging
 //
 // CRASH_CHILD_DELIVERY_HELPER (with _SERVER, _KEY, _DEADLINE_MS) turns on crash-time delivery.
 // CRASH_CHILD_CRASH_AFTER_MS waits that long after `Blackbox.start` before crashing;
-// CRASH_CHILD_REMOVE_PENDING=1 removes crashes/pending/ first (no report can be written).
+// CRASH_CHILD_REMOVE_PENDING=1 removes crashes/pending/ first (no report can be written);
+// CRASH_CHILD_REFUSE_VM_READV=1 refuses process_vm_readv with a seccomp filter (as Docker does).
 //
 // Before crashing it logs "about to crash: KIND on WHERE" so the tests can find the line in the
 // report's log tail.
@@ -36,6 +38,14 @@ guard arguments.count == 4 else {
     exit(2)
 }
 let (directory, kind, place) = (arguments[1], arguments[2], arguments[3])
+// Before any thread starts, so that every thread inherits the filter.
+if ProcessInfo.processInfo.environment["CRASH_CHILD_REFUSE_VM_READV"] == "1" {
+    let status = bbx_test_refuse_process_vm_readv()
+    guard status == 0 else {
+        FileHandle.standardError.write(Data("cannot install the seccomp filter: \(status)\n".utf8))
+        exit(2)
+    }
+}
 
 var configuration = BlackboxConfiguration(appName: "crash-child", directory: directory)
 configuration.appVersion = "1.0"

@@ -9,12 +9,13 @@ import Testing
 @Suite("Swift async callers in crash reports", .serialized)
 struct AsyncCallerTests {
     @Test(
-        "a crash two awaits deep in a Task names the awaiting caller as an [async] frame, on a named pool worker",
-        arguments: Build.allCases.filter { $0.binDirectory != nil })
-    func asyncCaller(build: Build) throws {
+        "a crash two awaits deep in a Task names the awaiting caller as an [async] frame, on a named pool worker; also where seccomp refuses process_vm_readv",
+        arguments: Build.allCases.filter { $0.binDirectory != nil }, [false, true])
+    func asyncCaller(build: Build, refuseVMReadv: Bool) throws {
         let directory = TemporaryDirectory()
         let (result, report, outcome) = try crashAndProcess(
-            "async-task", on: "main", build: build, directory: directory)
+            "async-task", on: "main", build: build, directory: directory,
+            environment: refuseVMReadv ? ["CRASH_CHILD_REFUSE_VM_READV": "1"] : [:])
         #expect(result.signaled && result.status == SIGSEGV)
         #expect(outcome.processed.count == 1)
         let processed = try #require(report)

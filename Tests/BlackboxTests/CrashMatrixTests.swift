@@ -77,10 +77,11 @@ enum Build: String, Sendable, CaseIterable {
 
 /// Runs the crash child and returns the one processed report (and the child's result).
 func crashAndProcess(
-    _ kind: String, on place: String, build: Build, swiftBacktrace: Bool = false, directory: TemporaryDirectory
+    _ kind: String, on place: String, build: Build, swiftBacktrace: Bool = false, directory: TemporaryDirectory,
+    environment extra: [String: String] = [:]
 ) throws -> (ChildResult, CrashReport?, CrashReportProcessor.Outcome) {
     let executable = "\(build.binDirectory ?? "")/blackbox-crash-child"
-    var environment: [String: String] = [:]
+    var environment = extra
     environment["SWIFT_BACKTRACE"] = swiftBacktrace ? "enable=yes,interactive=no,color=no" : "enable=no"
     // Blackbox skips the runtime's backtracer after its own report unless asked to chain.
     if swiftBacktrace { environment["BLACKBOX_SWIFT_BACKTRACER"] = "always" }

@@ -11,4 +11,8 @@ void bbx_test_hold_loader_lock(void);
 /// True once a thread is inside bbx_test_hold_loader_lock's callback.
 int bbx_test_loader_lock_held(void);
 
+/// Installs a seccomp filter that refuses process_vm_readv with EPERM (as Docker's default profile
+/// does without CAP_SYS_PTRACE), for this thread and the threads it starts. 0 or an errno value.
+int bbx_test_refuse_process_vm_readv(void);
+
 #endif
