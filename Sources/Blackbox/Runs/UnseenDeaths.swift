@@ -98,7 +98,13 @@ struct UnseenDeaths {
                 now
             )
         }
-        return ("unknown", "killed, cause unknown (SIGKILL, an unhandled SIGTERM or SIGINT, or a watchdog)", now)
+        // Nothing says which: a kill and a crash no handler could catch leave the same trace. The
+        // likeliest causes are named, a stack overflow before the thread had an alternate stack among them.
+        return (
+            "unknown",
+            "ended without a report: killed (SIGKILL, an unhandled SIGTERM or SIGINT, a watchdog) or crashed where no handler could run (a stack overflow on a thread that had no alternate signal stack yet)",
+            now
+        )
     }
 
     /// The log file's last lines stamped within the run (continuation lines of a kept line too).

@@ -71,6 +71,11 @@ struct Serve: AsyncParsableCommand {
             "The collector's address as people reach it, for links in alerts, e.g. https://crashes.example.com (env BLACKBOX_COLLECTOR_PUBLIC_URL; default http://<host>:<port>)."
     )
     var publicURL: String?
+    @Option(
+        help:
+            "Internal address ranges webhooks may reach, CIDR[,CIDR…] (env BLACKBOX_COLLECTOR_WEBHOOK_ALLOW; default none: loopback, private, link-local and reserved addresses are refused)."
+    )
+    var webhookAllow: String?
     @Flag(help: "Do not log to stderr (the log files are still written).") var quiet = false
 
     func run() async throws {
@@ -86,6 +91,13 @@ struct Serve: AsyncParsableCommand {
             for setting in limits { try configuration.limits.set(setting) }
         } catch {
             throw ValidationError(error.description)
+        }
+        if let allowed = webhookAllow ?? environment("BLACKBOX_COLLECTOR_WEBHOOK_ALLOW") {
+            do {
+                configuration.webhookTargets = try WebhookTargets(allowing: allowed)
+            } catch {
+                throw ValidationError("--webhook-allow: \(error)")
+            }
         }
         let days = retentionDays ?? environment("BLACKBOX_COLLECTOR_RETENTION_DAYS").flatMap(Int.init) ?? 30
         configuration.retentionDays = days > 0 ? days : nil

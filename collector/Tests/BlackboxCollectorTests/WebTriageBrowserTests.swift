@@ -18,7 +18,8 @@ struct WebTriageBrowserTests {
         }
         let scratch = TemporaryDirectory(prefix: "collector-triage-web")
         defer { scratch.remove() }
-        let collector = try CollectorProcess(dataDirectory: scratch.path)
+        let collector = try CollectorProcess(
+            dataDirectory: scratch.path, arguments: ["--webhook-allow", "127.0.0.0/8"])
         defer { collector.kill(SIGTERM) }
         // A webhook nobody answers (the discard port): its delivery shows on the alerts page.
         let webhook = try await HTTP.request(

@@ -6,6 +6,8 @@ import Hummingbird
 /// `GET /api/v1/webhooks/{id}/deliveries` shows the last deliveries and their status.
 struct AlertsAPI {
     let store: any AlertStore
+    /// Where a webhook may point (checked again before each delivery: DNS can change).
+    let targets: WebhookTargets
     /// Webhooks per project: each one costs a query per stored occurrence.
     static let maxWebhooksPerProject = 20
 
@@ -13,6 +15,11 @@ struct AlertsAPI {
         group.post("webhooks") { request, context in
             let body = try await request.body.collect(upTo: 16 << 10)
             let webhook = try NewWebhook(json: Data(buffer: body))
+            if let host = URLComponents(string: webhook.url)?.host,
+                case .failure(let refusal) = await targets.check(host: host)
+            {
+                throw APIError.invalidWebhook("url: \(refusal)")
+            }
             guard try await store.webhooks(in: context.scope).count < Self.maxWebhooksPerProject else {
                 throw APIError.invalidWebhook("a project has at most \(Self.maxWebhooksPerProject) webhooks")
             }

@@ -20,6 +20,7 @@ final class AlertDispatcher: Service, Sendable {
     private let wakeups: AsyncStream<Void>
     private let wakeContinuation: AsyncStream<Void>.Continuation
     private let stopping = Atomic<Bool>(false)
+    private let targets: WebhookTargets
     private let logger = Logger(label: "collector.alerts")
 
     /// A receiver that does not answer within this is retried later.
@@ -27,9 +28,10 @@ final class AlertDispatcher: Service, Sendable {
 
     init(
         store: any AlertStore & ProjectReader, baseURL: String, pollInterval: Duration = .seconds(1),
-        claimLease: Duration = .seconds(60)
+        claimLease: Duration = .seconds(60), targets: WebhookTargets = WebhookTargets()
     ) {
         self.store = store
+        self.targets = targets
         self.baseURL = baseURL
         self.pollInterval = pollInterval
         self.claimLease = claimLease
@@ -38,20 +40,22 @@ final class AlertDispatcher: Service, Sendable {
 
     func wake() { wakeContinuation.yield() }
 
-    /// The client exists only while the service runs: AsyncHTTPClient traps when a client is released
-    /// without `shutdown()`, and a server that is built but never run must not take its process down.
-    static func makeClient() -> HTTPClient {
+    /// A client for one delivery, connecting to `address` (the one `WebhookTargets` checked) for the
+    /// webhook's host, so that no second DNS answer decides where the alert goes; TLS still checks
+    /// the host's name. Shut down after the delivery: AsyncHTTPClient traps when a client is
+    /// released without `shutdown()`.
+    static func makeClient(pinning host: String, to address: IPAddress) -> HTTPClient {
         var configuration = HTTPClient.Configuration()
         // A redirect would carry the signed body (and its secret's signature) somewhere else.
         configuration.redirectConfiguration = .disallow
         configuration.timeout = .init(connect: .seconds(5), read: .seconds(10))
         // A refused connection is one failed attempt, retried on the queue's schedule, not for 5 s here.
         configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.dnsOverride = [host: address.description]
         return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }
 
     func run() async throws {
-        let client = Self.makeClient()
         await withGracefulShutdownHandler {
             await withTaskGroup(of: Void.self) { tasks in
                 tasks.addTask { [self] in
@@ -61,7 +65,7 @@ final class AlertDispatcher: Service, Sendable {
                     }
                 }
                 for await _ in wakeups {
-                    await deliverDue(using: client)
+                    await deliverDue()
                 }
                 tasks.cancelAll()
             }
@@ -69,15 +73,13 @@ final class AlertDispatcher: Service, Sendable {
             stopping.store(true, ordering: .relaxed)
             wakeContinuation.finish()
         }
-        // Not cancellable: the client must be shut down whatever ended the service.
-        await Task { try? await client.shutdown() }.value
     }
 
     private var isStopping: Bool { Task.isCancelled || stopping.load(ordering: .relaxed) }
 
     /// Sends every delivery due now; returns how many were attempted (tests wait with it).
     @discardableResult
-    func deliverDue(using client: HTTPClient) async -> Int {
+    func deliverDue() async -> Int {
         var attempted = 0
         while !isStopping {
             let now = Date()
@@ -93,7 +95,7 @@ final class AlertDispatcher: Service, Sendable {
             if claimed.isEmpty { return attempted }
             await withTaskGroup(of: Void.self) { sends in
                 for (delivery, webhook) in claimed {
-                    sends.addTask { await self.attempt(delivery, to: webhook, using: client) }
+                    sends.addTask { await self.attempt(delivery, to: webhook) }
                 }
             }
             attempted += claimed.count
@@ -101,8 +103,8 @@ final class AlertDispatcher: Service, Sendable {
         return attempted
     }
 
-    private func attempt(_ delivery: AlertDelivery, to webhook: Webhook, using client: HTTPClient) async {
-        let outcome = await send(delivery, to: webhook, using: client)
+    private func attempt(_ delivery: AlertDelivery, to webhook: Webhook) async {
+        let outcome = await send(delivery, to: webhook)
         let attempts = delivery.attempts + 1
         let retryAt =
             outcome.delivered
@@ -124,9 +126,24 @@ final class AlertDispatcher: Service, Sendable {
         }
     }
 
-    private func send(_ delivery: AlertDelivery, to webhook: Webhook, using client: HTTPClient) async -> (
+    /// What a tenant is told of a delivery that got no HTTP answer: one phrase for a refused
+    /// connection, a silent host, a TLS failure and a refused target alike, so that the deliveries
+    /// list cannot map the collector's network (the server's log has the details).
+    static let notDelivered = "no answer from the receiver"
+
+    private func send(_ delivery: AlertDelivery, to webhook: Webhook) async -> (
         delivered: Bool, status: Int?, error: String?
     ) {
+        guard let host = URLComponents(string: webhook.url)?.host, !host.isEmpty else {
+            return (false, nil, "the webhook's URL has no host")
+        }
+        let address: IPAddress
+        switch await targets.check(host: host) {
+        case .success(let checked): address = checked
+        case .failure(let refusal):
+            logger.warning("webhook \(webhook.id) not sent: \(refusal)")
+            return (false, nil, Self.notDelivered)
+        }
         let scope = ProjectScope(projectID: webhook.projectID)
         let body: Data
         do {
@@ -151,15 +168,21 @@ final class AlertDispatcher: Service, Sendable {
             request.headers.add(name: "X-Blackbox-Signature", value: AlertPayload.signature(of: body, secret: secret))
         }
         request.body = .bytes(ByteBuffer(bytes: body))
+        let client = Self.makeClient(pinning: host, to: address)
+        let outcome: (delivered: Bool, status: Int?, error: String?)
         do {
             let response = try await client.execute(
                 request, timeout: .seconds(Int64(Self.requestTimeout.components.seconds)))
             _ = try? await response.body.collect(upTo: 64 << 10)
             let status = Int(response.status.code)
-            return ((200..<300).contains(status), status, nil)
+            outcome = ((200..<300).contains(status), status, nil)
         } catch {
-            return (false, nil, String("\(error)".prefix(300)))
+            logger.info("webhook \(webhook.id) to \(address): \(String("\(error)".prefix(300)))")
+            outcome = (false, nil, Self.notDelivered)
         }
+        // Not cancellable: the client must be shut down whatever ended the delivery.
+        await Task { try? await client.shutdown() }.value
+        return outcome
     }
 }
 

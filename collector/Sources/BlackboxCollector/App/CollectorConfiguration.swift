@@ -29,6 +29,9 @@ public struct CollectorConfiguration: Sendable {
     /// The collector's address as people reach it, for the links in alerts (behind a proxy:
     /// `https://crashes.example.com`). Default `http://<host>:<port>`.
     public var publicURL: String?
+    /// Where webhooks may send: public addresses, plus the internal ranges allowed here
+    /// (`--webhook-allow`, `BLACKBOX_COLLECTOR_WEBHOOK_ALLOW`). Default: none internal.
+    public var webhookTargets = WebhookTargets()
     /// How often the alert sender looks for retries that came due.
     public var alertPollInterval: Duration = .seconds(1)
     /// Log to stderr as well as to `<data>/diagnostics/logs`. Default true.

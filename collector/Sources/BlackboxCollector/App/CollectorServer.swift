@@ -44,7 +44,7 @@ public struct CollectorServer: Sendable {
             activity: activity)
         self.alerts = AlertDispatcher(
             store: self.store, baseURL: configuration.publicURL ?? "http://\(configuration.host):\(configuration.port)",
-            pollInterval: configuration.alertPollInterval)
+            pollInterval: configuration.alertPollInterval, targets: configuration.webhookTargets)
     }
 
     /// Migrates, cleans up uploads a previous run left half-received, and returns the application.
@@ -110,6 +110,7 @@ public struct CollectorServer: Sendable {
     func makeRouter() async throws -> Router<CollectorContext> {
         let router = Router(context: CollectorContext.self)
         router.add(middleware: ServerErrorLogging())
+        router.add(middleware: SecurityHeaders())
         let store = self.store
         let metrics = self.metrics
         router.get("health") { _, _ in "ok\n" }
@@ -162,7 +163,7 @@ public struct CollectorServer: Sendable {
         }
         ReadAPI(store: store, reader: reader).register(on: api)
         GroupStatusAPI(store: store).register(on: api)
-        AlertsAPI(store: store).register(on: api)
+        AlertsAPI(store: store, targets: configuration.webhookTargets).register(on: api)
 
         let symbols = SymbolRoutes(
             index: store,
