@@ -32,6 +32,11 @@ final class SymbolicationService: Service, Sendable {
     private let deferringSince = Mutex<ContinuousClock.Instant?>(nil)
     private let logger = Logger(label: "collector.symbolication")
     static let batchSize = 50
+    /// Lookups in one debug file that may fail (time out, crash the symbolizer, exceed its memory)
+    /// before the file is left out for this process's life: its reports are then symbolicated
+    /// without it instead of being retried, and holding up every project's reports, for ever.
+    static let maxFailuresPerFile = 3
+    private let failuresByBuildID = Mutex<[String: Int]>([:])
 
     init(
         store: any Store, symbolBlobs: BlobStore, symbolizer: SymbolizerProcess?, metrics: CollectorMetrics,
@@ -72,10 +77,16 @@ final class SymbolicationService: Service, Sendable {
         } onGracefulShutdown: { [self] in
             stopping.store(true, ordering: .relaxed)
             wakeContinuation.finish()
+            symbolizer?.stop()
         }
     }
 
     private var isStopping: Bool { Task.isCancelled || stopping.load(ordering: .relaxed) }
+
+    /// Debug files whose lookups failed `maxFailuresPerFile` times (tests and /metrics read it).
+    var abandonedBuildIDs: [String] {
+        failuresByBuildID.withLock { $0.filter { $0.value >= Self.maxFailuresPerFile }.keys.sorted() }
+    }
 
     /// Works through the queue until nothing new is left; returns how many reports were
     /// symbolicated (also used by tests and the benchmark to wait for it).
@@ -173,6 +184,10 @@ final class SymbolicationService: Service, Sendable {
         case failed
     }
 
+    private func isAbandoned(_ buildID: String) -> Bool {
+        failuresByBuildID.withLock { $0[buildID, default: 0] >= Self.maxFailuresPerFile }
+    }
+
     /// `files`: the project's debug files for the batch's build-ids.
     private func symbolicate(_ waiting: Waiting, files: [SymbolFile], with symbolizer: SymbolizerProcess)
         async -> Outcome
@@ -182,13 +197,24 @@ final class SymbolicationService: Service, Sendable {
         var symbolicated = report
         var resolved: [String] = []
         for buildID in unresolved {
-            guard let file = files.last(where: { $0.buildID == buildID }) else { continue }
+            guard let file = files.last(where: { $0.buildID == buildID }), !isAbandoned(buildID) else { continue }
             let lookups = ReportSymbols.lookups(in: symbolicated, buildID: buildID)
             guard
                 let symbols = await symbolizer.symbolicate(
                     file: symbolBlobs.path(of: file.blob), addresses: lookups.map(\.address))
             else {
                 metrics.symbolicationFailed()
+                if isStopping { return .failed }
+                let failures = failuresByBuildID.withLock { failures in
+                    failures[buildID, default: 0] += 1
+                    return failures[buildID, default: 0]
+                }
+                if failures >= Self.maxFailuresPerFile {
+                    logger.error(
+                        "llvm-symbolizer failed \(failures) times on \(file.fileName) (build-id \(buildID)): the file is left out; its reports are symbolicated without it"
+                    )
+                    continue
+                }
                 logger.warning(
                     "llvm-symbolizer failed on \(file.fileName) (build-id \(buildID)); report \(pending.id) stays queued"
                 )

@@ -16,7 +16,14 @@ final class SymbolizerProcess: Sendable {
     let executable: String
     /// How long one answer may take (a first lookup in a large debug file reads its index).
     let timeout: Duration
+    /// The child's address-space limit (`RLIMIT_AS`, set right after it starts and before its first
+    /// lookup): a hostile debug file makes it fail, not the machine swap. 0: none.
+    let addressSpaceLimit: UInt64
+    /// Past this resident size after a lookup the child is restarted: it keeps every file it loaded.
+    let residentBudget: UInt64
     private let state = Mutex(Child?.none)
+    /// The running child's pid, readable while a lookup holds `state` (for `stop`).
+    private let runningPID = Atomic<Int32>(0)
     private let thread: NIOThreadPool
 
     /// The running symbolizer; killed and reaped when dropped.
@@ -35,9 +42,14 @@ final class SymbolizerProcess: Sendable {
         }
     }
 
-    init(executable: String, timeout: Duration = .seconds(30)) {
+    init(
+        executable: String, timeout: Duration = .seconds(30), addressSpaceLimit: UInt64 = 2 << 30,
+        residentBudget: UInt64 = 384 << 20
+    ) {
         self.executable = executable
         self.timeout = timeout
+        self.addressSpaceLimit = addressSpaceLimit
+        self.residentBudget = residentBudget
         thread = NIOThreadPool(numberOfThreads: 1)
         thread.start()
     }
@@ -86,8 +98,34 @@ final class SymbolizerProcess: Sendable {
                 }
                 results += answers.map(SymbolizerOutput.symbols(fromJSONLine:))
             }
+            if let resident = Self.residentBytes(of: current.process.pid), resident > residentBudget {
+                child = nil  // the next lookup starts a fresh one
+                runningPID.store(0, ordering: .relaxed)
+            }
             return results
         }
+    }
+
+    /// The running child's pid, nil when none runs.
+    var childPID: Int32? {
+        let pid = runningPID.load(ordering: .relaxed)
+        return pid > 0 ? pid : nil
+    }
+
+    /// Ends the running child at once (a lookup waiting on it returns nil): a graceful shutdown must
+    /// not wait for a lookup that may take `timeout`.
+    func stop() {
+        let pid = runningPID.exchange(0, ordering: .relaxed)
+        if pid > 0 { kill(pid, SIGKILL) }
+    }
+
+    /// VmRSS of a process, from /proc.
+    static func residentBytes(of pid: Int32) -> UInt64? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ UInt64($0) })
+        else { return nil }
+        return kilobytes * 1024
     }
 
     /// Bytes of lines per write: half a pipe's 64 KiB.
@@ -128,9 +166,19 @@ final class SymbolizerProcess: Sendable {
     }
 
     private func spawn() -> Child? {
-        guard let process = PipedChild.spawn(executable, SymbolizerOutput.arguments) else { return nil }
+        // The address-space limit is set by a shell that then execs the symbolizer (same pid): Swift's
+        // Glibc module has no prlimit, and posix_spawn cannot set limits.
+        let spawned =
+            addressSpaceLimit > 0
+            ? PipedChild.spawn(
+                "/bin/sh",
+                ["-c", "ulimit -v \(addressSpaceLimit / 1024) && exec \"$0\" \"$@\"", executable]
+                    + SymbolizerOutput.arguments)
+            : PipedChild.spawn(executable, SymbolizerOutput.arguments)
+        guard let process = spawned else { return nil }
         // Background work: the CPU goes to ingest first (an upload's inspection, its transaction).
         setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(process.pid), 19)
+        runningPID.store(process.pid, ordering: .relaxed)
         return Child(process)
     }
 }

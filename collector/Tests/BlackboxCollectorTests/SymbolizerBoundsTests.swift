@@ -1,0 +1,51 @@
+import BlackboxTestSupport
+import Foundation
+import Testing
+
+@testable import BlackboxCollector
+
+/// The symbolizer is a shared resource: its memory is bounded, a wedged one ends at shutdown at once,
+/// and one that fails is a failed lookup, never a stall.
+@Suite("Symbolizer bounds")
+struct SymbolizerBoundsTests {
+    static var symbolizer: String? { SymbolizerProcess.locate() }
+
+    /// A debug-info-rich file to look addresses up in: this test bundle.
+    static var bundle: String { CommandLine.arguments[0] }
+
+    @Test("the child runs under its address-space limit: a generous one works, a tiny one fails the lookup")
+    func addressSpaceLimit() async throws {
+        let executable = try #require(Self.symbolizer, "install Debian's llvm package")
+        let generous = SymbolizerProcess(executable: executable, addressSpaceLimit: 2 << 30)
+        #expect(await generous.symbolicate(file: Self.bundle, addresses: [0x1000]) != nil)
+        let pid = try #require(generous.childPID)
+        let limits = try String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8)
+        let line = try #require(limits.split(separator: "\n").first { $0.hasPrefix("Max address space") })
+        #expect(line.contains("\(2 << 30)"), "\(line)")
+        generous.stop()
+
+        let tiny = SymbolizerProcess(executable: executable, addressSpaceLimit: 16 << 20)
+        #expect(await tiny.symbolicate(file: Self.bundle, addresses: [0x1000]) == nil)
+    }
+
+    @Test("a symbolizer that never answers is ended by stop() at once, not after its 30 s deadline")
+    func stopEndsAWedgedChild() async throws {
+        let directory = TemporaryDirectory()
+        let wedged = "\(directory.path)/wedged-symbolizer"
+        try "#!/bin/sh\nexec sleep 600\n".write(toFile: wedged, atomically: true, encoding: .utf8)
+        chmod(wedged, 0o755)
+        let symbolizer = SymbolizerProcess(executable: wedged, timeout: .seconds(30))
+        let started = ContinuousClock.now
+        async let answer = symbolizer.symbolicate(file: Self.bundle, addresses: [0x1000])
+        try await Task.sleep(for: .milliseconds(500))
+        symbolizer.stop()
+        #expect(await answer == nil)
+        #expect(ContinuousClock.now - started < .seconds(10), "stop() must not wait for the deadline")
+    }
+
+    @Test("a symbolizer that dies is a failed lookup, at once")
+    func deadChild() async {
+        let symbolizer = SymbolizerProcess(executable: "/bin/false")
+        #expect(await symbolizer.symbolicate(file: Self.bundle, addresses: [0x1000]) == nil)
+    }
+}
