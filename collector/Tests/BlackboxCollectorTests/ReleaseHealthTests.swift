@@ -33,6 +33,41 @@ struct ReleaseHealthTests {
         #expect(rows == [.init(versionKey: "1.0", clean: 1_000_001, crashed: 0, hung: 0, killed: 1)])
     }
 
+    @Test("release health trusts only what one installation can have run; the rest of the bundle is kept")
+    func implausibleSessions() {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        func summary(
+            _ version: String, clean: Int, killed: Int = 0, span: TimeInterval, endingBefore: TimeInterval = 60
+        )
+            -> SessionSummary
+        {
+            SessionSummary(
+                appVersion: version, clean: clean, killed: killed,
+                firstStart: now - endingBefore - span, lastEnd: now - endingBefore)
+        }
+        let real = summary("1.0", clean: 40, killed: 2, span: 3600)
+        let cases: [(String, SessionSummary)] = [
+            // The review's attack: 10^6 runs of one version in one bundle, 100 such summaries.
+            ("a million runs in an hour", summary("1.0", clean: 1_000_000, span: 3600)),
+            ("more than 100 runs a second", summary("1.1", clean: 500, span: 2)),
+            ("a negative count", summary("1.2", clean: 5, killed: -1, span: 3600)),
+            ("an end before the start", summary("1.3", clean: 1, span: -10)),
+            ("an end in the future", summary("1.4", clean: 1, span: 10, endingBefore: -3 * 86_400)),
+            ("a start years ago", summary("1.5", clean: 1, span: 10, endingBefore: 800 * 86_400)),
+        ]
+        for (name, hostile) in cases {
+            let (rows, dropped) = IngestPlan.plausibleSessionRows([hostile, real], receivedAt: now)
+            #expect(dropped == 1, "\(name)")
+            #expect(rows == [.init(versionKey: "1.0", clean: 40, crashed: 0, hung: 0, killed: 2)], "\(name): \(rows)")
+        }
+        // A crash loop is real: 9,000 runs over a day pass; past 10,000 in one bundle they stop counting.
+        let loop = summary("2.0", clean: 9_000, span: 86_400)
+        #expect(IngestPlan.plausibleSessionRows([loop], receivedAt: now).dropped == 0)
+        let (rows, dropped) = IngestPlan.plausibleSessionRows(
+            [loop, summary("2.1", clean: 1_500, span: 86_400)], receivedAt: now)
+        #expect(dropped == 1 && rows.map(\.versionKey) == ["2.0"])
+    }
+
     @Test(
         "5 runs of a version, 1 crashing and 1 SIGKILLed, give 5 sessions, 60 % crash-free, in the API and on the page")
     func fromChildProcesses() async throws {

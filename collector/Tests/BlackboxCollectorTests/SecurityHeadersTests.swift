@@ -8,7 +8,7 @@ import Testing
 @Suite("Security headers")
 struct SecurityHeadersTests {
     @Test(
-        "pages, the API, refusals and the stylesheet: CSP, nosniff, no referrer, no framing; no-store but for static files"
+        "pages, the API, refusals and the stylesheet: CSP, nosniff, same-origin referrers, no framing; no-store but for static files"
     )
     func headers() async throws {
         let collector = try await TestCollector.start()
@@ -24,7 +24,7 @@ struct SecurityHeadersTests {
         for (name, answer) in answers {
             #expect(answer.headers["content-security-policy"] == SecurityHeaders.contentSecurityPolicy, "\(name)")
             #expect(answer.headers["x-content-type-options"] == "nosniff", "\(name)")
-            #expect(answer.headers["referrer-policy"] == "no-referrer", "\(name)")
+            #expect(answer.headers["referrer-policy"] == "same-origin", "\(name)")
             #expect(answer.headers["x-frame-options"] == "DENY", "\(name)")
             #expect((answer.headers["cache-control"] == "no-store") == (name != "stylesheet"), "\(name)")
         }

@@ -7,15 +7,15 @@ extension HTTPField.Name {
     static let xFrameOptions = Self("X-Frame-Options")!
 }
 
-/// Headers every answer carries, refusals included: the web UI runs no script and loads nothing from
-/// elsewhere, so its policy forbids both (an injected `<script>` or a framing page gets nothing);
-/// answers to authenticated requests are never kept by a browser or proxy cache. The stylesheet is the
-/// only cacheable answer.
+/// Headers every answer carries, refusals included: the web UI runs only its own script file and
+/// loads nothing from elsewhere, so its policy forbids inline scripts and other origins (an injected
+/// `<script>` or a framing page gets nothing); answers to authenticated requests are never kept by a
+/// browser or proxy cache. The static files are the only cacheable answers.
 struct SecurityHeaders: RouterMiddleware {
     typealias Context = CollectorContext
 
     static let contentSecurityPolicy =
-        "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
@@ -27,7 +27,7 @@ struct SecurityHeaders: RouterMiddleware {
             response = try error.response(from: request, context: context)
         }
         response.headers[.xContentTypeOptions] = "nosniff"
-        response.headers[.referrerPolicy] = "no-referrer"
+        response.headers[.referrerPolicy] = "same-origin"
         response.headers[.contentSecurityPolicy] = Self.contentSecurityPolicy
         response.headers[.xFrameOptions] = "DENY"
         if !request.uri.path.hasPrefix("/static/") { response.headers[.cacheControl] = "no-store" }

@@ -140,6 +140,13 @@ public struct CollectorServer: Sendable {
         router.get("static/style.css") { _, _ in
             Response(status: .ok, headers: [.contentType: "text/css"], body: .init(byteBuffer: ByteBuffer(string: css)))
         }
+        let script = try String(
+            contentsOf: Bundle.module.resourceURL!.appendingPathComponent("Static/page.js"), encoding: .utf8)
+        router.get("static/page.js") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "text/javascript"],
+                body: .init(byteBuffer: ByteBuffer(string: script)))
+        }
 
         let ingest = IngestService(
             store: store, blobs: blobs, limits: configuration.limits, committer: committer, metrics: metrics,

@@ -66,6 +66,8 @@ public struct IngestPlan: Sendable {
     var bundle: BundleRow
     var files: [InspectedFile]
     var sessions: [SessionRow] = []
+    /// Session summaries dropped as physically impossible (counted in `/metrics`).
+    var implausibleSessionSummaries = 0
     /// One per distinct report id of the bundle, in the bundle's order.
     var occurrences: [OccurrenceRow]
 
@@ -110,8 +112,39 @@ public struct IngestPlan: Sendable {
                     json: try encoder.encode(report), images: ReportSymbols.imageUses(report)))
         }
         self.occurrences = occurrences
-        sessions = Self.sessionRows(new.manifest?.sessions ?? [])
+        (sessions, implausibleSessionSummaries) = Self.plausibleSessionRows(
+            new.manifest?.sessions ?? [], receivedAt: new.receivedAt)
     }
+
+    /// A bundle describes the runs of one installation since its last upload, so release health
+    /// trusts only what one installation can have run: a summary whose counts are negative, whose time
+    /// span is not within the last year (or ends in the future), or that claims more runs than
+    /// `maxRunsPerSecond` over its span is dropped whole, as is everything past `maxSessionsPerBundle`
+    /// (a crash loop restarting every second for almost 3 hours). Returns the rows and how many
+    /// summaries were dropped.
+    static func plausibleSessionRows(_ summaries: [SessionSummary], receivedAt now: Date)
+        -> (rows: [SessionRow], dropped: Int)
+    {
+        var kept: [SessionSummary] = []
+        var total = 0
+        for summary in summaries.prefix(100) {
+            let counts = [summary.clean, summary.crashed, summary.hung, summary.killed]
+            let span = summary.lastEnd.timeIntervalSince(summary.firstStart)
+            guard counts.allSatisfy({ (0...maxSessionsPerBundle).contains($0) }), span >= 0,
+                summary.lastEnd <= now.addingTimeInterval(86_400),
+                summary.firstStart >= now.addingTimeInterval(-366 * 86_400)
+            else { continue }
+            let runs = counts.reduce(0, +)
+            guard Double(runs) <= span * maxRunsPerSecond + 1, total + runs <= maxSessionsPerBundle else { continue }
+            total += runs
+            kept.append(summary)
+        }
+        return (sessionRows(kept), summaries.count - kept.count)
+    }
+
+    /// Runs one installation can report in one bundle, and how fast they can have followed each other.
+    static let maxSessionsPerBundle = 10_000
+    static let maxRunsPerSecond = 100.0
 
     /// At most 100 versions per bundle, counts within 0…1,000,000 (a client cannot make one bundle
     /// count more runs than a fleet has); summaries of one version are added up.

@@ -119,6 +119,12 @@ struct IngestService: Sendable {
                 try makePlan(try inspector.inspect(path: path, bodySize: size))
             }
         }
+        if plan.implausibleSessionSummaries > 0 {
+            metrics.rejected(reason: "implausible_sessions")
+            logger.notice(
+                "upload \(uploadID ?? "without an id"): \(plan.implausibleSessionSummaries) session summaries dropped as impossible for one installation"
+            )
+        }
         // From here the committer owns the temporary file: it makes it durable with the others of
         // its batch, then indexes them all in one transaction.
         committed = true
