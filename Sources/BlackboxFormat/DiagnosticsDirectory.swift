@@ -31,6 +31,13 @@ public struct DiagnosticsDirectory: Sendable, Hashable {
     }
 
     public var journal: String { root + "/journal" }
+    /// The journal of instance `n` of an app run several times at once on this directory (0 is
+    /// `journal`, then `journal.1`, `journal.2`…): each running process holds one.
+    public func journal(instance: Int) -> String { instance == 0 ? journal : "\(journal).\(instance)" }
+    /// Every instance's journal that exists, instance 0 first.
+    public var journals: [String] {
+        (0..<BlackboxInstances.limit).map { journal(instance: $0) }.filter { access($0, F_OK) == 0 }
+    }
     public var logs: String { root + "/logs" }
     public var pendingCrashes: String { root + "/crashes/pending" }
     public var quarantine: String { root + "/crashes/quarantine" }
@@ -78,5 +85,15 @@ public struct DiagnosticsDirectory: Sendable, Hashable {
             var info = stat()
             return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
         }
+    }
+}
+
+/// Instances of one app that may run at once on one diagnostics directory.
+public enum BlackboxInstances {
+    public static let limit = 16
+
+    /// Instance `n`'s log file base name: the app's for 0, `<base>.<n>` after it.
+    public static func logBaseName(_ base: String, instance: Int) -> String {
+        instance == 0 ? base : "\(base).\(instance)"
     }
 }

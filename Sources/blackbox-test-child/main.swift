@@ -14,7 +14,8 @@ import Logging
 //                             test knows which calls returned before it sent SIGKILL
 //   recover DIR               start on DIR (replaying the journal), shut down, print the report
 //   hold DIR                  start on DIR, print "ready", sleep until killed
-//   try-start DIR             start on DIR; exit 3 with the error on stderr when the journal is locked
+//   try-start DIR             start on DIR with maxInstances 1; exit 3 with the error on stderr when the
+//                             journal is locked
 //   file-limit DIR            log under RLIMIT_FSIZE, then lift the limit and log again
 //   disk-full DIR             fill DIR's file system, log, free the space, log again (DIR on a small tmpfs)
 //   idle DIR                  log a little, then report the CPU time used over one idle second
@@ -119,7 +120,10 @@ case "hold":
     while true { sleep(60) }
 
 case "try-start":
-    _ = start(configuration())
+    // One instance only: a second process is refused.
+    var config = configuration()
+    config.maxInstances = 1
+    _ = start(config)
     Logger(label: "intruder").info("should never get here")
     Blackbox.shutdown()
 

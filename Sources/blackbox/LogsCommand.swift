@@ -48,15 +48,14 @@
             let sources = try LogSources.resolve(paths)
             var pendings: [(directory: String, pending: JournalInspector.Pending)] = []
             if journal {
+                // Every instance's journal (several processes of the app on one directory).
                 for directory in sources.diagnosticsDirectories {
-                    do {
-                        pendings.append(
-                            (
-                                directory,
-                                try JournalInspector.pendingLines(path: DiagnosticsDirectory(directory).journal)
-                            ))
-                    } catch {
-                        throw Self.failing("\(DiagnosticsDirectory(directory).journal): \(error)")
+                    for path in DiagnosticsDirectory(directory).journals {
+                        do {
+                            pendings.append((directory, try JournalInspector.pendingLines(path: path)))
+                        } catch {
+                            throw Self.failing("\(path): \(error)")
+                        }
                     }
                 }
             }

@@ -1,3 +1,4 @@
+import BlackboxFormat
 import BlackboxTestSupport
 import Foundation
 import Testing
@@ -72,10 +73,34 @@ import Testing
         let intruder = try runChild("blackbox-test-child", ["try-start", directory.path])
         #expect(intruder.status == 3)
         #expect(intruder.stderr.contains("is in use by process \(holder.processIdentifier)"))
-        #expect(intruder.stderr.contains("each process needs its own diagnostics directory"))
+        #expect(intruder.stderr.contains("give each process its own diagnostics directory"))
         let lines = logLines(directory, base: "child")
         #expect(lines.count == 1)
         #expect(lines.first?.contains("holding the journal") == true)
+    }
+
+    @Test("several instances on one directory: each gets its own journal and log file; all are replayed and read")
+    func severalInstancesShareADirectory() throws {
+        let directory = TemporaryDirectory()
+        let holders = try (0..<3).map { _ in try startChild("blackbox-test-child", ["hold", directory.path]) }
+        for holder in holders {
+            kill(holder.processIdentifier, SIGKILL)
+            holder.waitUntilExit()
+        }
+        // Each held its own journal and wrote its line to its own file.
+        let layout = DiagnosticsDirectory(directory.path)
+        #expect(layout.journals == [layout.journal, layout.journal(instance: 1), layout.journal(instance: 2)])
+        for base in ["child", "child.1", "child.2"] {
+            #expect(logLines(directory, base: base).contains { $0.contains("holding the journal") }, "\(base)")
+        }
+        // `blackbox logs` reads every instance's file.
+        let logs = try runProgram(
+            "\(try #require(Build.debug.binDirectory))/blackbox", ["logs", directory.path])
+        #expect(logs.stdout.components(separatedBy: "holding the journal").count - 1 == 3, "\(logs.stdout)")
+        // A restart takes instance 0 again and replays only its own journal.
+        let recovery = try runChild("blackbox-test-child", ["recover", directory.path])
+        #expect(recovery.status == 0, "\(recovery.stderr)")
+        #expect(logLines(directory, base: "child").filter { $0.contains("holding the journal") }.count == 1)
     }
 
     @Test func fileSizeLimitDegradesCountsAndResumes() throws {

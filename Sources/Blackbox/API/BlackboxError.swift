@@ -45,7 +45,7 @@ public struct BlackboxError: Error, Equatable, Sendable, CustomStringConvertible
         let owner = ownerPID.map { "process \($0)" } ?? "another process"
         return Self(
             .journalLocked, path: path, ownerPID: ownerPID,
-            reason: "in use by \(owner); each process needs its own diagnostics directory")
+            reason: "in use by \(owner); raise maxInstances, or give each process its own diagnostics directory")
     }
 
     public static func journalUnavailable(path: String, reason: String) -> Self {

@@ -91,7 +91,7 @@ public final class BlackboxRuntime: Sendable {
         let directory = DiagnosticsDirectory(configuration.directory)
         let logFile =
             configuration.sinks.contains(.file)
-            ? "\(directory.logs)/\(LogFiles.activeFileName(baseName: configuration.baseFileName))" : nil
+            ? "\(directory.logs)/\(LogFiles.activeFileName(baseName: core.logBaseName))" : nil
         _ = UnseenDeaths(directory: directory, logFile: logFile, logTailLines: options.logTailLines).reportAll()
         CurrentRun.begin(
             .current(

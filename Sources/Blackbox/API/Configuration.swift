@@ -1,3 +1,4 @@
+import BlackboxFormat
 import Logging
 
 #if canImport(Glibc)
@@ -25,6 +26,11 @@ public struct BlackboxConfiguration: Sendable {
     public var format: LogFormat
     public var console: ConsoleOptions
 
+    /// How many processes of the app may run at once on one directory (workers, a systemd
+    /// template): each takes the first free journal (`journal`, `journal.1`…) and writes its own log
+    /// file (`<base>.log`, `<base>.1.log`…). Default 16; 1 refuses a second process
+    /// (`BlackboxError.journalLocked`).
+    public var maxInstances: Int
     /// Size of the crash-proof journal ring, a power of two. Default 4 MiB.
     public var journalSize: Int
     public var overflow: OverflowPolicy
@@ -61,6 +67,7 @@ public struct BlackboxConfiguration: Sendable {
             console: getenv("BLACKBOX_CONSOLE").map { String(cString: $0) }, standardErrorIsTerminal: isatty(2) == 1)
         self.format = .text
         self.console = ConsoleOptions()
+        self.maxInstances = BlackboxInstances.limit
         self.journalSize = 4 << 20
         self.overflow = .block(timeoutMilliseconds: 100)
         self.synchronousLevel = nil

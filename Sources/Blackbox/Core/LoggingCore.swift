@@ -21,6 +21,10 @@ public final class LoggingCore: @unchecked Sendable {
 
     public let configuration: BlackboxConfiguration
     let journal: Journal
+    /// Which instance of the app on its directory this is (0 unless another process holds `journal`).
+    package let instance: Int
+    /// The log file's base name: the configuration's, with `.<instance>` after the first instance.
+    package let logBaseName: String
     // `let`, not `var`: the hot path reads these, and a class's `var` costs a dynamic exclusivity check.
     let labels: LabelTable
     let writer: LogWriter
@@ -78,8 +82,23 @@ public final class LoggingCore: @unchecked Sendable {
         try makeDirectory(logs)
         Self.ignoreFileSizeSignal()
 
-        let journalPath = layout.journal
-        var file = try JournalFile.open(path: journalPath, capacity: configuration.journalSize)
+        // Several processes of one app on one directory (workers, a systemd template): each takes the
+        // first journal no live process holds, and writes its own log file.
+        var instance = 0
+        var file: JournalFile
+        while true {
+            do {
+                file = try JournalFile.open(
+                    path: layout.journal(instance: instance), capacity: configuration.journalSize)
+                break
+            } catch  where error.kind == .journalLocked && instance + 1 < max(1, configuration.maxInstances) {
+                instance += 1
+            }
+        }
+        let journalPath = layout.journal(instance: instance)
+        let baseName = BlackboxInstances.logBaseName(configuration.baseFileName, instance: instance)
+        self.instance = instance
+        self.logBaseName = baseName
         var journal = Journal(file: file)
         let checkpoint = file.reopened ? journal.loadCheckpoint() : nil
         let sink: LogFileSink?
@@ -87,8 +106,7 @@ public final class LoggingCore: @unchecked Sendable {
             sink =
                 configuration.sinks.contains(.file)
                 ? try LogFileSink(
-                    directory: logs, baseName: configuration.baseFileName, checkpoint: checkpoint,
-                    now: configuration.clock())
+                    directory: logs, baseName: baseName, checkpoint: checkpoint, now: configuration.clock())
                 : nil
         } catch {
             file.close()  // release the lock: a corrected retry in this process must not find it held
@@ -126,7 +144,7 @@ public final class LoggingCore: @unchecked Sendable {
 
         self.maintainer = sink.map { sink in
             ArchiveMaintainer(
-                directory: logs, baseName: configuration.baseFileName, policy: configuration.retention,
+                directory: logs, baseName: baseName, policy: configuration.retention,
                 clock: configuration.clock, onArchive: Self.archiveHook(configuration),
                 activeFileSize: { [path = sink.activePath] in fileSize(path) })
         }

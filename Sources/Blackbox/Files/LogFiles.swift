@@ -1,3 +1,5 @@
+import BlackboxFormat
+
 /// The log files in a diagnostics directory's `logs/`, as the naming scheme (`ArchiveName`) sees
 /// them. For the uploader and the CLI, so that nobody else parses archive names.
 package enum LogFiles {
@@ -7,6 +9,14 @@ package enum LogFiles {
     /// File names of `baseName`'s archives in `directory`, oldest first. An archive whose
     /// uncompressed and compressed forms both exist (compression in progress) is listed once, as
     /// the uncompressed file.
+    /// The archives of every instance of the app (`<base>`, `<base>.1`, …: several processes on one
+    /// directory), each instance's in order.
+    public static func archivesOfEveryInstance(inDirectory directory: String, baseName: String) -> [String] {
+        (0..<BlackboxInstances.limit).flatMap {
+            archives(inDirectory: directory, baseName: BlackboxInstances.logBaseName(baseName, instance: $0))
+        }
+    }
+
     public static func archives(inDirectory directory: String, baseName: String) -> [String] {
         let parsed = directoryEntries(directory).compactMap { ArchiveName(fileName: $0, baseName: baseName) }
         var seen = Set<String>()

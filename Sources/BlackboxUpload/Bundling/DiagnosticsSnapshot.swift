@@ -43,7 +43,8 @@
             let logs = layout.logs
             if options.includeArchives {
                 let sent = SentArchives(diagnosticsDirectory: directory)
-                for name in LogFiles.archives(inDirectory: logs, baseName: baseFileName) where !sent.contains(name) {
+                for name in LogFiles.archivesOfEveryInstance(inDirectory: logs, baseName: baseFileName)
+                where !sent.contains(name) {
                     if let size = fileSize("\(logs)/\(name)"), size > 0 {
                         selection.archives.append(
                             BundleItem(
@@ -90,7 +91,7 @@
             for path in selection.endedSessions { unlink(path) }
             guard !selection.archives.isEmpty else { return }
             var sent = SentArchives(diagnosticsDirectory: directory)
-            let present = Set(LogFiles.archives(inDirectory: layout.logs, baseName: baseFileName))
+            let present = Set(LogFiles.archivesOfEveryInstance(inDirectory: layout.logs, baseName: baseFileName))
             try sent.record(
                 selection.archives.map { String($0.entryPath.dropFirst("logs/".count)) }, stillPresent: present)
         }
