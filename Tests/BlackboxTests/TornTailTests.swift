@@ -82,6 +82,91 @@ import Testing
         }
     }
 
+    /// The steps of a rotation a kill can fall between (`LogWriter.rotate`, `ArchiveMaintainer`).
+    enum RotationStep: String, CaseIterable, Sendable {
+        /// The old file renamed to its archive name; no new file, the checkpoint still names the old one.
+        case renamed
+        /// The new active file created, empty; the checkpoint still names the archive.
+        case reopened
+        /// The checkpoint names the new file; a batch written to it, not yet checkpointed.
+        case newFileWritten
+        /// Compression half done: `<archive>.gz.tmp` beside the archive.
+        case compressing
+        /// Compression done, the plain archive not yet removed: both `<archive>` and `<archive>.gz`.
+        case compressedNotUnlinked
+    }
+
+    @Test(
+        "logs --journal shows what recovery will leave, for a kill at every step of a rotation",
+        arguments: RotationStep.allCases)
+    func everyStepOfARotation(step: RotationStep) throws {
+        let directory = TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: directory.logs, withIntermediateDirectories: true)
+        do {
+            let file = try JournalFile.open(path: "\(directory.path)/journal", capacity: 256 << 10)
+            defer { file.close() }
+            let journal = Journal(file: file)
+            var sink = try LogFileSink(directory: directory.logs, baseName: "test", checkpoint: nil, now: 0)
+            var formatter = LineFormatter(format: .text)
+            func writeBatch(_ texts: [String], to sink: LogFileSink) throws {
+                var out = OutputBuffer()
+                for text in texts {
+                    let (record, _) = try putRecord(journal, text)
+                    formatter.append(RecordView(base: UnsafeRawPointer(record)), to: &out)
+                }
+                #expect(sink.write(out.bytes) == nil)
+            }
+            func checkpoint(_ sink: LogFileSink) {
+                journal.publish(
+                    Journal.Checkpoint(
+                        readPosition: journal.reservedEnd, device: sink.device, inode: sink.inode,
+                        fileSize: sink.size))
+                journal.release(upTo: journal.reservedEnd)
+            }
+            try writeBatch(Self.acknowledged, to: sink)
+            checkpoint(sink)
+            // Records logged after the rotation started: in the journal, maybe in the new file.
+            let archive = "\(directory.logs)/test.20261121T223939.123Z--20261121T231502.004Z.log"
+            #expect(rename("\(directory.logs)/test.log", archive) == 0)
+            switch step {
+            case .renamed:
+                for text in Self.unacknowledged { _ = try putRecord(journal, text) }
+            case .reopened:
+                sink = try LogFileSink(directory: directory.logs, baseName: "test", checkpoint: nil, now: 0)
+                for text in Self.unacknowledged { _ = try putRecord(journal, text) }
+            case .newFileWritten:
+                sink = try LogFileSink(directory: directory.logs, baseName: "test", checkpoint: nil, now: 0)
+                checkpoint(sink)
+                try writeBatch(Self.unacknowledged, to: sink)
+            case .compressing, .compressedNotUnlinked:
+                sink = try LogFileSink(directory: directory.logs, baseName: "test", checkpoint: nil, now: 0)
+                checkpoint(sink)
+                try writeBatch(Self.unacknowledged, to: sink)
+                try Gzip.compress(archive, to: archive + ".gz")
+                if step == .compressing {
+                    #expect(rename(archive + ".gz", archive + ".gz.tmp") == 0)
+                    #expect(truncate(archive + ".gz.tmp", 10) == 0)
+                }
+            }
+            withExtendedLifetime(sink) {}
+        }
+
+        let printed = try runProgram(helperExecutable("blackbox"), ["logs", "--journal", directory.path])
+        #expect(printed.status == 0, "\(printed.stderr)")
+        let view = printed.stdout.split(separator: "\n").map(String.init)
+
+        var configuration = testConfiguration(directory)
+        configuration.retention.compressArchives = true
+        let core = try LoggingCore(configuration: configuration)
+        core.shutdown()
+        let recovered = try allLogLines(directory).filter { !$0.contains(" blackbox: recovered ") }
+        #expect(view == recovered, "\(step): the view and the recovered files differ")
+        let expected = Self.acknowledged + Self.unacknowledged
+        #expect(
+            recovered.count == expected.count && zip(recovered, expected).allSatisfy { $0.hasSuffix(": " + $1) },
+            "\(step): every line exactly once, in order: \(recovered)")
+    }
+
     @Test("a file that is not the checkpoint's is kept whole")
     func otherFilesAreKept() {
         let checkpoint = Journal.Checkpoint(readPosition: 0, device: 1, inode: 2, fileSize: 10)
