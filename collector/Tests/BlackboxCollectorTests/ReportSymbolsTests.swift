@@ -44,4 +44,16 @@ struct ReportSymbolsTests {
         #expect(ReportSymbols.imageUses(named).first { $0.buildID == "ab" }?.resolved == true)
         #expect(named.notes.last?.contains("1 frame symbolicated by the collector from shop.debug") == true)
     }
+
+    @Test("names from a hostile debug file are cut to the field limit, and inlined frames to their limit")
+    func boundedNames() throws {
+        let huge = String(repeating: "f", count: 1 << 20)
+        let symbols = (0..<200).map { CrashReport.Symbol(function: huge, file: huge, line: $0) }
+        let named = ReportSymbols.applying(
+            [.init(stack: 1, frame: 1): symbols], from: "evil.debug", buildID: "ab", to: report())
+        let frame = try #require(named.threads?[1].frames[1])
+        #expect(frame.symbols.count == ReportSymbols.maxInlinedSymbols)
+        #expect(frame.symbols.allSatisfy { $0.function.utf8.count <= ReportSymbols.maxSymbolBytes })
+        #expect(frame.symbols.allSatisfy { ($0.file?.utf8.count ?? 0) <= ReportSymbols.maxSymbolBytes })
+    }
 }

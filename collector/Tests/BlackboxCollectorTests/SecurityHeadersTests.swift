@@ -1,3 +1,4 @@
+import BlackboxTestSupport
 import Foundation
 import Testing
 
@@ -7,6 +8,18 @@ import Testing
 /// what it did not ask for, and answers to authenticated requests stay out of caches.
 @Suite("Security headers")
 struct SecurityHeadersTests {
+    @Test("a data directory made beforehand with mode 0755 becomes private at start")
+    func privateDataDirectory() throws {
+        let scratch = TemporaryDirectory(prefix: "data-mode")
+        defer { scratch.remove() }
+        let data = "\(scratch.path)/data"
+        #expect(mkdir(data, 0o755) == 0 && chmod(data, 0o755) == 0)
+        _ = try CollectorServer(configuration: CollectorConfiguration(dataDirectory: data))
+        var status = stat()
+        #expect(stat(data, &status) == 0)
+        #expect(status.st_mode & 0o777 == 0o700, "mode \(String(status.st_mode & 0o777, radix: 8))")
+    }
+
     @Test(
         "pages, the API, refusals and the stylesheet: CSP, nosniff, same-origin referrers, no framing; no-store but for static files"
     )

@@ -137,12 +137,20 @@ struct WebSessionTests {
             collector, path, method: .POST, cookies: cookies, headers: [("Origin", "https://evil.example")],
             form: ["state": "ignored", "csrf": token])
         #expect(missing.status == 403 && wrong.status == 403 && crossSite.status == 403)
+        // The same host on another port or scheme is another origin (the review's `http://127.0.0.1:9`).
+        let port = try #require(URLComponents(string: collector.baseURL)?.port)
+        for origin in ["http://127.0.0.1:9", "https://127.0.0.1:\(port)", "http://127.0.0.1"] {
+            let sameHost = try await send(
+                collector, path, method: .POST, cookies: cookies, headers: [("Origin", origin)],
+                form: ["state": "ignored", "csrf": token])
+            #expect(sameHost.status == 403, "\(origin)")
+        }
         #expect(try await HTTP.get(collector, "/api/v1/groups/\(id)").json["state"] as? String == "open")
         let invalid = try await send(
             collector, path, method: .POST, cookies: cookies, form: ["state": "closed", "csrf": token])
         #expect(invalid.status == 400 && invalid.body.contains("state must be open, resolved or ignored"))
         let genuine = try await send(
-            collector, path, method: .POST, cookies: cookies,
+            collector, path, method: .POST, cookies: cookies, headers: [("Origin", "http://127.0.0.1:\(port)")],
             form: ["state": "resolved", "resolvedIn": "2.0", "csrf": token])
         #expect(genuine.status == 303 && genuine.location == "/groups/\(id)")
         let group = try await HTTP.get(collector, "/api/v1/groups/\(id)").json

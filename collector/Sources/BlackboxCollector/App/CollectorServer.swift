@@ -27,6 +27,11 @@ public struct CollectorServer: Sendable {
         try FileManager.default.createDirectory(
             atPath: configuration.dataDirectory, withIntermediateDirectories: true,
             attributes: [.posixPermissions: 0o700])
+        // One made beforehand (`mkdir -p`, 0755) would show the entries' names to every user.
+        var status = stat()
+        if stat(configuration.dataDirectory, &status) == 0, status.st_uid == geteuid(), status.st_mode & 0o077 != 0 {
+            chmod(configuration.dataDirectory, 0o700)
+        }
         self.store = try store ?? configuration.openStore()
         self.blobs = try BlobStore(
             root: configuration.blobDirectory, temporaryDirectory: configuration.temporaryDirectory)

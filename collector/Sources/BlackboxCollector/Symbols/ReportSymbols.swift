@@ -68,6 +68,10 @@ enum ReportSymbols {
     /// The report with debug-info names for the frames given, marked as such; the `Swift runtime
     /// failure: …` reason when the crashed thread's first frame now names one; a note saying which
     /// file named them.
+    /// Bytes of a function or file name, and inlined frames per frame, taken from the symbolizer.
+    static let maxSymbolBytes = 4 << 10
+    static let maxInlinedSymbols = 64
+
     static func applying(
         _ symbols: [FramePosition: [CrashReport.Symbol]], from fileName: String, buildID: String, to report: CrashReport
     ) -> CrashReport {
@@ -78,7 +82,14 @@ enum ReportSymbols {
         where stacks.indices.contains(position.stack) && stacks[position.stack].indices.contains(position.frame)
             && !frameSymbols.isEmpty
         {
-            stacks[position.stack][position.frame].symbols = frameSymbols
+            // What llvm-symbolizer prints comes from an uploaded debug file: as bounded as any field
+            // of an uploaded report (a hostile file could name a function with megabytes).
+            stacks[position.stack][position.frame].symbols = frameSymbols.prefix(maxInlinedSymbols).map { symbol in
+                var bounded = symbol
+                bounded.function = String(symbol.function.utf8.prefix(maxSymbolBytes)) ?? ""
+                bounded.file = symbol.file.map { String($0.utf8.prefix(maxSymbolBytes)) ?? "" }
+                return bounded
+            }
             stacks[position.stack][position.frame].symbolication =
                 frameSymbols.contains { $0.file != nil } ? .debugInfo : .symbolTable
             named += 1

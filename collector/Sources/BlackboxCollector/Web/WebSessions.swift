@@ -40,10 +40,19 @@ struct WebSessions: Sendable {
     }
 
     /// No `Origin` header, or one naming this host.
+    /// Whether a form post comes from a page of this server: scheme, host and port of `Origin` against
+    /// the request's own (the scheme from `X-Forwarded-Proto` behind a TLS-terminating proxy).
     static func isSameOrigin(_ request: Request) -> Bool {
         guard let origin = request.headers[.origin] else { return true }
-        guard let authority = request.head.authority else { return false }
-        return URL(string: origin)?.host == authority.split(separator: ":").first.map(String.init)
+        guard let authority = request.head.authority, let from = URLComponents(string: origin),
+            let here = URLComponents(string: "//\(authority)")
+        else { return false }
+        let scheme = request.headers[HTTPField.Name("X-Forwarded-Proto")!]?.lowercased() ?? "http"
+        func port(_ components: URLComponents, scheme: String?) -> Int? {
+            components.port ?? (scheme == "https" ? 443 : 80)
+        }
+        return from.scheme?.lowercased() == scheme && from.host?.lowercased() == here.host?.lowercased()
+            && port(from, scheme: from.scheme) == port(here, scheme: scheme)
     }
 
     /// The admin key of the request's live session, if any.
