@@ -21,6 +21,7 @@ final class AlertDispatcher: Service, Sendable {
     private let wakeContinuation: AsyncStream<Void>.Continuation
     private let stopping = Atomic<Bool>(false)
     private let targets: WebhookTargets
+    private let digest: Mutex<NewGroupDigest>
     private let logger = Logger(label: "collector.alerts")
 
     /// A receiver that does not answer within this is retried later.
@@ -28,10 +29,12 @@ final class AlertDispatcher: Service, Sendable {
 
     init(
         store: any AlertStore & ProjectReader, baseURL: String, pollInterval: Duration = .seconds(1),
-        claimLease: Duration = .seconds(60), targets: WebhookTargets = WebhookTargets()
+        claimLease: Duration = .seconds(60), targets: WebhookTargets = WebhookTargets(),
+        digestWindow: Duration = .seconds(60)
     ) {
         self.store = store
         self.targets = targets
+        self.digest = Mutex(NewGroupDigest(window: TimeInterval(digestWindow.components.seconds)))
         self.baseURL = baseURL
         self.pollInterval = pollInterval
         self.claimLease = claimLease
@@ -77,33 +80,87 @@ final class AlertDispatcher: Service, Sendable {
 
     private var isStopping: Bool { Task.isCancelled || stopping.load(ordering: .relaxed) }
 
-    /// Sends every delivery due now; returns how many were attempted (tests wait with it).
+    /// Sends at most this many deliveries at once, at most `perWebhookInFlight` to one webhook and
+    /// `perProjectInFlight` for one project (the claim query ranks them, in flight first), so a
+    /// tenant's receivers that never answer hold four slots for their 10 s, not every project's alerts.
+    static let concurrentSends = 16
+    static let perWebhookInFlight = 2
+    static let perProjectInFlight = 4
+
+    /// Sends every delivery due now, and the digests whose minute is over; returns how many
+    /// deliveries were attempted (tests wait with it). A slot freed by one send is claimed again
+    /// within a poll: no send waits for the slowest of a batch, and a delivery queued meanwhile (for
+    /// another project) is picked up while slow ones are still in flight.
     @discardableResult
     func deliverDue() async -> Int {
+        await sendDueDigests()
+        final class InFlight: Sendable { let count = Atomic<Int>(0) }
+        let inFlight = InFlight()
         var attempted = 0
-        while !isStopping {
-            let now = Date()
-            let claimed: [(AlertDelivery, Webhook)]
-            do {
-                claimed = try await store.claimDueDeliveries(
-                    now: now, claimedUntil: now.addingTimeInterval(TimeInterval(claimLease.components.seconds)),
-                    limit: 16)
-            } catch {
-                logger.error("cannot read the alert queue: \(error)")
-                return attempted
-            }
-            if claimed.isEmpty { return attempted }
-            await withTaskGroup(of: Void.self) { sends in
+        await withTaskGroup(of: Void.self) { sends in
+            while !isStopping {
+                let running = inFlight.count.load(ordering: .relaxed)
+                let now = Date()
+                var claimed: [(AlertDelivery, Webhook)] = []
+                if running < Self.concurrentSends {
+                    do {
+                        claimed = try await store.claimDueDeliveries(
+                            now: now,
+                            claimedUntil: now.addingTimeInterval(TimeInterval(claimLease.components.seconds)),
+                            limit: Self.concurrentSends - running, perWebhook: Self.perWebhookInFlight,
+                            perProject: Self.perProjectInFlight)
+                    } catch {
+                        logger.error("cannot read the alert queue: \(error)")
+                    }
+                }
                 for (delivery, webhook) in claimed {
-                    sends.addTask { await self.attempt(delivery, to: webhook) }
+                    inFlight.count.add(1, ordering: .relaxed)
+                    sends.addTask {
+                        await self.attempt(delivery, to: webhook)
+                        inFlight.count.subtract(1, ordering: .relaxed)
+                    }
+                }
+                attempted += claimed.count
+                if claimed.isEmpty {
+                    if inFlight.count.load(ordering: .relaxed) == 0 { break }
+                    try? await Task.sleep(for: min(pollInterval, .milliseconds(200)))
                 }
             }
-            attempted += claimed.count
+            await sends.waitForAll()
         }
         return attempted
     }
 
+    private func sendDueDigests() async {
+        for due in digest.withLock({ $0.due(at: Date()) }) {
+            do {
+                let body = try NewGroupDigest.body(due, baseURL: baseURL)
+                let outcome = await post(body, event: "new-group-digest", deliveryHeader: "digest", to: due.webhook)
+                if !outcome.delivered {
+                    logger.notice(
+                        "the new-group digest for webhook \(due.webhook.id) was not delivered (\(due.count) groups)")
+                }
+            } catch {
+                logger.error("cannot build the new-group digest: \(error)")
+            }
+        }
+    }
+
     private func attempt(_ delivery: AlertDelivery, to webhook: Webhook) async {
+        if delivery.event == .newGroup, !digest.withLock({ $0.admits(webhook, at: Date()) }) {
+            let title =
+                (try? await store.group(id: delivery.groupID, in: ProjectScope(projectID: webhook.projectID)))??.title
+                ?? "group \(delivery.groupID)"
+            digest.withLock { $0.fold(webhook, groupID: delivery.groupID, title: title) }
+            do {
+                try await store.recordAttempt(
+                    deliveryID: delivery.id, delivered: true, retryAt: nil, status: nil,
+                    error: Self.foldedIntoDigest, at: Date())
+            } catch {
+                logger.error("cannot record alert \(delivery.id) as folded: \(error)")
+            }
+            return
+        }
         let outcome = await send(delivery, to: webhook)
         let attempts = delivery.attempts + 1
         let retryAt =
@@ -130,20 +187,12 @@ final class AlertDispatcher: Service, Sendable {
     /// connection, a silent host, a TLS failure and a refused target alike, so that the deliveries
     /// list cannot map the collector's network (the server's log has the details).
     static let notDelivered = "no answer from the receiver"
+    /// A new-group alert past the webhook's rate, sent in the minute's digest instead.
+    static let foldedIntoDigest = "folded into the new-group digest"
 
     private func send(_ delivery: AlertDelivery, to webhook: Webhook) async -> (
         delivered: Bool, status: Int?, error: String?
     ) {
-        guard let host = URLComponents(string: webhook.url)?.host, !host.isEmpty else {
-            return (false, nil, "the webhook's URL has no host")
-        }
-        let address: IPAddress
-        switch await targets.check(host: host) {
-        case .success(let checked): address = checked
-        case .failure(let refusal):
-            logger.warning("webhook \(webhook.id) not sent: \(refusal)")
-            return (false, nil, Self.notDelivered)
-        }
         let scope = ProjectScope(projectID: webhook.projectID)
         let body: Data
         do {
@@ -158,12 +207,29 @@ final class AlertDispatcher: Service, Sendable {
         } catch {
             return (false, nil, "cannot build the alert: \(error)")
         }
+        return await post(body, event: delivery.event.rawValue, deliveryHeader: String(delivery.id), to: webhook)
+    }
+
+    /// POSTs `body` to the webhook, at the address `WebhookTargets` checked, signed when it has a secret.
+    private func post(_ body: Data, event: String, deliveryHeader: String, to webhook: Webhook) async -> (
+        delivered: Bool, status: Int?, error: String?
+    ) {
+        guard let host = URLComponents(string: webhook.url)?.host, !host.isEmpty else {
+            return (false, nil, "the webhook's URL has no host")
+        }
+        let address: IPAddress
+        switch await targets.check(host: host) {
+        case .success(let checked): address = checked
+        case .failure(let refusal):
+            logger.warning("webhook \(webhook.id) not sent: \(refusal)")
+            return (false, nil, Self.notDelivered)
+        }
         var request = HTTPClientRequest(url: webhook.url)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
         request.headers.add(name: "User-Agent", value: "blackbox-collector")
-        request.headers.add(name: "X-Blackbox-Event", value: delivery.event.rawValue)
-        request.headers.add(name: "X-Blackbox-Delivery", value: String(delivery.id))
+        request.headers.add(name: "X-Blackbox-Event", value: event)
+        request.headers.add(name: "X-Blackbox-Delivery", value: deliveryHeader)
         if let secret = webhook.secret {
             request.headers.add(name: "X-Blackbox-Signature", value: AlertPayload.signature(of: body, secret: secret))
         }

@@ -32,6 +32,8 @@ public struct CollectorConfiguration: Sendable {
     /// Where webhooks may send: public addresses, plus the internal ranges allowed here
     /// (`--webhook-allow`, `BLACKBOX_COLLECTOR_WEBHOOK_ALLOW`). Default: none internal.
     public var webhookTargets = WebhookTargets()
+    /// New-group alerts past 10 per webhook in this window are folded into one digest. Default a minute.
+    public var alertDigestWindow: Duration = .seconds(60)
     /// How often the alert sender looks for retries that came due.
     public var alertPollInterval: Duration = .seconds(1)
     /// Log to stderr as well as to `<data>/diagnostics/logs`. Default true.

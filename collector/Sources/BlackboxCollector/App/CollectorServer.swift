@@ -49,7 +49,8 @@ public struct CollectorServer: Sendable {
             activity: activity)
         self.alerts = AlertDispatcher(
             store: self.store, baseURL: configuration.publicURL ?? "http://\(configuration.host):\(configuration.port)",
-            pollInterval: configuration.alertPollInterval, targets: configuration.webhookTargets)
+            pollInterval: configuration.alertPollInterval, targets: configuration.webhookTargets,
+            digestWindow: configuration.alertDigestWindow)
     }
 
     /// Migrates, cleans up uploads a previous run left half-received, and returns the application.

@@ -12,8 +12,10 @@ public protocol AlertStore: Sendable {
     func deliveries(webhookID: Int64?, in scope: ProjectScope, page: Page) async throws -> [AlertDelivery]
 
     /// Pending deliveries due at `now`, claimed until `claimedUntil` (another sender asking meanwhile
-    /// gets others; a claim whose sender died expires), with their webhook.
-    func claimDueDeliveries(now: Date, claimedUntil: Date, limit: Int) async throws -> [(AlertDelivery, Webhook)]
+    /// gets others; a claim whose sender died expires), with their webhook: at most `perWebhook` of
+    /// one webhook's and `perProject` of one project's in flight (`AlertClaimSQL`).
+    func claimDueDeliveries(now: Date, claimedUntil: Date, limit: Int, perWebhook: Int, perProject: Int)
+        async throws -> [(AlertDelivery, Webhook)]
     /// Records an attempt: delivered, retried at `retryAt`, or failed for good (neither).
     func recordAttempt(
         deliveryID: Int64, delivered: Bool, retryAt: Date?, status: Int?, error: String?, at: Date

@@ -44,18 +44,19 @@ extension PostgresStore {
             """, Self.delivery)
     }
 
-    public func claimDueDeliveries(now: Date, claimedUntil: Date, limit: Int) async throws -> [(AlertDelivery, Webhook)]
+    public func claimDueDeliveries(
+        now: Date, claimedUntil: Date, limit: Int, perWebhook: Int, perProject: Int
+    ) async throws
+        -> [(AlertDelivery, Webhook)]
     {
-        let moment = now.timeIntervalSince1970
+        // The ranking cannot lock (no FOR UPDATE with window functions): the rows it picks are
+        // locked by the outer select, skipping any another instance holds.
+        let (due, arguments) = AlertClaimSQL.dueIDs(
+            now: now, limit: limit, perWebhook: perWebhook, perProject: perProject)
+        let claim =
+            "UPDATE alert_deliveries SET claimed_until = ? WHERE id IN (SELECT id FROM alert_deliveries WHERE id IN (\(due)) FOR UPDATE SKIP LOCKED) RETURNING *"
         let claimed = try await read(
-            """
-            UPDATE alert_deliveries SET claimed_until = \(claimedUntil.timeIntervalSince1970)
-            WHERE id IN (
-                SELECT id FROM alert_deliveries
-                WHERE state = 'pending' AND next_attempt_at <= \(moment) AND (claimed_until IS NULL OR claimed_until < \(moment))
-                ORDER BY next_attempt_at LIMIT \(Int64(limit)) FOR UPDATE SKIP LOCKED)
-            RETURNING *
-            """, Self.delivery)
+            Self.query((claim, [.real(claimedUntil.timeIntervalSince1970)] + arguments)), Self.delivery)
         guard !claimed.isEmpty else { return [] }
         let ids = Array(Set(claimed.map(\.webhookID)))
         let webhooks = try await read("SELECT * FROM webhooks WHERE id = ANY(\(ids))", Self.webhook)

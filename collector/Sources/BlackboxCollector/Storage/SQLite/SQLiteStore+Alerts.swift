@@ -48,22 +48,19 @@ extension SQLiteStore {
         }
     }
 
-    public func claimDueDeliveries(now: Date, claimedUntil: Date, limit: Int) async throws -> [(AlertDelivery, Webhook)]
+    public func claimDueDeliveries(
+        now: Date, claimedUntil: Date, limit: Int, perWebhook: Int, perProject: Int
+    ) async throws
+        -> [(AlertDelivery, Webhook)]
     {
-        try await pool.write { db in
+        let (due, arguments) = AlertClaimSQL.dueIDs(
+            now: now, limit: limit, perWebhook: perWebhook, perProject: perProject)
+        return try await pool.write { db in
             let claimed = try Row.fetchAll(
                 db,
-                sql: """
-                    UPDATE alert_deliveries SET claimed_until = ?
-                    WHERE id IN (
-                        SELECT id FROM alert_deliveries
-                        WHERE state = 'pending' AND next_attempt_at <= ? AND (claimed_until IS NULL OR claimed_until < ?)
-                        ORDER BY next_attempt_at LIMIT ?)
-                    RETURNING *
-                    """,
-                arguments: [
-                    claimedUntil.timeIntervalSince1970, now.timeIntervalSince1970, now.timeIntervalSince1970, limit,
-                ]
+                sql: "UPDATE alert_deliveries SET claimed_until = ? WHERE id IN (\(due)) RETURNING *",
+                arguments: StatementArguments(
+                    [claimedUntil.timeIntervalSince1970.databaseValue] + Self.values(arguments))
             ).map(Self.delivery)
             return try claimed.compactMap { delivery in
                 try Row.fetchOne(db, sql: "SELECT * FROM webhooks WHERE id = ?", arguments: [delivery.webhookID])
