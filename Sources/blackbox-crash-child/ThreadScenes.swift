@@ -175,6 +175,28 @@ func crashInsideATask() -> Never {
     while true { sleep(1) }
 }
 
+/// The same chain run as a task group's child.
+func crashInsideATaskGroupChild() -> Never {
+    Task.detached {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await awaitingCaller() }
+        }
+    }
+    while true { sleep(1) }
+}
+
+/// The same chain entered from the main actor: `mainActorCaller` runs on the main thread (the main
+/// queue is serviced) and awaits `awaitingCaller`, which hops to the cooperative pool.
+func crashAfterAMainActorHop() -> Never {
+    Task { @MainActor in await mainActorCaller() }
+    dispatchMain()
+}
+
+@MainActor @inline(never) func mainActorCaller() async {
+    await awaitingCaller()
+    exit(8)
+}
+
 @inline(never) func awaitingCaller() async {
     await awaitedCallee()
     exit(8)  // never: the callee crashes

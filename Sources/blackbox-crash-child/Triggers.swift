@@ -154,6 +154,10 @@ func waitForever() -> Never {
         exit(0)
     case "async-task":
         crashInsideATask()
+    case "async-group":
+        crashInsideATaskGroupChild()
+    case "async-main-actor":
+        crashAfterAMainActorHop()
     case "wait-to-be-killed":
         // The line is in the journal already; flushing puts it in the log file too, as a long-running
         // process's earlier lines would be.

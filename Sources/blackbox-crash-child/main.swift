@@ -16,7 +16,8 @@ import Logging
 //          clean-exit exhaust-memory (until the OOM killer ends it) annotated (crash annotations,
 //          one rewritten by another thread during the crash) hang-main hang-queue healthy (a
 //          watched main loop or queue blocked for 3 s at a 1 s deadline, or never; exit 0)
-//          async-task (a crash two awaits deep inside a Task)
+//          async-task (a crash two awaits deep inside a detached Task) async-group (the same in a
+//          task group's child) async-main-actor (the same entered from a MainActor function)
 //   WHERE: main, thread (a Foundation Thread given an alternate signal stack), dispatch, task (a
 //          detached Task), plain-thread (a Foundation Thread that prepares nothing). A stack overflow
 //          off the main thread first waits (5 s at most) until Blackbox's sweep gave the thread an

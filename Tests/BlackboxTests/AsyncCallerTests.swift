@@ -36,6 +36,31 @@ struct AsyncCallerTests {
         #expect(processed.threads?.first?.frames == processed.frames)
     }
 
+    @Test(
+        "the awaiting caller is named in a task group's child and after a MainActor hop, debug and release",
+        arguments: ["async-group", "async-main-actor"], Build.allCases.filter { $0.binDirectory != nil })
+    func otherKindsOfTasks(kind: String, build: Build) throws {
+        let directory = TemporaryDirectory()
+        let (result, report, _) = try crashAndProcess(kind, on: "main", build: build, directory: directory)
+        #expect(result.signaled && result.status == SIGSEGV, "\(result.stderr.suffix(300))")
+        let processed = try #require(report)
+        let names = processed.frames.map {
+            ($0.asyncResume == true, $0.symbols.map(\.function).joined(separator: " / "))
+        }
+        let callee = try #require(
+            processed.frames.firstIndex { $0.symbols.contains { $0.function.contains("awaitedCallee") } }, "\(names)")
+        let caller = try #require(
+            processed.frames.firstIndex { $0.symbols.contains { $0.function.contains("awaitingCaller") } }, "\(names)")
+        #expect(caller > callee && processed.frames[caller].asyncResume == true, "\(names)")
+        if kind == "async-main-actor" {
+            #expect(
+                processed.frames.contains {
+                    $0.asyncResume == true && $0.symbols.contains { $0.function.contains("mainActorCaller") }
+                },
+                "the main actor's caller is in the chain too: \(names)")
+        }
+    }
+
     @Test("a crash outside async code has no [async] frames")
     func noAsyncCallers() throws {
         let directory = TemporaryDirectory()

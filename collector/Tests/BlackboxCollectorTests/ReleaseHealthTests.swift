@@ -105,6 +105,7 @@ struct ReleaseHealthTests {
         let release = try #require(releases.first { $0["version"] as? String == "1.0" }, "\(releases)")
         #expect(release["sessions"] as? Int == 5 && release["clean"] as? Int == 3)
         #expect(release["crashed"] as? Int == 1 && release["killed"] as? Int == 1)
+        #expect(release["abnormal"] as? Int == 1, "Sentry's name for a run that ended without a report")
         #expect((release["crashFreeRate"] as? Double).map { abs($0 - 0.6) < 1e-9 } == true, "\(release)")
         // The kill's termination report (the crash's raw report waits for a start that processes it).
         #expect(release["groups"] as? Int ?? 0 >= 1)
