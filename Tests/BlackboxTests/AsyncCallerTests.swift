@@ -37,11 +37,19 @@ struct AsyncCallerTests {
     }
 
     @Test(
-        "the awaiting caller is named in a task group's child and after a MainActor hop, debug and release",
+        "the awaiting caller is named in a task group's child and after a MainActor hop, debug and release, with process_vm_readv and without",
         arguments: ["async-group", "async-main-actor"], Build.allCases.filter { $0.binDirectory != nil })
     func otherKindsOfTasks(kind: String, build: Build) throws {
+        for refuseVMReadv in [false, true] {
+            try checkChain(kind, build: build, refuseVMReadv: refuseVMReadv)
+        }
+    }
+
+    func checkChain(_ kind: String, build: Build, refuseVMReadv: Bool) throws {
         let directory = TemporaryDirectory()
-        let (result, report, _) = try crashAndProcess(kind, on: "main", build: build, directory: directory)
+        let (result, report, _) = try crashAndProcess(
+            kind, on: "main", build: build, directory: directory,
+            environment: refuseVMReadv ? ["CRASH_CHILD_REFUSE_VM_READV": "1"] : [:])
         #expect(result.signaled && result.status == SIGSEGV, "\(result.stderr.suffix(300))")
         let processed = try #require(report)
         let names = processed.frames.map {
