@@ -25,7 +25,7 @@ struct AlertStormTests {
         #expect(upload.status == 201, "\(upload.text)")
     }
 
-    @Test("40 new groups in one upload: 10 alerts one by one, then one digest counting the other 30")
+    @Test("40 new groups in one upload: at most 10 alerts a window one by one, the rest in digests that count them")
     func storm() async throws {
         let receiver = WebhookReceiver()
         try await receiver.start()
@@ -38,20 +38,31 @@ struct AlertStormTests {
         defer { Task { await collector.stop() } }
         try await createWebhook(collector.baseURL, token: collector.adminToken, url: receiver.url)
         try await uploadNewGroups(collector, key: collector.ingestKey, count: 40, prefix: "storm")
-        let received = try await receiver.wait(for: .seconds(30)) { $0.contains { $0.event == "new-group-digest" } }
+        // Every group is told once: alone, or counted in a digest (windows may roll over on a loaded
+        // machine, each with its own 10).
+        func accounted(_ received: [WebhookReceiver.Received]) -> Int {
+            received.filter { $0.event == "new-group" }.count
+                + received.filter { $0.event == "new-group-digest" }.compactMap { $0.json["count"] as? Int }.reduce(
+                    0, +)
+        }
+        let received = try await receiver.wait(for: .seconds(60)) { accounted($0) >= 40 }
         let single = received.filter { $0.event == "new-group" }
         let digests = received.filter { $0.event == "new-group-digest" }
-        #expect(single.count == NewGroupDigest.perMinute, "\(received.map(\.event))")
-        #expect(digests.count == 1)
-        #expect(digests.first?.json["count"] as? Int == 40 - NewGroupDigest.perMinute)
-        #expect((digests.first?.json["groups"] as? [Any])?.count == NewGroupDigest.namedInDigest)
-        // Every queued delivery is accounted for: sent, or folded into the digest.
+        #expect(accounted(received) == 40, "\(received.map(\.event))")
+        #expect(!digests.isEmpty && single.count <= NewGroupDigest.perMinute * digests.count)
+        #expect(single.count < 40, "a storm is not sent one by one")
+        #expect(
+            digests.allSatisfy {
+                ($0.json["groups"] as? [Any])?.count == min($0.json["count"] as? Int ?? 0, NewGroupDigest.namedInDigest)
+            })
+        // Every queued delivery is accounted for: sent, or folded into a digest.
         let webhooks = try await HTTP.get(collector, "/api/v1/webhooks").json["items"] as? [[String: Any]]
         let id = try #require(webhooks?.first?["id"] as? Int)
         let deliveries = try await HTTP.get(collector, "/api/v1/webhooks/\(id)/deliveries?limit=100").json["items"]
         let items = try #require(deliveries as? [[String: Any]])
         #expect(items.count == 40 && items.allSatisfy { $0["state"] as? String == "delivered" })
-        #expect(items.filter { $0["lastError"] as? String == AlertDispatcher.foldedIntoDigest }.count == 30)
+        #expect(
+            items.filter { $0["lastError"] as? String == AlertDispatcher.foldedIntoDigest }.count == 40 - single.count)
     }
 
     @Test("a project whose receivers never answer holds back no other project's alert")

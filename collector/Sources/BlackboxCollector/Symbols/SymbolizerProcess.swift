@@ -93,6 +93,7 @@ final class SymbolizerProcess: Sendable {
                     "CODE \"\(file)\" 0x\(String($0, radix: 16))\n"
                 }
                 guard let answers = ask(lines, child: current) else {
+                    runningPID.store(0, ordering: .relaxed)
                     child = nil  // killed and reaped by its deinit; the next lookup starts another
                     return nil
                 }
