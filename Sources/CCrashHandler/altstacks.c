@@ -115,8 +115,9 @@ int bbx_altstacks_sweep(void) {
     static pid_t tids[BBX_ALTSTACK_LIMIT];
     // The sweep's requests share the capture's signal: never both at once.
     if (bbx_threads_capture_running()) return 0;
-    int count = bbx_threads_list_ids(tids, BBX_ALTSTACK_LIMIT);
-    if (count < 0) return 0;
+    int found = bbx_threads_list_ids(tids, BBX_ALTSTACK_LIMIT);
+    if (found < 0) return 0;
+    int count = found < BBX_ALTSTACK_LIMIT ? found : BBX_ALTSTACK_LIMIT;
     atomic_fetch_add(&sweeps, 1);
     int offered = 0;
     for (int i = 0; i < BBX_ALTSTACK_LIMIT; i++) {
@@ -147,7 +148,7 @@ int bbx_altstacks_sweep(void) {
         offer(free_entry, tid);
         offered++;
     }
-    atomic_store(&untracked, left_out);
+    atomic_store(&untracked, left_out + (uint64_t)(found - count));
     return offered;
 }
 
@@ -178,6 +179,12 @@ int bbx_altstacks_start(unsigned interval_ms) {
     if (error == 0) {
         pthread_setname_np(thread, "bbx-altstacks");
         pthread_detach(thread);
+        // Until it has published its id, a crash's capture would list it (it blocks every signal,
+        // so it would show as a thread that cannot be sampled): wait for that, 100 ms at most.
+        for (int i = 0; i < 100 && atomic_load(&sweeper_tid) == 0; i++) {
+            struct timespec tick = {0, 1000000};
+            nanosleep(&tick, NULL);
+        }
     } else {
         atomic_store(&sweeper_started, 0);
     }

@@ -200,39 +200,28 @@ static uint64_t monotonic_ns(void) {
 
 // MARK: Capture
 
-// Fills slots with the process's threads but `self` and `helper`; the number found beyond the slots
-// in `omitted`.
+// Fills slots with the process's threads but `self`, `helper` and the alternate-stack sweeper; the
+// number found beyond the slots in `omitted`.
 static int list_threads(pid_t self, pid_t helper, int *omitted) {
-    static char entries[4096];
+    static pid_t tids[BBX_THREAD_LIMIT + 3];
+    int found = bbx_threads_list_ids(tids, BBX_THREAD_LIMIT + 3);
+    if (found < 0) return -1;
     int count = 0;
-    *omitted = 0;
-    int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return -1;
-    for (;;) {
-        long bytes = bbx_syscall3(SYS_getdents64, fd, (long)entries, sizeof(entries));
-        if (bytes <= 0) break;
-        for (long offset = 0; offset < bytes;) {
-            // struct linux_dirent64: d_ino (8), d_off (8), d_reclen (2), d_type (1), d_name.
-            unsigned short length;
-            memcpy(&length, entries + offset + 16, sizeof(length));
-            const char *name = entries + offset + 19;
-            offset += length;
-            if (name[0] < '0' || name[0] > '9') continue;
-            pid_t tid = 0;
-            for (const char *c = name; *c >= '0' && *c <= '9'; c++) tid = tid * 10 + (*c - '0');
-            if (tid == self || tid == helper || tid == bbx_altstacks_sweeper_tid()) continue;
-            if (count == BBX_THREAD_LIMIT) {
-                (*omitted)++;
-                continue;
-            }
-            slots[count].frame_count = 0;
-            slots[count].unwound_count = 0;
-            atomic_store(&slots[count].state, SLOT_REQUESTED);
-            atomic_store(&slots[count].tid, tid);
-            count++;
+    // Threads past the list's room are counted, never listed.
+    *omitted = found > BBX_THREAD_LIMIT + 3 ? found - (BBX_THREAD_LIMIT + 3) : 0;
+    for (int i = 0; i < found && i < BBX_THREAD_LIMIT + 3; i++) {
+        pid_t tid = tids[i];
+        if (tid == self || tid == helper || tid == bbx_altstacks_sweeper_tid()) continue;
+        if (count == BBX_THREAD_LIMIT) {
+            (*omitted)++;
+            continue;
         }
+        slots[count].frame_count = 0;
+        slots[count].unwound_count = 0;
+        atomic_store(&slots[count].state, SLOT_REQUESTED);
+        atomic_store(&slots[count].tid, tid);
+        count++;
     }
-    close(fd);
     if (count < BBX_THREAD_LIMIT) atomic_store(&slots[count].tid, 0);
     return count;
 }
@@ -263,7 +252,8 @@ int bbx_threads_living_signal_for(pid_t tid) {
 int bbx_threads_capture_running(void) { return atomic_load(&capturing); }
 
 int bbx_threads_list_ids(pid_t *tids, int capacity) {
-    static char entries[4096];
+    // On the stack, not static: the sweeper and a crash's capture may list at the same time.
+    char entries[4096];
     int count = 0;
     int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return -1;
@@ -271,14 +261,16 @@ int bbx_threads_list_ids(pid_t *tids, int capacity) {
         long bytes = bbx_syscall3(SYS_getdents64, fd, (long)entries, sizeof(entries));
         if (bytes <= 0) break;
         for (long offset = 0; offset < bytes;) {
+            // struct linux_dirent64: d_ino (8), d_off (8), d_reclen (2), d_type (1), d_name.
             unsigned short length;
             memcpy(&length, entries + offset + 16, sizeof(length));
             const char *name = entries + offset + 19;
             offset += length;
-            if (name[0] < '0' || name[0] > '9' || count == capacity) continue;
+            if (name[0] < '0' || name[0] > '9') continue;
             pid_t tid = 0;
             for (const char *c = name; *c >= '0' && *c <= '9'; c++) tid = tid * 10 + (*c - '0');
-            tids[count++] = tid;
+            if (count < capacity) tids[count] = tid;
+            count++;
         }
     }
     close(fd);

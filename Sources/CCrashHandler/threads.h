@@ -36,8 +36,9 @@ int bbx_threads_living_signal_for(pid_t tid);
 /// Whether a capture is running (its requests and the sweep's share the signal).
 int bbx_threads_capture_running(void);
 
-/// The ids of the process's threads (`/proc/self/task`), at most `capacity`; -1 when unreadable.
-/// Ordinary code only (its buffer is static; one caller at a time).
+/// The ids of the process's threads (`/proc/self/task`) into `tids`, at most `capacity`; returns how
+/// many there are (more than `capacity` when some did not fit), or -1 when unreadable.
+/// Async-signal-safe; its buffer is on the caller's stack (4 KiB).
 int bbx_threads_list_ids(pid_t *tids, int capacity);
 
 #endif

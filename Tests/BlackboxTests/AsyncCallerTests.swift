@@ -12,22 +12,7 @@ struct AsyncCallerTests {
         "a crash two awaits deep in a Task names the awaiting caller as an [async] frame, on a named pool worker; also where seccomp refuses process_vm_readv",
         arguments: Build.allCases.filter { $0.binDirectory != nil }, [false, true])
     func asyncCaller(build: Build, refuseVMReadv: Bool) throws {
-        let directory = TemporaryDirectory()
-        let (result, report, outcome) = try crashAndProcess(
-            "async-task", on: "main", build: build, directory: directory,
-            environment: refuseVMReadv ? ["CRASH_CHILD_REFUSE_VM_READV": "1"] : [:])
-        #expect(result.signaled && result.status == SIGSEGV)
-        #expect(outcome.processed.count == 1)
-        let processed = try #require(report)
-        let names = processed.frames.map {
-            ($0.asyncResume == true, $0.symbols.map(\.function).joined(separator: " / "))
-        }
-        let callee = try #require(
-            processed.frames.firstIndex { $0.symbols.contains { $0.function.contains("awaitedCallee") } }, "\(names)")
-        let caller = try #require(
-            processed.frames.firstIndex { $0.symbols.contains { $0.function.contains("awaitingCaller") } }, "\(names)")
-        #expect(caller > callee && processed.frames[caller].asyncResume == true, "\(names)")
-        #expect(processed.frames[callee].asyncResume != true, "the callee is a physical frame")
+        let processed = try checkChain("async-task", build: build, refuseVMReadv: refuseVMReadv)
         // The physical frames go on after the async ones (the executor that ran the job).
         #expect(processed.frames.last?.asyncResume != true)
         #expect(processed.textRendering.contains("[async] "))
@@ -45,12 +30,16 @@ struct AsyncCallerTests {
         }
     }
 
-    func checkChain(_ kind: String, build: Build, refuseVMReadv: Bool) throws {
+    /// Crashes the child with `kind` and checks the chain: the callee is a physical frame, the
+    /// awaiting caller an `[async]` frame after it.
+    @discardableResult
+    func checkChain(_ kind: String, build: Build, refuseVMReadv: Bool) throws -> CrashReport {
         let directory = TemporaryDirectory()
-        let (result, report, _) = try crashAndProcess(
+        let (result, report, outcome) = try crashAndProcess(
             kind, on: "main", build: build, directory: directory,
             environment: refuseVMReadv ? ["CRASH_CHILD_REFUSE_VM_READV": "1"] : [:])
         #expect(result.signaled && result.status == SIGSEGV, "\(result.stderr.suffix(300))")
+        #expect(outcome.processed.count == 1)
         let processed = try #require(report)
         let names = processed.frames.map {
             ($0.asyncResume == true, $0.symbols.map(\.function).joined(separator: " / "))
@@ -60,13 +49,14 @@ struct AsyncCallerTests {
         let caller = try #require(
             processed.frames.firstIndex { $0.symbols.contains { $0.function.contains("awaitingCaller") } }, "\(names)")
         #expect(caller > callee && processed.frames[caller].asyncResume == true, "\(names)")
+        #expect(processed.frames[callee].asyncResume != true, "the callee is a physical frame")
         if kind == "async-main-actor" {
             #expect(
                 processed.frames.contains {
                     $0.asyncResume == true && $0.symbols.contains { $0.function.contains("mainActorCaller") }
-                },
-                "the main actor's caller is in the chain too: \(names)")
+                }, "the main actor's caller is in the chain too: \(names)")
         }
+        return processed
     }
 
     @Test("a crash outside async code has no [async] frames")

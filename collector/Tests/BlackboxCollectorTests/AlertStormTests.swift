@@ -10,10 +10,7 @@ import Testing
 @Suite("Alerts: storms and slow receivers", .serialized)
 struct AlertStormTests {
     func createWebhook(_ base: String, token: String, url: String) async throws {
-        let created = try await HTTP.request(
-            "\(base)/api/v1/webhooks", method: .POST, headers: [("Authorization", "Bearer \(token)")],
-            body: Data(#"{"url": "\#(url)", "events": ["new-group"]}"#.utf8))
-        #expect(created.status == 201, "\(created.text)")
+        try await AlertDurabilityTests.createWebhook(base: base, token: token, url: url)
     }
 
     func uploadNewGroups(_ collector: TestCollector, key: String, count: Int, prefix: String) async throws {
