@@ -29,7 +29,9 @@ struct AlertStormTests {
         defer { Task { await receiver.stop() } }
         let collector = try await TestCollector.start {
             $0.alertPollInterval = .milliseconds(100)
-            $0.alertDigestWindow = .seconds(2)
+            // Long enough that a loaded machine sends the first ten within it (the rule itself is
+            // tested with a clock of its own below).
+            $0.alertDigestWindow = .seconds(10)
             $0.webhookTargets = .loopbackForTests
         }
         defer { Task { await collector.stop() } }
@@ -60,6 +62,31 @@ struct AlertStormTests {
         #expect(items.count == 40 && items.allSatisfy { $0["state"] as? String == "delivered" })
         #expect(
             items.filter { $0["lastError"] as? String == AlertDispatcher.foldedIntoDigest }.count == 40 - single.count)
+    }
+
+    @Test("the digest rule, by the clock: ten a window one by one, the rest folded, one digest per window that folded")
+    func digestRule() {
+        var digest = NewGroupDigest(window: 60)
+        let webhook = Webhook(
+            id: 1, projectID: 1, url: "https://example.com/hook", events: [.newGroup], format: .json, threshold: nil,
+            createdAt: Date(timeIntervalSince1970: 0), secret: nil)
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        var sent = 0
+        for index in 0..<40 {
+            if digest.admits(webhook, at: start + Double(index)) {
+                sent += 1
+            } else {
+                digest.fold(webhook, groupID: Int64(index), title: "g\(index)")
+            }
+        }
+        #expect(sent == NewGroupDigest.perMinute)
+        #expect(digest.due(at: start + 59).isEmpty, "not before the window is over")
+        let due = digest.due(at: start + 61)
+        #expect(due.count == 1 && due.first?.count == 30 && due.first?.groups.count == NewGroupDigest.namedInDigest)
+        #expect(digest.due(at: start + 62).isEmpty, "sent once")
+        // A new window: ten more one by one.
+        #expect(
+            (0..<12).filter { digest.admits(webhook, at: start + 70 + Double($0)) }.count == NewGroupDigest.perMinute)
     }
 
     @Test("a project whose receivers never answer holds back no other project's alert")
