@@ -75,6 +75,9 @@ func runBenchmark(workload: String, competitor: String, directory: String) -> St
     if let megabytes = getenv("BLACKBOX_BENCH_JOURNAL_MB").flatMap({ Int(String(cString: $0)) }) {
         configuration.journalSize = megabytes << 20  // for experiments: how much does journal size matter?
     }
+    if getenv("BLACKBOX_BENCH_NO_SWEEP") != nil {
+        configuration.crashReporting.alternateStackSweep = nil  // for experiments: what the sweep costs
+    }
     if getenv("BLACKBOX_BENCH_NO_SINKS") != nil {
         configuration.sinks = []  // for experiments: the producer's cost without the writer's formatting
     }
