@@ -55,6 +55,22 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: "\(foreign)/journal"), "nothing written into it")
     }
 
+    @Test("a parent writable by every user is refused unless sticky (the /var/tmp fallback pre-made 0777)")
+    func worldWritableParentIsRefused() throws {
+        let directory = TemporaryDirectory()
+        let shared = "\(directory.path)/blackbox-1000"
+        #expect(mkdir(shared, 0o777) == 0 && chmod(shared, 0o777) == 0)
+        var configuration = testConfiguration(directory)
+        configuration.directory = "\(shared)/app"
+        let error = #expect(throws: BlackboxError.self) { try LoggingCore(configuration: configuration) }
+        #expect("\(error.map { "\($0)" } ?? "")".contains("writable by every user and not sticky"))
+        #expect(!FileManager.default.fileExists(atPath: "\(shared)/app/journal"), "nothing written into it")
+        // Sticky, as /tmp is: entries can be replaced only by their owners.
+        #expect(chmod(shared, 0o1777) == 0)
+        let core = try LoggingCore(configuration: configuration)
+        core.shutdown()
+    }
+
     @Test(
         "a symbolic link planted by another user is refused, not followed", .enabled(if: isRoot, "needs root to chown"))
     func plantedDirectoryLinkIsRefused() throws {

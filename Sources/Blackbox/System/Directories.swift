@@ -6,12 +6,23 @@
 /// with logs and reports, which hold personal data: it must be a directory owned by this user, and
 /// when `path` itself is a symbolic link, the link must be this user's too (one planted by another
 /// user, e.g. in a shared /tmp, is refused rather than followed).
+///
+/// No directory on the way may be writable by every user unless it is sticky (as /tmp is): anyone
+/// could rename an entry of it and put a directory or link of theirs in its place later (a
+/// `/var/tmp/blackbox-<uid>` made 0777 by another user first, for the fallback directory).
 func makeDirectory(_ path: String) throws(BlackboxError) {
     var current = path.hasPrefix("/") ? "" : "."
     for component in path.split(separator: "/") {
         current += "/\(component)"
         if mkdir(current, 0o700) != 0 && errno != EEXIST {
             throw .directoryUnavailable(path: current, SystemError("mkdir", path: current))
+        }
+        var status = stat()
+        if current != path, stat(current, &status) == 0, status.st_mode & S_IWOTH != 0, status.st_mode & S_ISVTX == 0 {
+            throw .directoryUnavailable(
+                path: path,
+                reason:
+                    "\(current) is writable by every user and not sticky: another user could replace what is in it")
         }
     }
     try checkOwnDirectory(path)
