@@ -118,13 +118,11 @@
                 let layout = DiagnosticsDirectory(path)
                 if FileManager.default.fileExists(atPath: layout.journal) { result.diagnosticsDirectories.append(path) }
                 let logs = FileManager.default.fileExists(atPath: layout.logs) ? layout.logs : path
-                let all = (try? FileManager.default.contentsOfDirectory(atPath: logs)) ?? []
                 // An archive compressed by a process killed before it removed the plain one is there
-                // twice; the next start compresses the plain one again and removes it, so the plain
-                // one is what the log holds.
-                let names = all.filter {
-                    $0.hasSuffix(".log") || ($0.hasSuffix(".log.gz") && !all.contains(String($0.dropLast(3))))
-                }
+                // twice: read once, as the next start leaves it.
+                let names = LogFiles.withoutCompressedTwins(
+                    (try? FileManager.default.contentsOfDirectory(atPath: logs)) ?? []
+                ).filter { $0.hasSuffix(".log") || $0.hasSuffix(".log.gz") }
                 let archives = names.filter(isArchive).sorted()
                 let active = names.filter { !isArchive($0) }.sorted()
                 result.files += (archives + active).map { "\(logs)/\($0)" }

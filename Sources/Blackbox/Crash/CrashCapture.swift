@@ -57,9 +57,7 @@ public enum CrashCapture {
         }
         guard status == 0 else { throw InstallError(reason: errnoDescription(status)) }
         if let interval = options.alternateStackSweep {
-            let milliseconds =
-                interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000
-            let started = bbx_altstacks_start(UInt32(clamping: max(10, milliseconds)))
+            let started = bbx_altstacks_start(UInt32(clamping: max(10, interval.nanoseconds / 1_000_000)))
             if started != 0 {
                 InternalDiagnostics.report(
                     "threads Blackbox did not create get no alternate signal stack: \(errnoDescription(started))")

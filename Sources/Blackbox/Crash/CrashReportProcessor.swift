@@ -98,7 +98,8 @@ public struct CrashReportProcessor: Sendable {
                 outcome.skipped.append(raw)
                 continue
             }
-            let processing = path(file.takenBy(me))
+            let taken = file.takenBy(me)
+            let processing = path(taken)
             guard rename(raw, processing) == 0 else {
                 outcome.failures.append("\(raw): \(errnoDescription())")
                 continue
@@ -108,7 +109,7 @@ public struct CrashReportProcessor: Sendable {
             defer { InProgress.end(processing: processing) }
             guard let parsed else {
                 quarantine(
-                    file.takenBy(me).name, as: file.rawName, because: "\(RawCrashReport.ParseError.notARawReport)",
+                    taken.name, as: file.rawName, because: "\(RawCrashReport.ParseError.notARawReport)",
                     into: &outcome)
                 continue
             }
@@ -173,17 +174,15 @@ public struct CrashReportProcessor: Sendable {
     /// Whether `pid`'s own crash report names the processing thread as the crashed one; nil when
     /// `pid` left no crash report.
     private func crashedOnProcessingThread(_ pid: Int32) -> Bool? {
-        let candidates =
-            directoryEntries(layout.pendingCrashes).map { "\(layout.pendingCrashes)/\($0)" }
-            + directoryEntries(layout.quarantine).map { "\(layout.quarantine)/\($0)" }
         var found: Bool?
-        for candidate in candidates {
-            let name = String(candidate.split(separator: "/").last ?? "")
-            guard let file = PendingCrashFile(name: name), file.writerPID == pid, file.processor == nil,
-                let bytes = DurableFile.read(candidate), let raw = try? RawCrashReport(bytes: bytes)
-            else { continue }
-            if raw.threadName == Self.processingThreadName { return true }
-            found = false
+        for directory in [layout.pendingCrashes, layout.quarantine] {
+            for name in directoryEntries(directory) {
+                guard let file = PendingCrashFile(name: name), file.writerPID == pid, file.processor == nil,
+                    let bytes = DurableFile.read("\(directory)/\(name)"), let raw = try? RawCrashReport(bytes: bytes)
+                else { continue }
+                if raw.threadName == Self.processingThreadName { return true }
+                found = false
+            }
         }
         return found
     }

@@ -62,6 +62,12 @@ struct PendingCrashFile: Equatable {
         return parts.count >= 4 ? Int32(parts[2]) : nil
     }
 
+    /// When it crashed (whole seconds since the epoch), from the handler's name.
+    var crashSeconds: Double? {
+        let parts = rawName.split(separator: "-")
+        return parts.count >= 4 ? Double(parts[1]) : nil
+    }
+
     /// The same file, taken for processing by `pid`.
     func takenBy(_ pid: Int32) -> PendingCrashFile {
         PendingCrashFile(rawName: rawName, attempts: attempts, processor: Processor(pid: pid, attempt: attempts + 1))

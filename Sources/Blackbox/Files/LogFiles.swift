@@ -6,9 +6,6 @@ package enum LogFiles {
     /// `<baseName>.log`
     public static func activeFileName(baseName: String) -> String { ArchiveName.activeFileName(baseName: baseName) }
 
-    /// File names of `baseName`'s archives in `directory`, oldest first. An archive whose
-    /// uncompressed and compressed forms both exist (compression in progress) is listed once, as
-    /// the uncompressed file.
     /// The archives of every instance of the app (`<base>`, `<base>.1`, …: several processes on one
     /// directory), each instance's in order.
     public static func archivesOfEveryInstance(inDirectory directory: String, baseName: String) -> [String] {
@@ -17,16 +14,20 @@ package enum LogFiles {
         }
     }
 
+    /// File names of `baseName`'s archives in `directory`, oldest first. An archive whose
+    /// uncompressed and compressed forms both exist (compression in progress) is listed once, as
+    /// the uncompressed file.
     public static func archives(inDirectory directory: String, baseName: String) -> [String] {
-        let parsed = directoryEntries(directory).compactMap { ArchiveName(fileName: $0, baseName: baseName) }
-        var seen = Set<String>()
-        var result: [ArchiveName] = []
-        for name in parsed.sorted(by: { ($0, $0.compressed ? 1 : 0) < ($1, $1.compressed ? 1 : 0) }) {
-            var plain = name
-            plain.compressed = false
-            if seen.insert(plain.fileName).inserted { result.append(name) }
-        }
-        return result.map(\.fileName)
+        withoutCompressedTwins(directoryEntries(directory))
+            .compactMap { ArchiveName(fileName: $0, baseName: baseName) }.sorted().map(\.fileName)
+    }
+
+    /// `names` without the `.gz` of an archive whose uncompressed form is there too (compression in
+    /// progress, or a process killed before it removed the plain one): the uncompressed file is what
+    /// the log holds, and what the next start compresses again.
+    package static func withoutCompressedTwins(_ names: [String]) -> [String] {
+        let present = Set(names)
+        return names.filter { !($0.hasSuffix(".gz") && present.contains(String($0.dropLast(3)))) }
     }
 }
 

@@ -50,10 +50,8 @@ struct UnseenDeaths {
     /// pending, being processed or quarantined): a crash has its own report.
     func leftCrashReport(_ record: RunRecord) -> Bool {
         let names = directoryEntries(directory.pendingCrashes) + directoryEntries(directory.quarantine)
-        return names.contains { name in
-            let parts = name.split(separator: "-")
-            return parts.count >= 4 && parts[0] == "crash" && parts[2] == "\(record.pid)"
-                && (Double(parts[1]) ?? 0) >= record.startTime.rounded(.down)
+        return names.compactMap(PendingCrashFile.init(name:)).contains { file in
+            file.writerPID == record.pid && (file.crashSeconds ?? 0) >= record.startTime.rounded(.down)
         }
     }
 

@@ -123,12 +123,14 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    private init(bytes: [UInt8]) { self.bytes = bytes }
+
     /// `::ffff:a.b.c.d` as `a.b.c.d`.
     var unmappedIPv4: IPAddress? {
         guard bytes.count == 16, bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xFF, bytes[11] == 0xFF else {
             return nil
         }
-        return IPAddress(String(bytes[12...].map(String.init).joined(separator: ".")))
+        return IPAddress(bytes: Array(bytes[12...]))
     }
 
     public var description: String {

@@ -141,17 +141,14 @@ public struct CollectorServer: Sendable {
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                 body: .init(byteBuffer: ByteBuffer(string: metrics.render())))
         }
-        let css = try String(
-            contentsOf: Bundle.module.resourceURL!.appendingPathComponent("Static/style.css"), encoding: .utf8)
-        router.get("static/style.css") { _, _ in
-            Response(status: .ok, headers: [.contentType: "text/css"], body: .init(byteBuffer: ByteBuffer(string: css)))
-        }
-        let script = try String(
-            contentsOf: Bundle.module.resourceURL!.appendingPathComponent("Static/page.js"), encoding: .utf8)
-        router.get("static/page.js") { _, _ in
-            Response(
-                status: .ok, headers: [.contentType: "text/javascript"],
-                body: .init(byteBuffer: ByteBuffer(string: script)))
+        for (name, contentType) in [("style.css", "text/css"), ("page.js", "text/javascript")] {
+            let text = try String(
+                contentsOf: Bundle.module.resourceURL!.appendingPathComponent("Static/\(name)"), encoding: .utf8)
+            router.get("static/\(name)") { _, _ in
+                Response(
+                    status: .ok, headers: [.contentType: contentType], body: .init(byteBuffer: ByteBuffer(string: text))
+                )
+            }
         }
 
         let ingest = IngestService(
