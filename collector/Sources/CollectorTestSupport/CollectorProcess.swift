@@ -1,12 +1,15 @@
 import Foundation
 
 /// The collector as a separate process, for the tests that kill it or drive it from other
-/// programs, and for the benchmark. Keys are empty unless this instance created the first project.
+/// programs, and for the benchmark. Keys are empty unless this instance created the first project or
+/// its data directory keeps the bootstrap credentials.
 public final class CollectorProcess: @unchecked Sendable {
     public let process: Process
     public let baseURL: String
     public let ingestKey: String
     public let adminToken: String
+    /// What it printed at start.
+    public let banner: String
 
     /// `BLACKBOX_COLLECTOR_BIN`, else the binary next to the running test bundle.
     public static var executable: String {
@@ -43,9 +46,15 @@ public final class CollectorProcess: @unchecked Sendable {
             seen.split(separator: "\n").first { $0.contains(label) }.map { String($0.split(separator: " ").last ?? "") }
                 ?? ""
         }
+        banner = seen
         baseURL = value("listening on")
-        ingestKey = value("ingest key:")
-        adminToken = value("admin token:")
+        // Printed at the first start only; later starts read the file it keeps (as people do).
+        let saved =
+            FileManager.default.contents(atPath: "\(dataDirectory)/bootstrap-credentials")
+            .flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: String] } ?? [:]
+        let printed = seen.contains("ingest key:")
+        ingestKey = printed ? value("ingest key:") : saved["ingestKey"] ?? ""
+        adminToken = printed ? value("admin token:") : saved["adminToken"] ?? ""
     }
 
     public func kill(_ signal: Int32) {

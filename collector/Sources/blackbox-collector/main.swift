@@ -76,6 +76,11 @@ struct Serve: AsyncParsableCommand {
             "Internal address ranges webhooks may reach, CIDR[,CIDR…] (env BLACKBOX_COLLECTOR_WEBHOOK_ALLOW; default none: loopback, private, link-local and reserved addresses are refused)."
     )
     var webhookAllow: String?
+    @Option(
+        help:
+            "llvm-symbolizer processes working at once; a project whose debug files stall one holds that one only (env BLACKBOX_COLLECTOR_SYMBOLIZER_LANES; default 2)."
+    )
+    var symbolizerLanes: Int?
     @Flag(help: "Do not log to stderr (the log files are still written).") var quiet = false
 
     func run() async throws {
@@ -91,6 +96,10 @@ struct Serve: AsyncParsableCommand {
             for setting in limits { try configuration.limits.set(setting) }
         } catch {
             throw ValidationError(error.description)
+        }
+        if let lanes = symbolizerLanes ?? environment("BLACKBOX_COLLECTOR_SYMBOLIZER_LANES").flatMap(Int.init) {
+            guard (1...64).contains(lanes) else { throw ValidationError("--symbolizer-lanes: 1 to 64") }
+            configuration.symbolizerLanes = lanes
         }
         if let allowed = webhookAllow ?? environment("BLACKBOX_COLLECTOR_WEBHOOK_ALLOW") {
             do {
@@ -118,8 +127,9 @@ struct Serve: AsyncParsableCommand {
         try Blackbox.start(logging)
 
         let server = try CollectorServer(configuration: configuration)
-        let credentials = try await Bootstrap.ensureFirstProject(
+        let bootstrap = try await Bootstrap.ensureFirstProject(
             store: server.store, dataDirectory: configuration.dataDirectory)
+        let credentials = bootstrap.credentials
         let example = "\(configuration.dataDirectory)/example-bundle.zip"
         if !FileManager.default.fileExists(atPath: example) { try? ExampleBundle.write(to: example) }
         let host = configuration.host
@@ -132,9 +142,16 @@ struct Serve: AsyncParsableCommand {
                 "Blackbox collector listening on \(base)", "  data:         \(dataDirectory)",
                 "  database:     \(storeDescription)",
             ]
-            if let credentials {
+            if credentials != nil {
+                lines.append(
+                    "  web UI:       \(base)\(signInLink ?? "/login") (a one-time sign-in link, valid for an hour)")
+            }
+            if credentials != nil, !bootstrap.created {
+                lines.append(
+                    "  keys:         printed at the first start only; in \(bootstrap.path) (delete it in production)")
+            }
+            if let credentials, bootstrap.created {
                 lines += [
-                    "  web UI:       \(base)\(signInLink ?? "/login") (a one-time sign-in link, valid for an hour)",
                     "  ingest key:   \(credentials.ingestKey)",
                     "  admin token:  \(credentials.adminToken)",
                     "  upload a bundle:",

@@ -231,6 +231,27 @@ struct IngestTests {
         #expect(metrics.contains("blackbox_ingest_duration_seconds_count"))
     }
 
+    @Test(
+        "a project's bundle quota: past it uploads are refused 413 quota_exceeded; retention evicts its oldest and it has room again"
+    )
+    func bundleQuota() async throws {
+        let first = try BundleArchive.make(app: .init(name: "shop"), host: "h", logs: [("a.log", Data("one\n".utf8))])
+        let second = try BundleArchive.make(app: .init(name: "shop"), host: "h", logs: [("b.log", Data("two\n".utf8))])
+        let collector = try await TestCollector.start { $0.limits.maxBundleBytesPerProject = Int64(first.count) }
+        defer { Task { await collector.stop() } }
+        #expect(try await HTTP.upload(collector, first).status == 201)
+        // The usage a project's uploads are checked against is a second old at most.
+        try await Task.sleep(for: .milliseconds(1_100))
+        let refused = try await HTTP.upload(collector, second)
+        #expect(refused.status == 413 && refused.json["error"] as? String == "quota_exceeded", "\(refused.text)")
+        #expect(refused.text.contains("maxBundleBytesPerProject"))
+        let metrics = try await HTTP.request("\(collector.baseURL)/metrics").text
+        #expect(metrics.contains(#"blackbox_uploads_rejected_total{reason="quota_exceeded"} 1"#))
+        #expect(await collector.server.runRetention(now: Date()) == 1, "the oldest bundle past the quota goes")
+        try await Task.sleep(for: .milliseconds(1_100))
+        #expect(try await HTTP.upload(collector, second).status == 201)
+    }
+
     @Test("retention deletes old bundles, their blobs and log lines, keeps group counts, gives space back")
     func retention() async throws {
         let collector = try await TestCollector.start { $0.retentionDays = 30 }

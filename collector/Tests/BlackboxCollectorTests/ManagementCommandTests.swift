@@ -21,6 +21,25 @@ struct ManagementCommandTests {
         return (process.terminationStatus, String(decoding: data, as: UTF8.self))
     }
 
+    @Test("the first start prints the keys; later starts print where they are, never the secrets again")
+    func keysPrintedOnce() async throws {
+        let scratch = TemporaryDirectory(prefix: "collector-banner")
+        defer { scratch.remove() }
+        let first = try CollectorProcess(dataDirectory: scratch.path)
+        #expect(!first.adminToken.isEmpty && first.banner.contains(first.adminToken), "\(first.banner)")
+        #expect(first.banner.contains(first.ingestKey))
+        first.kill(SIGTERM)
+        let second = try CollectorProcess(dataDirectory: scratch.path)
+        defer { second.kill(SIGTERM) }
+        #expect(
+            !second.banner.contains(first.adminToken) && !second.banner.contains(first.ingestKey), "\(second.banner)")
+        #expect(second.banner.contains("printed at the first start only"), "\(second.banner)")
+        #expect(second.adminToken == first.adminToken, "the credentials file still has them")
+        let answer = try await HTTP.request(
+            "\(second.baseURL)/api/v1/groups", headers: [("Authorization", "Bearer \(second.adminToken)")])
+        #expect(answer.status == 200)
+    }
+
     @Test("migrate, projects, keys create/list/revoke; bad input is a clear error, not a crash")
     func keysLifecycle() throws {
         let scratch = TemporaryDirectory(prefix: "collector-cli")

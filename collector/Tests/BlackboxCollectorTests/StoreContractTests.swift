@@ -149,7 +149,7 @@ struct StoreContractTests {
         ])
         let before = try #require(try await store.groups(in: scope, page: Page()).first)
         #expect(before.count == 3)
-        let pending = try await store.pendingSymbolication(limit: 10)
+        let pending = try await store.pendingSymbolication(projectID: project, at: Date(), limit: 10)
         #expect(pending.count == 3)
         #expect(try await store.pendingSymbolicationCount() == 3)
         #expect(try await store.reportCounts(buildIDs: ["ab", "cd", "zz"], in: scope) == ["ab": 3, "cd": 3])
@@ -175,13 +175,13 @@ struct StoreContractTests {
         #expect(stored.groupID == after.id)
         #expect(stored.report.reason == "Swift runtime failure: Index out of range")
         #expect(try await store.occurrences(groupID: after.id, in: scope, page: Page()).count == 3)
-        #expect(try await store.pendingSymbolication(limit: 10).isEmpty)
+        #expect(try await store.pendingSymbolication(projectID: project, at: Date(), limit: 10).isEmpty)
 
         // `ab` is resolved; `cd` (the system library) is still missing until its symbols arrive.
         #expect(try await store.missingSymbols(in: scope, page: Page()).map(\.buildID) == ["cd"])
         #expect(try await store.requestSymbolication(projectID: project, buildID: "ab") == 0)
         #expect(try await store.requestSymbolication(projectID: project, buildID: "cd") == 3)
-        let requeued = try await store.pendingSymbolication(limit: 10)
+        let requeued = try await store.pendingSymbolication(projectID: project, at: Date(), limit: 10)
         #expect(requeued.map(\.id) == pending.map(\.id) && requeued.allSatisfy { $0.epoch > pending[0].epoch })
         // A result computed before the report was queued again is not applied.
         var stale = updates[0]
@@ -196,6 +196,71 @@ struct StoreContractTests {
                 projectID: project, buildID: "cd", fileName: "libc.debug", size: 1, sha256: "x", blob: "x",
                 hasDebugInfo: true, hasCode: false, uploadedAt: Date()))
         #expect(try await store.missingSymbols(in: scope, page: Page()).isEmpty)
+    }
+
+    @Test(
+        "symbolication attempts are bounded and stored: retried after a delay, then failed with the reason; a debug file's failures count up; late symbols start the count again",
+        arguments: Kind.allCases)
+    func symbolicationAttemptsAreBounded(_ kind: Kind) async throws {
+        let (store, cleanup) = try Self.makeStore(kind)
+        defer { cleanup() }
+        try await store.migrate()
+        let project = try await store.createProject(name: "shop").id
+        let other = try await store.createProject(name: "other").id
+        let scope = ProjectScope(projectID: project)
+        _ = try await store.index([
+            Self.newBundle(project: project, reports: [Self.symbolTableReport(version: "1.0", host: "a")]),
+            Self.newBundle(project: other, reports: [Self.symbolTableReport(version: "1.0", host: "a")]),
+        ])
+        let now = Date()
+        #expect(try await store.projectsDueForSymbolication(at: now).sorted() == [project, other])
+        let pending = try #require(try await store.pendingSymbolication(projectID: project, at: now, limit: 10).first)
+        #expect(pending.projectID == project)
+        #expect(try await store.report(id: pending.id, in: scope)?.symbolication?.state == .pending)
+
+        // A failed attempt: not due until its retry time, then due again, still pending.
+        try await store.symbolicationFailed(
+            pending, reason: "timed out", retryAt: now.addingTimeInterval(60), maxAttempts: 3)
+        #expect(try await store.projectsDueForSymbolication(at: now) == [other])
+        #expect(try await store.pendingSymbolication(projectID: project, at: now, limit: 10).isEmpty)
+        let later = now.addingTimeInterval(61)
+        #expect(
+            try await store.pendingSymbolication(projectID: project, at: later, limit: 10).map(\.id) == [pending.id])
+        var stored = try #require(try await store.report(id: pending.id, in: scope)?.symbolication)
+        #expect(stored.state == .pending && stored.attempts == 1 && stored.failure == nil)
+
+        // The last attempt gives up: failed, with the reason, and no longer due.
+        for _ in 0..<2 {
+            try await store.symbolicationFailed(pending, reason: "timed out again", retryAt: now, maxAttempts: 3)
+        }
+        stored = try #require(try await store.report(id: pending.id, in: scope)?.symbolication)
+        #expect(stored.state == .failed && stored.attempts == 3 && stored.failure == "timed out again", "\(stored)")
+        #expect(try await store.pendingSymbolication(projectID: project, at: later, limit: 10).isEmpty)
+        try await store.symbolicationFailed(pending, reason: "once more", retryAt: now, maxAttempts: 3)
+        #expect(try await store.report(id: pending.id, in: scope)?.symbolication?.attempts == 3, "no longer pending")
+
+        // New symbols for one of its images: pending again, the attempts forgotten.
+        #expect(try await store.requestSymbolication(projectID: project, buildID: "ab") == 1)
+        stored = try #require(try await store.report(id: pending.id, in: scope)?.symbolication)
+        #expect(stored.state == .pending && stored.attempts == 0 && stored.failure == nil, "\(stored)")
+
+        // A debug file's failed lookups count up and are read back with the file.
+        let (file, _) = try await store.addSymbolFile(
+            NewSymbolFile(
+                projectID: project, buildID: "ab", fileName: "app.debug", size: 1, sha256: "x", blob: "x",
+                hasDebugInfo: true, hasCode: false, uploadedAt: Date()))
+        #expect(file.symbolizerFailures == 0)
+        #expect(try await store.recordSymbolizerFailure(fileID: file.id) == 1)
+        #expect(try await store.recordSymbolizerFailure(fileID: file.id) == 2)
+        #expect(try await store.symbolFiles(buildIDs: ["ab"], in: scope).first?.symbolizerFailures == 2)
+
+        // A result that leaves a failed file out: the report is failed, with the reason.
+        let requeued = try #require(try await store.pendingSymbolication(projectID: project, at: now, limit: 10).first)
+        var update = try Self.symbolicationUpdate(for: requeued)
+        update.failure = "llvm-symbolizer failed 3 times on app.debug"
+        #expect(try await store.applySymbolication(update))
+        stored = try #require(try await store.report(id: pending.id, in: scope)?.symbolication)
+        #expect(stored.state == .failed && stored.failure == update.failure, "\(stored)")
     }
 
     @Test(
@@ -509,6 +574,89 @@ struct StoreContractTests {
         #expect(try await store.deleteBundles(receivedBefore: Date().addingTimeInterval(-86_400)).deletedBundles == 0)
     }
 
+    @Test(
+        "retention evicts each project's oldest bundles past its quota, and only that project's; release health older than the cutoff goes",
+        arguments: Kind.allCases)
+    func quotaEviction(_ kind: Kind) async throws {
+        let (store, cleanup) = try Self.makeStore(kind)
+        defer { cleanup() }
+        try await store.migrate()
+        let busy = try await store.createProject(name: "busy").id
+        let quiet = try await store.createProject(name: "quiet").id
+        let now = Date()
+        // Bundles' size is 100 bytes each in `newBundle`; the busy project sends five, an hour apart.
+        let outcomes = try await store.index(
+            (0..<5).map { index in
+                Self.newBundle(
+                    project: busy, sha256: "busy\(index)", receivedAt: now.addingTimeInterval(Double(index - 5) * 3600))
+            } + [Self.newBundle(project: quiet, sha256: "quiet", receivedAt: now.addingTimeInterval(-6 * 3600))])
+        let sizes = outcomes.map(\.record.size)
+        #expect(try await store.bundleBytes(projectID: busy) == sizes.prefix(5).reduce(0, +))
+        // A quota of three bundles: the two oldest of the busy project go; the quiet one's older bundle stays.
+        let quota = sizes[0] * 3
+        let outcome = try await store.deleteBundles(receivedBefore: .distantPast, beyondBytesPerProject: quota)
+        #expect(outcome.deletedBundles == 2)
+        #expect(Set(outcome.unreferencedBlobs) == ["blob-busy0", "blob-busy1"])
+        #expect(try await store.bundleBytes(projectID: busy) == quota)
+        #expect(try await store.bundle(id: outcomes[5].record.id, in: ProjectScope(projectID: quiet)) != nil)
+
+        // Release health: days before the cutoff are deleted with it.
+        var old = Self.newBundle(
+            project: quiet, sha256: "sessions-old", receivedAt: now.addingTimeInterval(-40 * 86_400))
+        old.manifest = BundleManifest(
+            app: .init(name: "a", version: "0.9"), host: "h", entries: [],
+            sessions: [
+                SessionSummary(
+                    appVersion: "0.9", clean: 3, firstStart: old.receivedAt - 3600, lastEnd: old.receivedAt - 60)
+            ])
+        _ = try await store.index([old])
+        #expect(try await store.releases(in: ProjectScope(projectID: quiet), page: Page()).map(\.version) == ["0.9"])
+        _ = try await store.deleteBundles(
+            receivedBefore: now.addingTimeInterval(-30 * 86_400), beyondBytesPerProject: .max)
+        #expect(try await store.releases(in: ProjectScope(projectID: quiet), page: Page()).isEmpty)
+    }
+
+    @Test(
+        "made-up versions crowd real ones into (other) only while they keep arriving: a day later a new version counts by name",
+        arguments: Kind.allCases)
+    func versionCapIsRecent(_ kind: Kind) async throws {
+        let (store, cleanup) = try Self.makeStore(kind)
+        defer { cleanup() }
+        try await store.migrate()
+        let project = try await store.createProject(name: "p").id
+        let scope = ProjectScope(projectID: project)
+        func bundle(_ versions: [String], at date: Date) -> NewBundle {
+            var bundle = Self.newBundle(project: project, receivedAt: date)
+            bundle.manifest = BundleManifest(
+                app: .init(name: "a"), host: "h", entries: [],
+                sessions: versions.map {
+                    SessionSummary(appVersion: $0, clean: 1, firstStart: date - 3600, lastEnd: date - 60)
+                })
+            return bundle
+        }
+        let now = Date()
+        let junk = (0..<ReleaseHealth.maxVersions).map { "junk-\($0)" }
+        // The cap filled today: a new version today is counted under (other).
+        _ = try await store.index(
+            stride(from: 0, to: junk.count, by: 100).map { bundle(Array(junk[$0..<$0 + 100]), at: now) })
+        _ = try await store.index([bundle(["10.0"], at: now)])
+        #expect(try await store.release(version: "10.0", in: scope) == nil)
+        #expect(try await store.release(version: CrashGroup.otherValues, in: scope) != nil)
+
+        // The same junk three days ago: today's new version is counted by name.
+        let (later, cleanupLater) = try Self.makeStore(kind)
+        defer { cleanupLater() }
+        try await later.migrate()
+        let laterProject = try await later.createProject(name: "p").id
+        #expect(laterProject == project)
+        let past = now.addingTimeInterval(-3 * 86_400)
+        _ = try await later.index(
+            stride(from: 0, to: junk.count, by: 100).map { bundle(Array(junk[$0..<$0 + 100]), at: past) })
+        _ = try await later.index([bundle(["10.0"], at: now)])
+        #expect(try await later.release(version: "10.0", in: scope) != nil)
+        #expect(try await later.release(version: CrashGroup.otherValues, in: scope) == nil)
+    }
+
     @Test("a group tracks at most 100 distinct versions and hosts; the rest count as (other)", arguments: Kind.allCases)
     func boundedVersionsAndHosts(_ kind: Kind) async throws {
         let (store, cleanup) = try Self.makeStore(kind)
@@ -635,7 +783,8 @@ struct PostgresCoordinationTests {
                     reports: [StoreContractTests.symbolTableReport(version: "1.\(index % 3)", host: "h\(index % 2)")])
             })
         let old = try #require(try await first.groups(in: scope, page: Page()).first)
-        let updates = try await first.pendingSymbolication(limit: 20).map(StoreContractTests.symbolicationUpdate)
+        let updates = try await first.pendingSymbolication(projectID: project, at: Date(), limit: 20).map(
+            StoreContractTests.symbolicationUpdate)
         #expect(updates.count == 10)
         var applied = 0
         for update in updates {

@@ -306,6 +306,12 @@ struct SymbolStoreTests {
         #expect(try await HTTP.upload(collector, bundle).status == 201)
         #expect(await collector.server.symbolicatePending() == 0)
         #expect(try await collector.server.store.pendingSymbolicationCount() == 1, "it waits for a symbolizer")
+        let groups = try await HTTP.get(collector, "/api/v1/groups").json["items"] as? [[String: Any]] ?? []
+        let reportID = try #require(groups.first?["latestReportID"] as? Int)
+        let state = try await HTTP.get(collector, "/api/v1/reports/\(reportID)/symbolication").json
+        #expect(state["state"] as? String == "pending" && state["attempts"] as? Int == 0, "\(state)")
+        let page = try await HTTP.get(collector, "/reports/\(reportID)").text
+        #expect(page.contains("Symbolication here") && page.contains("waiting"))
         await collector.stop()
 
         let equipped = try await TestCollector.start()

@@ -29,7 +29,7 @@ final class TestCollector: @unchecked Sendable {
         configure(&configuration)
         let server = try CollectorServer(configuration: configuration)
         let credentials = try #require(
-            try await Bootstrap.ensureFirstProject(store: server.store, dataDirectory: directory))
+            try await Bootstrap.ensureFirstProject(store: server.store, dataDirectory: directory).credentials)
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let app = try await server.makeApplication { port in portContinuation.yield(port) }
         let task = Task { try await app.runService(gracefulShutdownSignals: []) }

@@ -157,6 +157,41 @@ struct WebSessionTests {
         #expect(group["state"] as? String == "resolved" && group["resolvedIn"] as? String == "2.0")
     }
 
+    @Test("the symbols page deletes a file with its form (page token needed), and says when a file was left out")
+    func symbolsPageDeletes() async throws {
+        let fixture = try SymbolFixture()
+        defer { fixture.remove() }
+        let collector = try await TestCollector.start()
+        defer { Task { await collector.stop() } }
+        let debug = try Data(contentsOf: URL(fileURLWithPath: fixture.debugFile))
+        #expect(
+            try await SymbolStoreTests.put(
+                collector, buildID: fixture.buildID, name: "app.debug", body: debug, token: collector.adminToken
+            ).status == 201)
+        let file = try #require(
+            try await collector.server.store.symbolFiles(
+                buildIDs: [fixture.buildID], in: ProjectScope(projectID: 1)
+            ).first)
+        for _ in 0..<SymbolicationService.maxFailuresPerFile {
+            _ = try await collector.server.store.recordSymbolizerFailure(fileID: file.id)
+        }
+        let session = try #require(try await signIn(collector).cookie(WebSessions.cookieName))
+        let cookies = [WebSessions.cookieName: session]
+        let page = try await send(collector, "/symbols", cookies: cookies)
+        #expect(page.body.contains("left out of symbolication"), "\(page.body)")
+        let token = try #require(
+            page.body.range(of: #"name="csrf" value="([0-9a-f]{64})""#, options: .regularExpression).map {
+                String(page.body[$0].dropFirst(#"name="csrf" value=""#.count).prefix(64))
+            })
+        let path = "/symbols/\(fixture.buildID)/delete"
+        let forged = try await send(collector, path, method: .POST, cookies: cookies, form: ["sha256": file.sha256])
+        #expect(forged.status == 403)
+        let deleted = try await send(
+            collector, path, method: .POST, cookies: cookies, form: ["sha256": file.sha256, "csrf": token])
+        #expect(deleted.status == 303 && deleted.location == "/symbols")
+        #expect(try await collector.server.store.symbolFiles(in: ProjectScope(projectID: 1), page: Page()).isEmpty)
+    }
+
     @Test("after signing in, only paths on this server are followed")
     func noOpenRedirect() async throws {
         let collector = try await TestCollector.start()

@@ -92,6 +92,32 @@ public struct APIError: HTTPResponseError, Sendable, Equatable, CustomStringConv
             status: 503, code: "too_many_uploads",
             message: "\(limit) uploads are being received already; resend later", retryAfter: 2)
     }
+    static func tooManyProjectUploads(limit: Int) -> Self {
+        .init(
+            status: 503, code: "too_many_uploads",
+            message: "\(limit) uploads of this project are being received already; resend later", retryAfter: 2)
+    }
+    static func uploadSlots(_ refusal: UploadSlots.Refusal, limit: Int, perProject: Int) -> Self {
+        switch refusal {
+        case .full: tooManyUploads(limit: limit)
+        case .projectFull: tooManyProjectUploads(limit: perProject)
+        }
+    }
+    static func quotaExceeded(_ what: String) -> Self {
+        .init(status: 413, code: "quota_exceeded", message: "the project's quota is used up: \(what)")
+    }
+    static func slowerThan(bytesPerSecond: Int) -> Self {
+        .init(
+            status: 408, code: "upload_too_slow",
+            message: "the body arrives slower than \(bytesPerSecond) bytes a second on average")
+    }
+    static func symbolFileExists(_ existing: SymbolFile) -> Self {
+        .init(
+            status: 409, code: "symbol_file_exists",
+            message:
+                "build-id \(existing.buildID) already has \(existing.fileName) with the same contents (the first upload of a build-id is the one used); to replace it, delete it with the admin token, or send ?replace=1 with the admin token"
+        )
+    }
     static func insufficientStorage(available: Int64) -> Self {
         .init(
             status: 503, code: "insufficient_storage",

@@ -69,6 +69,16 @@ struct ReadAPI {
                 status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
                 body: .init(byteBuffer: ByteBuffer(bytes: try CrashReport.makeEncoder().encode(stored.report))))
         }
+        // Where the report is in symbolication on the collector (`failed` says why).
+        group.get("reports/:id/symbolication") { _, context in
+            guard let stored = try await store.report(id: try context.id(), in: context.scope) else {
+                throw APIError.notFound("report")
+            }
+            guard let symbolication = stored.symbolication else {
+                throw APIError.notFound("symbolication of the report")
+            }
+            return try JSONResponse.make(symbolication)
+        }
         group.get("bundles") { request, context in
             let page = request.page
             let bundles = try await store.bundles(in: context.scope, page: page)

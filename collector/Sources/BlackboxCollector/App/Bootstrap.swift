@@ -2,8 +2,9 @@ import Crypto
 import Foundation
 
 /// First start: a project, an ingest key and an admin token, so that `make run` is usable at once.
-/// The secrets are stored hashed; the plain ones are kept in `<data>/bootstrap-credentials` (0600) so
-/// later starts can print them again for local use. Delete that file in production.
+/// The secrets are stored hashed; the plain ones are printed at that first start only (a log that
+/// keeps stdout must not hold a long-lived admin token from every restart) and kept in
+/// `<data>/bootstrap-credentials` (0600) for local use. Delete that file in production.
 public struct Bootstrap: Sendable {
     public struct Credentials: Codable, Sendable {
         public var project: String
@@ -19,10 +20,17 @@ public struct Bootstrap: Sendable {
             .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 
-    /// Creates the first project and keys when there is no project yet; returns the credentials file's
-    /// contents when it exists.
-    public static func ensureFirstProject(store: any CollectorStore, dataDirectory: String) async throws -> Credentials?
-    {
+    /// What a start found or made.
+    public struct Outcome: Sendable {
+        /// The credentials file's contents, when it exists.
+        public var credentials: Credentials?
+        /// True when this start created them (the only start that prints them).
+        public var created: Bool
+        public var path: String
+    }
+
+    /// Creates the first project and keys when there is no project yet.
+    public static func ensureFirstProject(store: any CollectorStore, dataDirectory: String) async throws -> Outcome {
         let path = "\(dataDirectory)/bootstrap-credentials"
         try await store.migrate()
         if try await store.projects().isEmpty {
@@ -33,7 +41,7 @@ public struct Bootstrap: Sendable {
                 // Another instance on the same database created it first (names are unique): that
                 // one prints the keys; this one starts without them.
                 guard try await !store.projects().isEmpty else { throw error }
-                return nil
+                return Outcome(credentials: nil, created: false, path: path)
             }
             let credentials = Credentials(
                 project: project.name, ingestKey: newSecret("bbx_ingest_"), adminToken: newSecret("bbx_admin_"))
@@ -41,8 +49,11 @@ public struct Bootstrap: Sendable {
             _ = try await store.createKey(projectID: project.id, kind: .admin, secret: credentials.adminToken)
             let data = try JSONEncoder().encode(credentials)
             _ = FileManager.default.createFile(atPath: path, contents: data, attributes: [.posixPermissions: 0o600])
+            return Outcome(credentials: credentials, created: true, path: path)
         }
-        guard let data = FileManager.default.contents(atPath: path) else { return nil }
-        return try? JSONDecoder().decode(Credentials.self, from: data)
+        let saved = FileManager.default.contents(atPath: path).flatMap {
+            try? JSONDecoder().decode(Credentials.self, from: $0)
+        }
+        return Outcome(credentials: saved, created: false, path: path)
     }
 }

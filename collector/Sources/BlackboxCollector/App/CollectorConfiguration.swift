@@ -60,6 +60,9 @@ public struct CollectorConfiguration: Sendable {
     }
     /// llvm-symbolizer for symbolication on the collector; nil where none is installed.
     public var symbolizerPath: String? = SymbolizerProcess.locate()
+    /// Symbolizers working at once (`SymbolicationService`'s lanes): a project whose debug files stall
+    /// one holds that one only.
+    public var symbolizerLanes = 2
     public var blobDirectory: String { sharedBlobDirectory ?? "\(dataDirectory)/blobs" }
     /// Symbol files, beside the bundles (and shared with them in scale-out).
     public var symbolDirectory: String { "\(blobDirectory)/symbols" }
@@ -90,6 +93,12 @@ public struct IngestLimits: Sendable {
     /// Uploads received at once; more are answered 503 `too_many_uploads` with `Retry-After`, which
     /// uploaders resend later. Default 64.
     public var maxConcurrentUploads = 64
+    /// Of those, one project's: a project's key (public: it ships in every app) cannot take every
+    /// slot. Default 16.
+    public var maxConcurrentUploadsPerProject = 16
+    /// Bytes of bundles one project may have stored (as sent); past it uploads are answered 413
+    /// `quota_exceeded` until retention deletes its oldest. Default 50 GiB.
+    public var maxBundleBytesPerProject: Int64 = 50 << 30
     /// Free space the blob directory's file system must keep: below it uploads are answered 503
     /// `insufficient_storage` (resend later) and `/ready` answers 503 `disk_low`. Default 512 MiB.
     public var minFreeBytes: Int64 = 512 << 20
@@ -129,7 +138,17 @@ public struct IngestLimits: Sendable {
     public var maxSymbolFileBytes = 2 << 30
     /// Symbol uploads received at once; more are answered 503 `too_many_uploads`. Default 4.
     public var maxConcurrentSymbolUploads = 4
+    /// Of those, one project's. Default 2.
+    public var maxConcurrentSymbolUploadsPerProject = 2
     /// A symbol upload whose body is still arriving after this long is refused (408). Default 1 h.
     public var maxSymbolUploadDuration: Duration = .seconds(3_600)
+    /// A symbol upload slower than this on average, once `idleTimeout` has passed, is refused (408
+    /// `upload_too_slow`): trickling a byte now and then would otherwise hold a slot for the hour.
+    /// Default 16 KiB/s.
+    public var minSymbolUploadBytesPerSecond = 16 << 10
+    /// Symbol files one project may store, and their bytes (as stored); past either, uploads are
+    /// answered 413 `quota_exceeded` until files are deleted. Defaults 10,000 and 20 GiB.
+    public var maxSymbolFilesPerProject = 10_000
+    public var maxSymbolBytesPerProject: Int64 = 20 << 30
     public init() {}
 }

@@ -45,7 +45,9 @@ public struct CollectorServer: Sendable {
             maxLinesPerFile: configuration.limits.maxIndexedLinesPerFile)
         self.symbolication = SymbolicationService(
             store: self.store, symbolBlobs: symbolBlobs,
-            symbolizer: configuration.symbolizerPath.map { SymbolizerProcess(executable: $0) }, metrics: metrics,
+            symbolizers: configuration.symbolizerPath.map { path in
+                (0..<max(1, configuration.symbolizerLanes)).map { _ in SymbolizerProcess(executable: path) }
+            } ?? [], metrics: metrics,
             activity: activity)
         self.alerts = AlertDispatcher(
             store: self.store, baseURL: configuration.publicURL ?? "http://\(configuration.host):\(configuration.port)",
@@ -68,12 +70,12 @@ public struct CollectorServer: Sendable {
         // everything that uses it.
         var services: [any Service] = (store as? any Service).map { [$0] } ?? []
         services += [committer, indexer, symbolication, alerts]
-        if let days = configuration.retentionDays {
-            services.append(
-                RetentionService(
-                    store: store, blobs: blobs, committer: committer, days: days,
-                    interval: configuration.retentionInterval))
-        }
+        // Without a retention period it still runs: for the per-project bundle quota.
+        services.append(
+            RetentionService(
+                store: store, blobs: blobs, committer: committer, days: configuration.retentionDays,
+                bytesPerProject: configuration.limits.maxBundleBytesPerProject,
+                interval: configuration.retentionInterval))
         return Application(
             router: router,
             server: .http1(configuration: .init(idleTimeout: TimeAmount(configuration.limits.idleTimeout))),
@@ -123,7 +125,7 @@ public struct CollectorServer: Sendable {
         let (blobRoot, minFreeBytes) = (blobs.root, configuration.limits.minFreeBytes)
         // Details after the first line: what works in a degraded way without failing readiness.
         let readiness =
-            symbolication.symbolizer.map { "symbolizer: \($0.executable)\n" }
+            symbolication.executable.map { "symbolizer: \($0)\n" }
             ?? "symbolizer: missing (install llvm: reports are not symbolicated on the collector)\n"
         router.get("ready") { _, _ -> Response in
             do {
@@ -157,7 +159,7 @@ public struct CollectorServer: Sendable {
             symbolicationWakeup: { [symbolication] in symbolication.wake() },
             alertsWakeup: { [alerts] in alerts.wake() },
             uploadActivity: { [activity] started in activity.noteUpload(started: started) },
-            keys: KeyCache(store: store),
+            keys: KeyCache(store: store), usage: ProjectUsage(store: store),
             inspectionMemory: MemoryBudget(limit: configuration.limits.maxReportBytesInFlight))
         router.post("api/v1/bundles") { request, context in try await ingest.receive(request, context: context) }
         router.get("api/v1/key") { request, _ in try await ingest.describeKey(request) }
@@ -182,8 +184,8 @@ public struct CollectorServer: Sendable {
                 lateSymbols: { [store, symbolication] projectID, buildID in
                     try await store.requestSymbolication(projectID: projectID, buildID: buildID)
                     symbolication.wake()
-                }),
-            blobs: symbolBlobs)
+                }, metrics: metrics),
+            blobs: symbolBlobs, limits: configuration.limits)
         let symbolsAuthentication = AdminAuthentication(
             store: store, sessions: sessions, redirectToLogin: false, accepts: [.admin, .symbols])
         symbols.registerAPI(
@@ -194,7 +196,7 @@ public struct CollectorServer: Sendable {
         )
 
         let web = WebUI(
-            store: store, reader: reader, symbolizer: symbolication.symbolizer?.executable,
+            store: store, reader: reader, symbolizer: symbolication.executable, symbolBlobs: symbolBlobs,
             library: try await WebUI.loadTemplates(), sessions: sessions)
         web.registerLogin(on: router)
         web.register(
@@ -215,8 +217,8 @@ public struct CollectorServer: Sendable {
     @discardableResult
     public func runRetention(now: Date) async -> Int {
         await RetentionService(
-            store: store, blobs: blobs, committer: committer, days: configuration.retentionDays ?? 0,
-            interval: configuration.retentionInterval
+            store: store, blobs: blobs, committer: committer, days: configuration.retentionDays,
+            bytesPerProject: configuration.limits.maxBundleBytesPerProject, interval: configuration.retentionInterval
         ).runOnce(now: now)
     }
 }

@@ -14,13 +14,18 @@ extension IngestLimits {
         "maxReportBytesInFlight": \.maxReportBytesInFlight, "maxFieldBytes": \.maxFieldBytes,
         "maxIndexedLinesPerFile": \.maxIndexedLinesPerFile, "maxIndexedLinesPerBundle": \.maxIndexedLinesPerBundle,
         "maxSymbolFileBytes": \.maxSymbolFileBytes, "maxConcurrentSymbolUploads": \.maxConcurrentSymbolUploads,
+        "maxConcurrentUploadsPerProject": \.maxConcurrentUploadsPerProject,
+        "maxConcurrentSymbolUploadsPerProject": \.maxConcurrentSymbolUploadsPerProject,
+        "minSymbolUploadBytesPerSecond": \.minSymbolUploadBytesPerSecond,
+        "maxSymbolFilesPerProject": \.maxSymbolFilesPerProject,
     ]
     private static let durations: [String: WritableKeyPath<IngestLimits, Duration> & Sendable] = [
         "idleTimeout": \.idleTimeout, "maxUploadDuration": \.maxUploadDuration,
         "maxSymbolUploadDuration": \.maxSymbolUploadDuration,
     ]
     private static let largeSizes: [String: WritableKeyPath<IngestLimits, Int64> & Sendable] = [
-        "minFreeBytes": \.minFreeBytes
+        "minFreeBytes": \.minFreeBytes, "maxBundleBytesPerProject": \.maxBundleBytesPerProject,
+        "maxSymbolBytesPerProject": \.maxSymbolBytesPerProject,
     ]
 
     /// The names `set(_:)` accepts.

@@ -26,8 +26,10 @@ struct IngestService: Sendable {
     /// indexer) steps back while uploads are being received.
     let uploadActivity: @Sendable (_ started: Bool) -> Void
     let keys: KeyCache
-    /// Uploads being received now, for `maxConcurrentUploads`.
-    let inFlight = UploadCounter()
+    /// Uploads being received now, for `maxConcurrentUploads` and `maxConcurrentUploadsPerProject`.
+    let inFlight = UploadSlots()
+    /// Each project's stored bundle bytes, read at most once a second per project.
+    let usage: ProjectUsage
     /// Manifests and reports held in memory by inspections running now.
     let inspectionMemory: MemoryBudget
     let logger = Logger(label: "collector.ingest")
@@ -61,10 +63,20 @@ struct IngestService: Sendable {
         let key = try await authenticate(request)
         // A symbols key lives on build machines; it archives symbols and nothing else.
         guard key.kind != .symbols else { throw APIError.forbidden() }
-        guard inFlight.enter(limit: limits.maxConcurrentUploads) else {
-            throw APIError.tooManyUploads(limit: limits.maxConcurrentUploads)
+        do {
+            try inFlight.enter(
+                project: key.projectID, limit: limits.maxConcurrentUploads,
+                perProject: limits.maxConcurrentUploadsPerProject)
+        } catch {
+            throw APIError.uploadSlots(
+                error, limit: limits.maxConcurrentUploads, perProject: limits.maxConcurrentUploadsPerProject)
         }
-        defer { inFlight.leave() }
+        defer { inFlight.leave(project: key.projectID) }
+        if try await usage.bundleBytes(of: key.projectID) >= limits.maxBundleBytesPerProject {
+            throw APIError.quotaExceeded(
+                "\(limits.maxBundleBytesPerProject) bytes of bundles stored (`maxBundleBytesPerProject`); retention deletes the oldest"
+            )
+        }
         let uploadID = try Self.uploadID(request)
         let declaredLength = request.headers[.contentLength].flatMap(Int.init)
         if let length = declaredLength, length > limits.maxBodyBytes {
@@ -257,18 +269,4 @@ struct IngestService: Sendable {
             bundleID: record.id, uploadID: record.uploadID, sha256: record.sha256, size: record.size,
             files: record.fileCount, reports: record.reportCount, duplicate: duplicate)
     }
-}
-
-/// How many uploads are being received; `enter` refuses past a limit instead of queueing, so a
-/// flood of uploads is answered at once (503, resend later) rather than held in memory.
-final class UploadCounter: Sendable {
-    private let count = Atomic<Int>(0)
-
-    func enter(limit: Int) -> Bool {
-        if count.wrappingAdd(1, ordering: .relaxed).newValue <= limit { return true }
-        count.wrappingSubtract(1, ordering: .relaxed)
-        return false
-    }
-
-    func leave() { count.wrappingSubtract(1, ordering: .relaxed) }
 }

@@ -6,4 +6,6 @@ public struct StoredReport: Sendable {
     public var bundleID: Int64
     public var groupID: Int64
     public var report: CrashReport
+    /// Nil when the report needed no symbolication on the collector.
+    public var symbolication: ReportSymbolication? = nil
 }

@@ -17,6 +17,9 @@ public struct SymbolFile: Codable, Sendable, Equatable {
     /// Loadable code (debuginfod's `executable`).
     public var hasCode: Bool
     public var uploadedAt: Date
+    /// Lookups in it that failed the symbolizer (timed out, crashed it, outgrew its memory); at
+    /// `SymbolicationService.maxFailuresPerFile` it is left out of symbolication until deleted.
+    public var symbolizerFailures: Int
 }
 
 /// A validated upload, before the store gives it an id.

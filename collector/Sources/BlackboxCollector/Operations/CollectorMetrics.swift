@@ -87,6 +87,24 @@ final class CollectorMetrics: Sendable {
         registry.makeCounter(descriptor: Self.rejected, labels: [("reason", reason)]).increment()
     }
 
+    private static var symbolUploadsRejected: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "blackbox", metricName: "symbol_uploads_rejected", unitName: "total",
+            helpText: "Symbol file uploads refused, by reason (quota_exceeded, too_many_uploads, ...)")
+    }
+
+    func symbolUploadRejected(reason: String) {
+        registry.makeCounter(descriptor: Self.symbolUploadsRejected, labels: [("reason", reason)]).increment()
+    }
+
+    private static var leftOutFiles: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "blackbox", metricName: "symbol_files_left_out", unitName: "total",
+            helpText: "Debug files left out of symbolication after failing the symbolizer 3 times")
+    }
+
+    func symbolFileLeftOut() { registry.makeCounter(descriptor: Self.leftOutFiles).increment() }
+
     func render() -> String {
         var buffer: [UInt8] = []
         registry.emit(into: &buffer)

@@ -2,13 +2,16 @@ import Foundation
 import Logging
 import ServiceLifecycle
 
-/// Deletes bundles older than the retention period, then their blobs, and gives the space back
-/// (SQLite incremental vacuum). Groups keep their counts and first/last seen.
+/// Deletes bundles older than the retention period and each project's oldest past its quota, then
+/// their blobs, and gives the space back (SQLite incremental vacuum). Groups keep their counts and
+/// first/last seen.
 struct RetentionService: Service {
     let store: any CollectorStore
     let blobs: BlobStore
     let committer: GroupCommitter
-    let days: Int
+    /// Nil: bundles are kept however old.
+    let days: Int?
+    let bytesPerProject: Int64
     let interval: Duration
     let logger = Logger(label: "collector.retention")
 
@@ -28,9 +31,12 @@ struct RetentionService: Service {
 
     @discardableResult
     func runOnce(now: Date = Date()) async -> Int {
-        let cutoff = now.addingTimeInterval(-Double(days) * 86_400)
+        let cutoff = days.map { now.addingTimeInterval(-Double($0) * 86_400) } ?? .distantPast
         do {
-            let outcome = try await store.deleteBundles(receivedBefore: cutoff)
+            // Down to 90 % of the quota: ingest refuses at the quota, so a project that reached it has
+            // room again after a pass, not only once a single byte is freed.
+            let outcome = try await store.deleteBundles(
+                receivedBefore: cutoff, beyondBytesPerProject: bytesPerProject / 10 * 9)
             // Blobs are named by content: the same bytes may belong to another project's bundle, or to
             // an upload being committed right now, here or on another instance. Each goes aside first,
             // then the database is asked again: still unreferenced, it is deleted; else it goes back
@@ -52,7 +58,9 @@ struct RetentionService: Service {
                 }
             }
             if outcome.deletedBundles > 0 {
-                logger.info("retention: deleted \(outcome.deletedBundles) bundles received before \(cutoff)")
+                logger.info(
+                    "retention: deleted \(outcome.deletedBundles) bundles received before \(cutoff) or past a project's \(bytesPerProject) bytes"
+                )
             }
             return outcome.deletedBundles
         } catch {

@@ -5,14 +5,18 @@ import Foundation
 enum ReleaseSQL {
     typealias Argument = GroupQuerySQL.Argument
 
-    /// Adds a plan's session counts to the day it arrived; past `ReleaseHealth.maxVersions`
-    /// versions a new one is counted under "(other)".
+    /// Adds a plan's session counts to the day it arrived. A version the project has rows for is
+    /// counted by name; a new one too, unless `ReleaseHealth.maxVersions` versions had runs since
+    /// yesterday: then it is counted under "(other)". Only recent versions count against the cap, and
+    /// retention deletes days past the retention period, so versions made up by someone holding the
+    /// (public) ingest key crowd real ones out only while they keep sending them, never for good.
     static func add(_ row: IngestPlan.SessionRow, projectID: Int64, day: Int64) -> (String, [Argument]) {
         (
             """
             INSERT INTO release_sessions (project_id, app_version, day, clean, crashed, hung, killed)
             SELECT ?, CASE WHEN EXISTS (SELECT 1 FROM release_sessions WHERE project_id = ? AND app_version = ?)
-                    OR (SELECT count(DISTINCT app_version) FROM release_sessions WHERE project_id = ?) < ?
+                    OR (SELECT count(DISTINCT app_version) FROM release_sessions
+                        WHERE project_id = ? AND day >= ?) < ?
                 THEN ? ELSE ? END, ?, ?, ?, ?, ?
             WHERE true
             ON CONFLICT (project_id, app_version, day) DO UPDATE SET clean = release_sessions.clean + excluded.clean,
@@ -20,7 +24,7 @@ enum ReleaseSQL {
                 killed = release_sessions.killed + excluded.killed
             """,
             [
-                .integer(projectID), .integer(projectID), .text(row.versionKey), .integer(projectID),
+                .integer(projectID), .integer(projectID), .text(row.versionKey), .integer(projectID), .integer(day - 1),
                 .integer(Int64(ReleaseHealth.maxVersions)), .text(row.versionKey), .text(CrashGroup.otherValues),
                 .integer(day), .integer(Int64(row.clean)), .integer(Int64(row.crashed)), .integer(Int64(row.hung)),
                 .integer(Int64(row.killed)),

@@ -8,4 +8,8 @@ public protocol SymbolIndex: Sendable {
     func symbolFiles(buildIDs: [String], in scope: ProjectScope) async throws -> [SymbolFile]
     /// Most recently uploaded first.
     func symbolFiles(in scope: ProjectScope, page: Page) async throws -> [SymbolFile]
+    /// Deletes the project's files of a build-id (only the one with `sha256` when given); returns them.
+    func deleteSymbolFiles(buildID: String, sha256: String?, in scope: ProjectScope) async throws -> [SymbolFile]
+    /// Which of `blobs` some symbol file (of any project) references.
+    func referencedSymbolBlobs(_ blobs: [String]) async throws -> Set<String>
 }

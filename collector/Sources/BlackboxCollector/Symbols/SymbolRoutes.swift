@@ -7,14 +7,18 @@ import Hummingbird
 /// - `POST /api/v1/symbols/check` with `{"buildIds": […]}` answers which of them the project has
 ///   debug info for (`blackbox symbols upload` asks once per batch, then sends only the rest);
 /// - `PUT /api/v1/symbols/<build-id>?name=<file name>` stores a file (`SymbolUpload`);
-/// - `GET /api/v1/symbols` lists the project's files, newest first;
+/// - `GET /api/v1/symbols` lists the project's files, newest first; `GET /api/v1/symbols/usage` what
+///   they take of the project's quota;
+/// - `DELETE /api/v1/symbols/<build-id>[?sha256=<hex>]` deletes the project's files of a build-id
+///   (admin token only: a symbols key on a build machine archives, it does not delete);
 /// - `GET /buildid/<build-id>/debuginfo` and `/executable`: the debuginfod protocol, so gdb and
 ///   elfutils' `debuginfod-find` fetch symbols from here (with the token as an `Authorization` header,
 ///   for example through `DEBUGINFOD_HEADERS_FILE`).
 struct SymbolRoutes {
-    let index: any SymbolIndex & SymbolicationStore
+    let index: any SymbolIndex & SymbolicationStore & UsageStore
     let upload: SymbolUpload
     let blobs: BlobStore
+    let limits: IngestLimits
     /// Build-ids per check request.
     static let maxBuildIDsPerCheck = 10_000
 
@@ -45,6 +49,30 @@ struct SymbolRoutes {
                     missing: question.buildIds.filter { !present.contains($0) }))
         }
         group.put(":buildID") { request, context in try await upload.receive(request, context: context) }
+        group.delete(":buildID") { request, context in
+            guard context.key.kind == .admin else { throw APIError.forbidden() }
+            let buildID = (context.parameters.get("buildID") ?? "").lowercased()
+            guard ELFBuildID.isValid(buildID) else { throw APIError.invalidBuildID(buildID) }
+            let sha256 = request.uri.queryParameters.get("sha256").map { String($0) }
+            let deleted = try await SymbolFileRemoval(index: index, blobs: blobs)
+                .remove(buildID: buildID, sha256: sha256, in: context.scope)
+            guard !deleted.isEmpty else { throw APIError.notFound("symbol file") }
+            struct Deleted: Encodable { var deleted: [SymbolFile] }
+            return try JSONResponse.make(Deleted(deleted: deleted))
+        }
+        group.get("usage") { _, context in
+            struct Usage: Encodable {
+                var files: Int
+                var bytes: Int64
+                var maxFiles: Int
+                var maxBytes: Int64
+            }
+            let usage = try await index.symbolUsage(projectID: context.scope.projectID)
+            return try JSONResponse.make(
+                Usage(
+                    files: usage.files, bytes: usage.bytes, maxFiles: limits.maxSymbolFilesPerProject,
+                    maxBytes: limits.maxSymbolBytesPerProject))
+        }
         group.get("") { request, context in
             let page = request.page
             let files = try await index.symbolFiles(in: context.scope, page: page)
@@ -67,13 +95,14 @@ struct SymbolRoutes {
         group.get(":buildID/executable") { _, context in try await serve(\.hasCode, context: context) }
     }
 
-    /// The most recent file of the build-id with the wanted content, streamed from its blob.
+    /// The first uploaded file of the build-id with the wanted content (`SymbolUpload`: the first
+    /// wins), streamed from its blob.
     private func serve(_ wanted: KeyPath<SymbolFile, Bool>, context: AuthenticatedContext) async throws -> Response {
         let buildID = (context.parameters.get("buildID") ?? "").lowercased()
         guard ELFBuildID.isValid(buildID) else { throw APIError.invalidBuildID(buildID) }
         guard
             let file = try await index.symbolFiles(buildIDs: [buildID], in: context.scope)
-                .last(where: { $0[keyPath: wanted] })
+                .first(where: { $0[keyPath: wanted] })
         else { throw APIError.notFound("symbol file") }
         let body = try await FileIO().loadFile(path: blobs.path(of: file.blob), context: context)
         return Response(

@@ -5,51 +5,72 @@ import Foundation
 import Hummingbird
 import Logging
 
-/// `PUT /api/v1/symbols/<build-id>?name=<file name>`: receives one symbol file (a separate debug
-/// file, a binary or a shared library), gzip-compressed on the wire or not, checks that it is an ELF
-/// file with that build-id and something to symbolicate with, and stores it content-addressed. A
-/// repeat of the same bytes answers 200 with the stored record and stores nothing.
+/// `PUT /api/v1/symbols/<build-id>?name=<file name>[&replace=1]`: receives one symbol file (a
+/// separate debug file, a binary or a shared library), gzip-compressed on the wire or not, checks that
+/// it is an ELF file with that build-id and something to symbolicate with, and stores it
+/// content-addressed. A repeat of the same bytes answers 200 with the stored record and stores nothing.
 ///
 /// Every check happens before anything is stored: the body is inflated into a temporary file under
-/// size, ratio and time limits; the file's own build-id note must equal the one in the path. The
-/// name is kept for people and never used as a path.
+/// size, ratio, rate, free-space and time limits and the project's quota; the file's own build-id note
+/// must equal the one in the path. The name is kept for people and never used as a path.
+///
+/// The first file of a build-id wins: build-ids are written by whoever builds the file, so a later,
+/// different file with the same contents (debug info, code) would let any symbols key replace what
+/// debuginfod serves and what names the project's frames. It is refused (409) unless the admin token
+/// sends `replace=1`, which deletes the earlier one.
 struct SymbolUpload: Sendable {
-    let index: any SymbolIndex
+    let index: any SymbolIndex & UsageStore
     let blobs: BlobStore
     let limits: IngestLimits
     /// Called after a file with debug info was stored: reports waiting for its build-id are queued.
     let lateSymbols: @Sendable (_ projectID: Int64, _ buildID: String) async throws -> Void
-    let inFlight = UploadCounter()
+    let metrics: CollectorMetrics
+    let inFlight = UploadSlots()
     let logger = Logger(label: "collector.symbols")
 
     struct Acknowledgement: Encodable {
         var file: SymbolFile
         var duplicate: Bool
+        /// Files of the build-id this upload replaced (`replace=1`).
+        var replaced: [SymbolFile]
     }
 
     func receive(_ request: Request, context: AuthenticatedContext) async throws -> Response {
         do {
-            let (record, created) = try await store(request, context: context)
+            let (acknowledgement, created) = try await store(request, context: context)
+            let record = acknowledgement.file
             logger.info("stored symbol file \(record.fileName) for build-id \(record.buildID): \(record.size) bytes")
-            return try JSONResponse.make(
-                Acknowledgement(file: record, duplicate: !created), status: created ? .created : .ok)
+            for old in acknowledgement.replaced {
+                logger.notice("symbol file \(old.fileName) (sha256 \(old.sha256)) of build-id \(old.buildID) replaced")
+            }
+            return try JSONResponse.make(acknowledgement, status: created ? .created : .ok)
         } catch let refusal as APIError {
             logger.notice("symbol upload refused: \(refusal)")
+            metrics.symbolUploadRejected(reason: refusal.code)
             throw refusal
         }
     }
 
-    private func store(_ request: Request, context: AuthenticatedContext) async throws -> (SymbolFile, Bool) {
+    private func store(_ request: Request, context: AuthenticatedContext) async throws -> (Acknowledgement, Bool) {
         let claimed = context.parameters.get("buildID") ?? ""
         guard ELFBuildID.isValid(claimed) else { throw APIError.invalidBuildID(claimed) }
         guard let name = request.uri.queryParameters.get("name"), Self.isAcceptable(name: name) else {
             throw APIError.invalidFileName()
         }
+        let replace = request.uri.queryParameters.get("replace") == "1"
+        if replace, context.key.kind != .admin { throw APIError.forbidden() }
         let compressed = try Self.isGzip(request)
-        guard inFlight.enter(limit: limits.maxConcurrentSymbolUploads) else {
-            throw APIError.tooManyUploads(limit: limits.maxConcurrentSymbolUploads)
+        let project = context.scope.projectID
+        do {
+            try inFlight.enter(
+                project: project, limit: limits.maxConcurrentSymbolUploads,
+                perProject: limits.maxConcurrentSymbolUploadsPerProject)
+        } catch {
+            throw APIError.uploadSlots(
+                error, limit: limits.maxConcurrentSymbolUploads, perProject: limits.maxConcurrentSymbolUploadsPerProject
+            )
         }
-        defer { inFlight.leave() }
+        defer { inFlight.leave(project: project) }
         let declaredLength = request.headers[.contentLength].flatMap(Int.init)
         if let length = declaredLength, length > limits.maxSymbolFileBytes {
             throw APIError.bodyTooLarge(limit: limits.maxSymbolFileBytes)
@@ -59,24 +80,49 @@ struct SymbolUpload: Sendable {
         {
             throw APIError.insufficientStorage(available: available)
         }
+        let usage = try await index.symbolUsage(projectID: project)
+        guard usage.files < limits.maxSymbolFilesPerProject else {
+            throw APIError.quotaExceeded(
+                "\(usage.files) symbol files stored (`maxSymbolFilesPerProject`); delete unused ones")
+        }
+        let room = limits.maxSymbolBytesPerProject - usage.bytes
+        guard room > 0 else { throw Self.bytesQuota(limits) }
 
         let temporary = try blobs.makeTemporaryFile()
         defer { unlink(temporary.path) }  // gone already once committed, unless kept as a standby
-        let body = try await receiveBody(request, compressed: compressed, into: temporary)
+        let body = try await receiveBody(request, compressed: compressed, room: room, into: temporary)
         guard body.size > 0 else { throw APIError.emptyBody() }
         guard let elf = ELFSymbolFile(path: temporary.path) else { throw APIError.notELF() }
         guard elf.buildID == claimed else { throw APIError.buildIDMismatch(claimed: claimed, found: elf.buildID) }
         guard elf.hasDebugInfo || elf.hasSymbolTable || elf.hasCode else { throw APIError.noSymbols() }
 
+        var replaced: [SymbolFile] = []
+        let existing = try await index.symbolFiles(buildIDs: [claimed], in: context.scope)
+        let sameContents = existing.filter {
+            $0.sha256 != body.sha256 && $0.hasDebugInfo == elf.hasDebugInfo && $0.hasCode == elf.hasCode
+        }
+        if let first = sameContents.first, !existing.contains(where: { $0.sha256 == body.sha256 }) {
+            guard replace else { throw APIError.symbolFileExists(first) }
+            let removal = SymbolFileRemoval(index: index, blobs: blobs)
+            for file in sameContents {
+                replaced += try await removal.remove(buildID: claimed, sha256: file.sha256, in: context.scope)
+            }
+        }
         let blob = try blobs.commit(temporaryPath: temporary.path, sha256: body.sha256, size: body.size)
-        let stored = try await index.addSymbolFile(
+        let (stored, created) = try await index.addSymbolFile(
             NewSymbolFile(
-                projectID: context.scope.projectID, buildID: claimed, fileName: name, size: body.size,
+                projectID: project, buildID: claimed, fileName: name, size: body.size,
                 sha256: body.sha256, blob: blob, hasDebugInfo: elf.hasDebugInfo, hasCode: elf.hasCode,
                 uploadedAt: Date()))
         blobs.releaseStandby(temporaryPath: temporary.path, sha256: body.sha256)
-        if elf.hasDebugInfo { try await lateSymbols(context.scope.projectID, claimed) }
-        return stored
+        if elf.hasDebugInfo { try await lateSymbols(project, claimed) }
+        return (Acknowledgement(file: stored, duplicate: !created, replaced: replaced), created)
+    }
+
+    private static func bytesQuota(_ limits: IngestLimits) -> APIError {
+        .quotaExceeded(
+            "\(limits.maxSymbolBytesPerProject) bytes of symbol files stored (`maxSymbolBytesPerProject`); delete unused ones"
+        )
     }
 
     /// A name for people: no path separators, control characters or NULs, not `.` or `..`.
@@ -102,22 +148,33 @@ struct SymbolUpload: Sendable {
     }
 
     /// Writes the body (inflated when gzip) to the file, hashing what is written. Stops at the size
-    /// limit, at the compression-ratio limit (checked once 1 MiB is inflated, as for bundles) and at
-    /// the upload deadline.
-    private func receiveBody(_ request: Request, compressed: Bool, into file: BlobStore.TemporaryFile) async throws
-        -> ReceivedBody
-    {
+    /// limit, at the project's `room` left in its quota, at the compression-ratio limit (checked once
+    /// 1 MiB is inflated, as for bundles), when the disk reaches `minFreeBytes` (checked every
+    /// 64 MiB written: a chunked or gzip body declares no size), below the minimum rate and at the
+    /// upload deadline.
+    private func receiveBody(
+        _ request: Request, compressed: Bool, room: Int64, into file: BlobStore.TemporaryFile
+    ) async throws -> ReceivedBody {
         defer { close(file.descriptor) }
         var hasher = SHA256()
         var received = 0
         var written = 0
         let limit = limits.maxSymbolFileBytes
         let inflater = compressed ? try GzipInflater() : nil
-        let deadline = ContinuousClock.now + limits.maxSymbolUploadDuration
+        let started = ContinuousClock.now
+        let deadline = started + limits.maxSymbolUploadDuration
+        var checkedSpaceAt = 0
         func keep(_ bytes: UnsafeRawBufferPointer) throws {
             written += bytes.count
             if written > limit {
                 throw compressed ? APIError.totalTooLarge(limit: limit) : APIError.bodyTooLarge(limit: limit)
+            }
+            if Int64(written) > room { throw Self.bytesQuota(limits) }
+            if written - checkedSpaceAt >= 64 << 20 {
+                checkedSpaceAt = written
+                if let available = DiskSpace.available(at: blobs.root), available < limits.minFreeBytes {
+                    throw APIError.insufficientStorage(available: available)
+                }
             }
             if compressed, written > 1 << 20, written / max(received, 1) > limits.maxCompressionRatio {
                 throw APIError.compressionRatio(limit: limits.maxCompressionRatio)
@@ -129,8 +186,13 @@ struct SymbolUpload: Sendable {
             for try await buffer in request.body {
                 received += buffer.readableBytes
                 if received > limit { throw APIError.bodyTooLarge(limit: limit) }
-                if ContinuousClock.now > deadline {
-                    throw APIError.uploadTooSlow(limit: limits.maxSymbolUploadDuration)
+                let now = ContinuousClock.now
+                if now > deadline { throw APIError.uploadTooSlow(limit: limits.maxSymbolUploadDuration) }
+                let elapsed = now - started
+                if elapsed > limits.idleTimeout,
+                    Double(received) < Double(limits.minSymbolUploadBytesPerSecond) * Double(elapsed.components.seconds)
+                {
+                    throw APIError.slowerThan(bytesPerSecond: limits.minSymbolUploadBytesPerSecond)
                 }
                 try buffer.withUnsafeReadableBytes { bytes in
                     if let inflater {

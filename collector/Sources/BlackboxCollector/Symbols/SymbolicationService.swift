@@ -11,6 +11,18 @@ import Synchronization
 /// (`SymbolicationStore`), so it survives restarts and is shared by instances; applying a result is
 /// exact and idempotent there.
 ///
+/// A shared resource with hard bounds, because any project's symbols key can upload a debug file
+/// that stalls or bloats llvm-symbolizer:
+/// - **Lanes**: one symbolizer each (`SymbolizerProcess`: memory-limited, restarted past a resident
+///   budget, a deadline per file). A project is worked on by one lane at a time, and lanes take the
+///   project served longest ago, so a project whose files stall its lane holds that lane only and
+///   every other project's reports go on in the others.
+/// - **Attempts**: a failed lookup counts against the debug file (`maxFailuresPerFile`, then the file
+///   is left out for good and its reports are symbolicated without it, `failed` with the reason) and
+///   against the report (`maxAttemptsPerReport`, retried after `retryDelay`, then `failed`). Both are
+///   stored, so a restart does not start the count again.
+/// - A lane leaves a project after `maxTimePerTurn` for the next one waiting.
+///
 /// Woken by ingest (new pending reports) and by symbol uploads (late symbols), and every
 /// `pollInterval` for work other instances queued. Like the log indexer, it steps back while uploads
 /// are arriving (`IngestActivity`), for at most `maxDeferral` per batch.
@@ -18,46 +30,64 @@ final class SymbolicationService: Service, Sendable {
     typealias Store = SymbolIndex & SymbolicationStore
     private let store: any Store
     private let symbolBlobs: BlobStore
-    /// Nil when no llvm-symbolizer is installed: reports stay pending, and `/ready` and `/metrics` say so.
-    let symbolizer: SymbolizerProcess?
+    /// One per lane; empty when no llvm-symbolizer is installed: reports stay pending, and `/ready`
+    /// and `/metrics` say so.
+    let symbolizers: [SymbolizerProcess]
     private let metrics: CollectorMetrics
     private let pollInterval: Duration
     private let activity: IngestActivity
     private let maxDeferral: Duration
-    private let wakeups: AsyncStream<Void>
-    private let wakeContinuation: AsyncStream<Void>.Continuation
+    private let retryDelay: Duration
+    private let maxTimePerTurn: Duration
+    private let laneWakeups: [AsyncStream<Void>.Continuation]
+    private let laneStreams: [AsyncStream<Void>]
     private let stopping = Atomic<Bool>(false)
     /// When the service started stepping back for uploads, across passes: under sustained ingest it
     /// waits `maxDeferral` once, not before every pass (each upload with a report starts one).
     private let deferringSince = Mutex<ContinuousClock.Instant?>(nil)
+    private let turns = Mutex(Turns())
     private let logger = Logger(label: "collector.symbolication")
-    static let batchSize = 50
-    /// Lookups in one debug file that may fail (time out, crash the symbolizer, exceed its memory)
-    /// before the file is left out for this process's life: its reports are then symbolicated
-    /// without it instead of being retried, and holding up every project's reports, for ever.
+    static let batchSize = 20
     static let maxFailuresPerFile = 3
-    private let failuresByBuildID = Mutex<[String: Int]>([:])
+    static let maxAttemptsPerReport = 3
+
+    /// Which projects a lane works on now, and when each was last served.
+    private struct Turns {
+        var busy: Set<Int64> = []
+        var lastServed: [Int64: UInt64] = [:]
+        var clock: UInt64 = 0
+    }
 
     init(
-        store: any Store, symbolBlobs: BlobStore, symbolizer: SymbolizerProcess?, metrics: CollectorMetrics,
+        store: any Store, symbolBlobs: BlobStore, symbolizers: [SymbolizerProcess], metrics: CollectorMetrics,
         activity: IngestActivity = IngestActivity(), maxDeferral: Duration = .seconds(2),
-        pollInterval: Duration = .seconds(60)
+        pollInterval: Duration = .seconds(60), retryDelay: Duration = .seconds(60),
+        maxTimePerTurn: Duration = .seconds(10)
     ) {
         self.activity = activity
         self.maxDeferral = maxDeferral
         self.store = store
         self.symbolBlobs = symbolBlobs
-        self.symbolizer = symbolizer
+        self.symbolizers = symbolizers
         self.metrics = metrics
         self.pollInterval = pollInterval
-        (wakeups, wakeContinuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        metrics.symbolizerAvailable(symbolizer != nil)
+        self.retryDelay = retryDelay
+        self.maxTimePerTurn = maxTimePerTurn
+        let lanes = symbolizers.indices.map { _ in
+            AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        }
+        laneStreams = lanes.map(\.stream)
+        laneWakeups = lanes.map(\.continuation)
+        metrics.symbolizerAvailable(!symbolizers.isEmpty)
     }
 
-    func wake() { wakeContinuation.yield() }
+    /// The symbolizer's path, for `/ready` and the symbols page.
+    var executable: String? { symbolizers.first?.executable }
+
+    func wake() { for lane in laneWakeups { lane.yield() } }
 
     func run() async throws {
-        guard symbolizer != nil else {
+        guard !symbolizers.isEmpty else {
             logger.warning("llvm-symbolizer not found: reports are not symbolicated on the collector (see /ready)")
             try? await gracefulShutdown()
             return
@@ -71,78 +101,149 @@ final class SymbolicationService: Service, Sendable {
                         wake()
                     }
                 }
-                for await _ in wakeups { await symbolicatePending() }
+                for lane in symbolizers.indices {
+                    group.addTask { [self] in
+                        for await _ in laneStreams[lane] { _ = await drain(lane: lane) }
+                    }
+                }
+                await group.next()  // the poller ends at shutdown, the lanes when their streams finish
                 group.cancelAll()
             }
         } onGracefulShutdown: { [self] in
             stopping.store(true, ordering: .relaxed)
-            wakeContinuation.finish()
-            symbolizer?.stop()
+            for lane in laneWakeups { lane.finish() }
+            for symbolizer in symbolizers { symbolizer.stop() }
         }
     }
 
     private var isStopping: Bool { Task.isCancelled || stopping.load(ordering: .relaxed) }
 
-    /// Debug files whose lookups failed `maxFailuresPerFile` times (tests and /metrics read it).
-    var abandonedBuildIDs: [String] {
-        failuresByBuildID.withLock { $0.filter { $0.value >= Self.maxFailuresPerFile }.keys.sorted() }
-    }
-
-    /// Works through the queue until nothing new is left; returns how many reports were
-    /// symbolicated (also used by tests and the benchmark to wait for it).
+    /// Works through every project's due reports on all lanes until none is left, waiting for
+    /// projects other callers are working on; returns how many reports were symbolicated here (tests
+    /// and the benchmark use it to wait for the service).
     @discardableResult
     func symbolicatePending() async -> Int {
-        guard let symbolizer else { return 0 }
-        var seen = Set<Int64>()
+        guard !symbolizers.isEmpty else { return 0 }
         var symbolicated = 0
         while !isStopping {
-            let batch: [PendingReport]
-            do {
-                batch = try await store.pendingSymbolication(limit: Self.batchSize + seen.count)
-                    .filter { !seen.contains($0.id) }
-            } catch {
-                logger.error("cannot read the symbolication queue: \(error)")
-                return symbolicated
+            symbolicated += await withTaskGroup(of: Int.self) { group in
+                for lane in symbolizers.indices { group.addTask { await self.drain(lane: lane) } }
+                return await group.reduce(0, +)
             }
-            guard !batch.isEmpty else { break }
-            await stepBackForUploads()
-            var missing: [PendingReport] = []
-            var updates: [SymbolicationUpdate] = []
-            let started = ContinuousClock.now
-            var work: [Waiting] = []
-            for pending in batch.prefix(Self.batchSize) {
-                seen.insert(pending.id)
-                guard let report = try? CrashReport.decode(pending.json) else {
-                    logger.error("report \(pending.id) does not decode; it is left unsymbolicated")
-                    missing.append(pending)
-                    continue
-                }
-                let unresolved = ReportSymbols.imageUses(report).filter { !$0.resolved }.map(\.buildID)
-                work.append(Waiting(pending: pending, report: report, unresolved: unresolved))
-            }
-            guard let files = await debugFiles(for: work) else { break }
-            for waiting in work {
-                switch await symbolicate(waiting, files: files[waiting.pending.projectID] ?? [], with: symbolizer) {
-                case .symbolicated(let update): updates.append(update)
-                case .noSymbols: missing.append(waiting.pending)
-                case .failed: break  // stays pending for the next round
-                }
-            }
-            // One transaction for the batch: a commit per report would take the database's writer
-            // (and a disk flush) away from ingest that often.
-            do {
-                try await store.markSymbolsMissing(missing)
-                let applied = try await store.applySymbolication(updates).filter { $0 }.count
-                symbolicated += applied
-                let each = (ContinuousClock.now - started) / max(1, updates.count + missing.count)
-                for _ in 0..<applied { metrics.symbolicated(duration: each) }
-            } catch {
-                // A lost race with another instance's transaction (or a deadlock it broke): next round.
-                logger.notice("a batch of \(updates.count) symbolicated reports was not stored this time: \(error)")
-            }
+            let othersWorking = turns.withLock { !$0.busy.isEmpty }
+            let due = (try? await store.projectsDueForSymbolication(at: Date())) ?? []
+            guard othersWorking || !due.isEmpty else { break }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return symbolicated
+    }
+
+    /// One lane's work: the due project served longest ago that no other lane has, a batch of its
+    /// reports, until no such project is left.
+    private func drain(lane: Int) async -> Int {
+        var symbolicated = 0
+        while !isStopping, let project = await claimProject() {
+            defer { release(project) }
+            symbolicated += await symbolicateProject(project, with: symbolizers[lane])
         }
         if let pending = try? await store.pendingSymbolicationCount() { metrics.symbolicationPending(pending) }
         return symbolicated
+    }
+
+    private func claimProject() async -> Int64? {
+        let due: [Int64]
+        do {
+            due = try await store.projectsDueForSymbolication(at: Date())
+        } catch {
+            logger.error("cannot read the symbolication queue: \(error)")
+            return nil
+        }
+        return turns.withLock { turns in
+            let waiting = due.filter { !turns.busy.contains($0) }
+            guard let next = waiting.min(by: { turns.lastServed[$0, default: 0] < turns.lastServed[$1, default: 0] })
+            else { return nil }
+            turns.busy.insert(next)
+            turns.clock += 1
+            turns.lastServed[next] = turns.clock
+            return next
+        }
+    }
+
+    private func release(_ project: Int64) { _ = turns.withLock { $0.busy.remove(project) } }
+
+    /// Batches of one project's due reports, until none is left or its turn is over.
+    private func symbolicateProject(_ projectID: Int64, with symbolizer: SymbolizerProcess) async -> Int {
+        let turnEnds = ContinuousClock.now + maxTimePerTurn
+        var symbolicated = 0
+        while !isStopping, ContinuousClock.now < turnEnds {
+            let batch: [PendingReport]
+            do {
+                batch = try await store.pendingSymbolication(projectID: projectID, at: Date(), limit: Self.batchSize)
+            } catch {
+                logger.error("cannot read the symbolication queue: \(error)")
+                break
+            }
+            guard !batch.isEmpty else { break }
+            await stepBackForUploads()
+            symbolicated += await symbolicate(batch, of: projectID, with: symbolizer, until: turnEnds)
+        }
+        return symbolicated
+    }
+
+    private func symbolicate(
+        _ batch: [PendingReport], of projectID: Int64, with symbolizer: SymbolizerProcess,
+        until turnEnds: ContinuousClock.Instant
+    ) async -> Int {
+        var missing: [PendingReport] = []
+        var updates: [SymbolicationUpdate] = []
+        let started = ContinuousClock.now
+        var work: [Waiting] = []
+        for pending in batch {
+            guard let report = try? CrashReport.decode(pending.json) else {
+                logger.error("report \(pending.id) does not decode; it is left unsymbolicated")
+                missing.append(pending)
+                continue
+            }
+            let unresolved = ReportSymbols.imageUses(report).filter { !$0.resolved }.map(\.buildID)
+            work.append(Waiting(pending: pending, report: report, unresolved: unresolved))
+        }
+        var files: [SymbolFile]
+        do {
+            files = try await store.symbolFiles(
+                buildIDs: Set(work.flatMap(\.unresolved)).sorted(), in: ProjectScope(projectID: projectID)
+            )
+            .filter(\.hasDebugInfo)
+        } catch {
+            logger.error("cannot look up symbol files: \(error)")
+            return 0
+        }
+        var failed: [(PendingReport, String)] = []
+        for waiting in work where !isStopping && ContinuousClock.now < turnEnds {
+            switch await symbolicate(waiting, files: &files, with: symbolizer) {
+            case .symbolicated(let update): updates.append(update)
+            case .noSymbols: missing.append(waiting.pending)
+            case .failed(let reason): failed.append((waiting.pending, reason))
+            case .interrupted: break  // stays due
+            }
+        }
+        // One transaction for the batch: a commit per report would take the database's writer
+        // (and a disk flush) away from ingest that often.
+        do {
+            try await store.markSymbolsMissing(missing)
+            for (report, reason) in failed {
+                try await store.symbolicationFailed(
+                    report, reason: reason, retryAt: Date().addingTimeInterval(Double(retryDelay.components.seconds)),
+                    maxAttempts: Self.maxAttemptsPerReport)
+            }
+            let applied = try await store.applySymbolication(updates).filter { $0 }.count
+            let each = (ContinuousClock.now - started) / max(1, updates.count + missing.count)
+            for _ in 0..<applied { metrics.symbolicated(duration: each) }
+            return applied
+        } catch {
+            // A lost race with another instance's transaction (or a deadlock it broke): next round.
+            logger.notice("a batch of \(updates.count) symbolicated reports was not stored this time: \(error)")
+            return 0
+        }
     }
 
     private func stepBackForUploads() async {
@@ -158,67 +259,51 @@ final class SymbolicationService: Service, Sendable {
         var unresolved: [String]
     }
 
-    /// The debug files the batch's reports could use, per project, in one query per project (nil when
-    /// the store cannot be read).
-    private func debugFiles(for batch: [Waiting]) async -> [Int64: [SymbolFile]]? {
-        var buildIDs: [Int64: Set<String>] = [:]
-        for waiting in batch { buildIDs[waiting.pending.projectID, default: []].formUnion(waiting.unresolved) }
-        var files: [Int64: [SymbolFile]] = [:]
-        do {
-            for (projectID, ids) in buildIDs {
-                files[projectID] = try await store.symbolFiles(
-                    buildIDs: ids.sorted(), in: ProjectScope(projectID: projectID)
-                )
-                .filter(\.hasDebugInfo)
-            }
-        } catch {
-            logger.error("cannot look up symbol files: \(error)")
-            return nil
-        }
-        return files
-    }
-
     enum Outcome {
         case symbolicated(SymbolicationUpdate)
         case noSymbols
-        case failed
+        /// A lookup failed: counted against the report, with the reason.
+        case failed(String)
+        /// Shutdown, or the turn is over: not counted.
+        case interrupted
     }
 
-    private func isAbandoned(_ buildID: String) -> Bool {
-        failuresByBuildID.withLock { $0[buildID, default: 0] >= Self.maxFailuresPerFile }
-    }
-
-    /// `files`: the project's debug files for the batch's build-ids.
-    private func symbolicate(_ waiting: Waiting, files: [SymbolFile], with symbolizer: SymbolizerProcess)
+    /// `files`: the project's debug files for the batch's build-ids, the first uploaded of each
+    /// build-id used (a later one does not replace it: `SymbolUpload`), each with its failed lookups
+    /// so far, which this counts on.
+    private func symbolicate(_ waiting: Waiting, files: inout [SymbolFile], with symbolizer: SymbolizerProcess)
         async -> Outcome
     {
         let (pending, report, unresolved) = (waiting.pending, waiting.report, waiting.unresolved)
         guard files.contains(where: { unresolved.contains($0.buildID) }) else { return .noSymbols }
         var symbolicated = report
         var resolved: [String] = []
+        var leftOut: [String] = []
         for buildID in unresolved {
-            guard let file = files.last(where: { $0.buildID == buildID }), !isAbandoned(buildID) else { continue }
+            guard let index = files.firstIndex(where: { $0.buildID == buildID }) else { continue }
+            let file = files[index]
+            guard file.symbolizerFailures < Self.maxFailuresPerFile else {
+                leftOut.append(
+                    "llvm-symbolizer failed \(file.symbolizerFailures) times on \(file.fileName) (build-id \(buildID)), which is left out"
+                )
+                continue
+            }
             let lookups = ReportSymbols.lookups(in: symbolicated, buildID: buildID)
             guard
                 let symbols = await symbolizer.symbolicate(
                     file: symbolBlobs.path(of: file.blob), addresses: lookups.map(\.address))
             else {
+                if isStopping { return .interrupted }
                 metrics.symbolicationFailed()
-                if isStopping { return .failed }
-                let failures = failuresByBuildID.withLock { failures in
-                    failures[buildID, default: 0] += 1
-                    return failures[buildID, default: 0]
-                }
-                if failures >= Self.maxFailuresPerFile {
-                    logger.error(
-                        "llvm-symbolizer failed \(failures) times on \(file.fileName) (build-id \(buildID)): the file is left out; its reports are symbolicated without it"
-                    )
-                    continue
-                }
+                let failures =
+                    (try? await store.recordSymbolizerFailure(fileID: file.id)) ?? file.symbolizerFailures + 1
+                files[index].symbolizerFailures = failures
+                if failures == Self.maxFailuresPerFile { metrics.symbolFileLeftOut() }
+                let reason =
+                    "llvm-symbolizer failed on \(file.fileName) (build-id \(buildID)): it timed out, crashed or outgrew its memory limit"
                 logger.warning(
-                    "llvm-symbolizer failed on \(file.fileName) (build-id \(buildID)); report \(pending.id) stays queued"
-                )
-                return .failed
+                    "\(reason); report \(pending.id), failure \(failures) of \(Self.maxFailuresPerFile) for the file")
+                return .failed(reason)
             }
             let byFrame = Dictionary(zip(lookups.map(\.frame), symbols), uniquingKeysWith: { first, _ in first })
             symbolicated = ReportSymbols.applying(byFrame, from: file.fileName, buildID: buildID, to: symbolicated)
@@ -232,10 +317,10 @@ final class SymbolicationService: Service, Sendable {
                     signature: CrashSignature.compute(symbolicated), kind: symbolicated.kind.rawValue,
                     occurredAt: symbolicated.process.crashTime, versionKey: symbolicated.app.version ?? "unknown",
                     hostKey: symbolicated.host.name.isEmpty ? "unknown" : symbolicated.host.name,
-                    resolvedBuildIDs: resolved, complete: resolved.count == unresolved.count))
+                    resolvedBuildIDs: resolved, complete: resolved.count == unresolved.count,
+                    failure: leftOut.isEmpty ? nil : leftOut.joined(separator: "; ")))
         } catch {
-            logger.error("cannot encode report \(pending.id): \(error)")
-            return .failed
+            return .failed("the symbolicated report does not encode: \(error)")
         }
     }
 }

@@ -14,7 +14,8 @@ import Synchronization
 /// A failed or timed-out process is killed and started again at the next lookup.
 final class SymbolizerProcess: Sendable {
     let executable: String
-    /// How long one answer may take (a first lookup in a large debug file reads its index).
+    /// How long one call's answers (one file's addresses in one report) may take in all: a first
+    /// lookup in a large debug file reads its index; a hostile one may take minutes per address.
     let timeout: Duration
     /// The child's address-space limit (`RLIMIT_AS`, set right after it starts and before its first
     /// lookup): a hostile debug file makes it fail, not the machine swap. 0: none.
@@ -85,6 +86,7 @@ final class SymbolizerProcess: Sendable {
             if child == nil { child = spawn() }
             guard let current = child else { return nil }
             var results: [[CrashReport.Symbol]] = []
+            let deadline = ContinuousClock.now + timeout
             // A chunk's lines are written at once (well within a pipe's buffer, so the write cannot
             // wait for the child, which may be waiting for us to read), then its answers read.
             let perWrite = max(1, Self.bytesPerWrite / (file.utf8.count + 32))
@@ -92,7 +94,7 @@ final class SymbolizerProcess: Sendable {
                 let lines = addresses[chunk..<min(chunk + perWrite, addresses.count)].map {
                     "CODE \"\(file)\" 0x\(String($0, radix: 16))\n"
                 }
-                guard let answers = ask(lines, child: current) else {
+                guard let answers = ask(lines, child: current, deadline: deadline) else {
                     runningPID.store(0, ordering: .relaxed)
                     child = nil  // killed and reaped by its deinit; the next lookup starts another
                     return nil
@@ -132,19 +134,18 @@ final class SymbolizerProcess: Sendable {
     /// Bytes of lines per write: half a pipe's 64 KiB.
     static let bytesPerWrite = 32 << 10
 
-    /// One answer line per input line, each within `timeout` of the previous one.
-    private func ask(_ lines: [String], child current: Child) -> [[UInt8]]? {
+    /// One answer line per input line, all before `deadline`.
+    private func ask(_ lines: [String], child current: Child, deadline: ContinuousClock.Instant) -> [[UInt8]]? {
         guard current.process.write(Array(lines.joined().utf8)) else { return nil }
         var answers: [[UInt8]] = []
         while answers.count < lines.count {
-            guard let answer = readLine(child: current) else { return nil }
+            guard let answer = readLine(child: current, deadline: deadline) else { return nil }
             answers.append(answer)
         }
         return answers
     }
 
-    private func readLine(child current: Child) -> [UInt8]? {
-        let deadline = ContinuousClock.now + timeout
+    private func readLine(child current: Child, deadline: ContinuousClock.Instant) -> [UInt8]? {
         while true {
             if let newline = current.buffered.firstIndex(of: 0x0A) {
                 let answer = Array(current.buffered[..<newline])

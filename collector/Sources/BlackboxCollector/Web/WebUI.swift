@@ -1,4 +1,5 @@
 import BlackboxFormat
+import BlackboxSymbols
 import Foundation
 import Hummingbird
 import Mustache
@@ -10,6 +11,8 @@ struct WebUI {
     let reader: BundleReader
     /// The symbolizer the collector symbolicates with, or nil (the symbols page says so).
     let symbolizer: String?
+    /// Where symbol files are, for deleting them from the symbols page.
+    let symbolBlobs: BlobStore
     let library: MustacheLibrary
     let sessions: WebSessions
 
@@ -112,6 +115,22 @@ struct WebUI {
             else { return notFound() }
             return Response(status: .seeOther, headers: [.location: "/groups/\(id)"])
         }
+        group.post("symbols/:buildID/delete") { request, context in
+            let form = Self.formFields(String(buffer: try await request.body.collect(upTo: 16 << 10)))
+            guard WebSessions.isGenuineForm(request, token: form["csrf"]) else {
+                return message(
+                    "Not deleted", "The form expired or came from another site: reload the page and try again.",
+                    status: .forbidden)
+            }
+            let buildID = context.parameters.get("buildID") ?? ""
+            guard ELFBuildID.isValid(buildID), let sha256 = form["sha256"], !sha256.isEmpty else {
+                return message("Not deleted", "No such symbol file.", status: .badRequest)
+            }
+            let deleted = try await SymbolFileRemoval(index: store, blobs: symbolBlobs)
+                .remove(buildID: buildID, sha256: sha256, in: context.scope)
+            guard !deleted.isEmpty else { return notFound() }
+            return Response(status: .seeOther, headers: [.location: "/symbols"])
+        }
         group.get("reports/:id") { _, context in
             guard let stored = try await store.report(id: try context.id(), in: context.scope) else {
                 return notFound()
@@ -135,13 +154,19 @@ struct WebUI {
             let missing = try await store.missingSymbols(in: context.scope, page: Page(limit: 100))
             var values: [String: Any] = [
                 "title": "Symbols", "symbolizer": symbolizer ?? "", "hasFiles": !files.isEmpty,
+                "csrf": WebSessions.formToken(for: request) ?? "",
                 "files": files.map { file -> [String: Any] in
-                    [
+                    var values: [String: Any] = [
                         "buildID": file.buildID, "fileName": file.fileName, "size": file.size,
-                        "uploadedAt": iso(file.uploadedAt), "reports": uses[file.buildID] ?? 0,
+                        "sha256": file.sha256, "uploadedAt": iso(file.uploadedAt), "reports": uses[file.buildID] ?? 0,
                         "contents": [file.hasDebugInfo ? "debug info" : nil, file.hasCode ? "code" : nil]
                             .compactMap { $0 }.joined(separator: ", "),
                     ]
+                    if file.symbolizerFailures >= SymbolicationService.maxFailuresPerFile {
+                        values["leftOut"] =
+                            "llvm-symbolizer failed \(file.symbolizerFailures) times on it: left out of symbolication"
+                    }
+                    return values
                 },
                 "hasMissing": !missing.isEmpty,
                 "missing": missing.map { entry -> [String: Any] in
@@ -510,6 +535,18 @@ struct WebUI {
         return rows
     }
 
+    static func describe(_ symbolication: ReportSymbolication) -> String {
+        switch symbolication.state {
+        case .pending:
+            symbolication.attempts == 0
+                ? "waiting"
+                : "waiting (\(symbolication.attempts) failed attempt\(symbolication.attempts == 1 ? "" : "s"))"
+        case .missing: "done with the debug files uploaded so far; waiting for the missing ones"
+        case .done: "done"
+        case .failed: "failed: \(symbolication.failure ?? "no reason recorded")"
+        }
+    }
+
     private func reportValues(_ stored: StoredReport) -> [String: Any] {
         let report = stored.report
         var facts: [[String: String]] = [
@@ -539,6 +576,9 @@ struct WebUI {
             ])
         }
         if let symbols = report.symbolicationSummary { facts.append(["name": "Symbols", "value": symbols]) }
+        if let symbolication = stored.symbolication {
+            facts.append(["name": "Symbolication here", "value": Self.describe(symbolication)])
+        }
         // Collapsed, each summarized by the first function of the app's own it is in.
         let otherThreads: [[String: Any]] = (report.threads?.dropFirst() ?? []).map { thread in
             var stack = report

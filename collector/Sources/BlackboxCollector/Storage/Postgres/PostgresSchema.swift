@@ -185,5 +185,13 @@ enum PostgresSchema {
                 killed BIGINT NOT NULL, PRIMARY KEY (project_id, app_version, day))
             """
         ],
+        // 8: symbolication as a bounded shared resource: attempts per report (then `failed`, kept as
+        // `missing` with its reason, as in SQLite) and failures per debug file.
+        [
+            "ALTER TABLE reports ADD COLUMN symbolication_attempts BIGINT NOT NULL DEFAULT 0",
+            "ALTER TABLE reports ADD COLUMN symbolication_retry_at DOUBLE PRECISION NOT NULL DEFAULT 0",
+            "ALTER TABLE reports ADD COLUMN symbolication_failure TEXT",
+            "ALTER TABLE symbol_files ADD COLUMN symbolizer_failures BIGINT NOT NULL DEFAULT 0",
+        ],
     ]
 }

@@ -107,15 +107,24 @@ extension PostgresStore {
 
     public func report(id: Int64, in scope: ProjectScope) async throws -> StoredReport? {
         let found = try await read(
-            "SELECT id, bundle_id, group_id, json FROM reports WHERE id = \(id) AND project_id = \(scope.projectID)"
+            """
+            SELECT id, bundle_id, group_id, json, symbolication, symbolication_attempts, symbolication_failure
+            FROM reports WHERE id = \(id) AND project_id = \(scope.projectID)
+            """
         ) {
             (
                 try $0["id"].decode(Int64.self), try $0["bundle_id"].decode(Int64.self),
-                try $0["group_id"].decode(Int64.self), try $0["json"].decode(Data.self)
+                try $0["group_id"].decode(Int64.self), try $0["json"].decode(Data.self),
+                ReportSymbolication(
+                    column: try $0["symbolication"].decode(String?.self),
+                    attempts: Int(try $0["symbolication_attempts"].decode(Int64.self)),
+                    failure: try $0["symbolication_failure"].decode(String?.self))
             )
         }
-        guard let (id, bundleID, groupID, json) = found.first else { return nil }
-        return StoredReport(id: id, bundleID: bundleID, groupID: groupID, report: try CrashReport.decode(json))
+        guard let (id, bundleID, groupID, json, symbolication) = found.first else { return nil }
+        return StoredReport(
+            id: id, bundleID: bundleID, groupID: groupID, report: try CrashReport.decode(json),
+            symbolication: symbolication)
     }
 
     public func bundles(in scope: ProjectScope, page: Page) async throws -> [BundleRecord] {

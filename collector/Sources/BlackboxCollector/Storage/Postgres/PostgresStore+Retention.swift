@@ -20,15 +20,21 @@ extension PostgresStore {
 
     /// One instance at a time (an advisory lock; the others skip this round). Days entirely before
     /// the cutoff are dropped as partitions; the cutoff's own day loses its expired files row by row.
-    public func deleteBundles(receivedBefore cutoff: Date) async throws -> RetentionOutcome {
+    public func deleteBundles(receivedBefore cutoff: Date, beyondBytesPerProject bytesPerProject: Int64)
+        async throws -> RetentionOutcome
+    {
         let cutoffDay = Self.day(cutoff)
         let outcome = try await transaction { connection, logger -> RetentionOutcome in
             let locked = try await Self.rows(
                 connection, "SELECT pg_try_advisory_xact_lock(\(Self.retentionLock)) AS locked", logger: logger,
                 { try $0["locked"].decode(Bool.self) })
             guard locked.first == true else { return RetentionOutcome(deletedBundles: 0, unreferencedBlobs: []) }
+            try await connection.query(
+                "DELETE FROM release_sessions WHERE day < \(ReleaseSQL.day(cutoff))", logger: logger)
             let expired = try await Self.rows(
-                connection, "SELECT id, blob FROM bundles WHERE received_at < \(cutoff.timeIntervalSince1970)",
+                connection,
+                Self.query(
+                    (RetentionSQL.expiredBundles, [.real(cutoff.timeIntervalSince1970), .integer(bytesPerProject)])),
                 logger: logger, { (try $0["id"].decode(Int64.self), try $0["blob"].decode(String.self)) })
             let partitions = try await Self.rows(
                 connection,

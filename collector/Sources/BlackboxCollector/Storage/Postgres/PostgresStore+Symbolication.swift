@@ -6,10 +6,21 @@ import PostgresNIO
 /// may symbolicate the same report at once: the report's row is locked and its epoch checked, so
 /// exactly one applies it.
 extension PostgresStore {
-    public func pendingSymbolication(limit: Int) async throws -> [PendingReport] {
+    public func projectsDueForSymbolication(at now: Date) async throws -> [Int64] {
         try await read(
             """
-            SELECT id, project_id, symbolication_epoch, json FROM reports WHERE symbolication = 'pending'
+            SELECT DISTINCT project_id FROM reports
+            WHERE symbolication = 'pending' AND symbolication_retry_at <= \(now.timeIntervalSince1970)
+            """
+        ) { try $0["project_id"].decode(Int64.self) }
+    }
+
+    public func pendingSymbolication(projectID: Int64, at now: Date, limit: Int) async throws -> [PendingReport] {
+        try await read(
+            """
+            SELECT id, project_id, symbolication_epoch, json FROM reports
+            WHERE symbolication = 'pending' AND project_id = \(projectID)
+                AND symbolication_retry_at <= \(now.timeIntervalSince1970)
             ORDER BY id LIMIT \(Int64(limit))
             """
         ) {
@@ -17,6 +28,23 @@ extension PostgresStore {
                 id: try $0["id"].decode(Int64.self), projectID: try $0["project_id"].decode(Int64.self),
                 epoch: try $0["symbolication_epoch"].decode(Int64.self), json: try $0["json"].decode(Data.self))
         }
+    }
+
+    public func symbolicationFailed(_ report: PendingReport, reason: String, retryAt: Date, maxAttempts: Int)
+        async throws
+    {
+        let statement = Self.query(
+            SymbolicationSQL.failedAttempt(report, reason: reason, retryAt: retryAt, maxAttempts: maxAttempts))
+        try await transaction { connection, logger in _ = try await connection.query(statement, logger: logger) }
+    }
+
+    public func recordSymbolizerFailure(fileID: Int64) async throws -> Int {
+        try await read(
+            """
+            UPDATE symbol_files SET symbolizer_failures = symbolizer_failures + 1 WHERE id = \(fileID)
+            RETURNING symbolizer_failures
+            """
+        ) { Int(try $0["symbolizer_failures"].decode(Int64.self)) }.first ?? 0
     }
 
     public func markSymbolsMissing(_ reports: [PendingReport]) async throws {
@@ -62,7 +90,8 @@ extension PostgresStore {
         let state = update.complete ? "done" : "missing"
         try await connection.query(
             """
-            UPDATE reports SET json = \(update.json), reason = \(update.reason), symbolication = \(state)
+            UPDATE reports SET json = \(update.json), reason = \(update.reason), symbolication = \(state),
+                symbolication_failure = \(update.failure)
             WHERE id = \(reportID)
             """, logger: logger)
         try await connection.query(
@@ -122,7 +151,8 @@ extension PostgresStore {
     public func requestSymbolication(projectID: Int64, buildID: String) async throws -> Int {
         try await read(
             """
-            UPDATE reports SET symbolication = 'pending', symbolication_epoch = symbolication_epoch + 1
+            UPDATE reports SET symbolication = 'pending', symbolication_epoch = symbolication_epoch + 1,
+                symbolication_attempts = 0, symbolication_retry_at = 0, symbolication_failure = NULL
             WHERE id IN (
                 SELECT report_id FROM report_images
                 WHERE project_id = \(projectID) AND build_id = \(buildID) AND NOT resolved)

@@ -47,6 +47,48 @@ extension PostgresStore {
             """, Self.symbolFile)
     }
 
+    public func deleteSymbolFiles(buildID: String, sha256: String?, in scope: ProjectScope) async throws
+        -> [SymbolFile]
+    {
+        if let sha256 {
+            return try await read(
+                """
+                DELETE FROM symbol_files WHERE project_id = \(scope.projectID) AND build_id = \(buildID)
+                    AND sha256 = \(sha256)
+                RETURNING *
+                """, Self.symbolFile)
+        }
+        return try await read(
+            """
+            DELETE FROM symbol_files WHERE project_id = \(scope.projectID) AND build_id = \(buildID) RETURNING *
+            """, Self.symbolFile)
+    }
+
+    public func referencedSymbolBlobs(_ blobs: [String]) async throws -> Set<String> {
+        guard !blobs.isEmpty else { return [] }
+        return Set(
+            try await read("SELECT DISTINCT blob FROM symbol_files WHERE blob = ANY(\(blobs))") {
+                try $0["blob"].decode(String.self)
+            })
+    }
+
+    public func symbolUsage(projectID: Int64) async throws -> SymbolUsage {
+        try await read(
+            """
+            SELECT count(*) AS files, CAST(coalesce(sum(size), 0) AS BIGINT) AS bytes FROM symbol_files
+            WHERE project_id = \(projectID)
+            """
+        ) {
+            SymbolUsage(files: Int(try $0["files"].decode(Int64.self)), bytes: try $0["bytes"].decode(Int64.self))
+        }.first ?? SymbolUsage(files: 0, bytes: 0)
+    }
+
+    public func bundleBytes(projectID: Int64) async throws -> Int64 {
+        try await read(
+            "SELECT CAST(coalesce(sum(size), 0) AS BIGINT) AS bytes FROM bundles WHERE project_id = \(projectID)"
+        ) { try $0["bytes"].decode(Int64.self) }.first ?? 0
+    }
+
     static func symbolFile(_ row: PostgresRandomAccessRow) throws -> SymbolFile {
         SymbolFile(
             id: try row["id"].decode(Int64.self), projectID: try row["project_id"].decode(Int64.self),
@@ -54,6 +96,7 @@ extension PostgresStore {
             size: try row["size"].decode(Int64.self), sha256: try row["sha256"].decode(String.self),
             blob: try row["blob"].decode(String.self), hasDebugInfo: try row["has_debug_info"].decode(Bool.self),
             hasCode: try row["has_code"].decode(Bool.self),
-            uploadedAt: Date(timeIntervalSince1970: try row["uploaded_at"].decode(Double.self)))
+            uploadedAt: Date(timeIntervalSince1970: try row["uploaded_at"].decode(Double.self)),
+            symbolizerFailures: Int(try row["symbolizer_failures"].decode(Int64.self)))
     }
 }

@@ -166,6 +166,17 @@ enum SQLiteSchema {
                         killed INTEGER NOT NULL, PRIMARY KEY (project_id, app_version, day));
                     """)
         }
+        // Symbolication as a bounded shared resource: attempts per report (then `failed`, kept as
+        // `missing` with its reason: SQLite cannot alter the state's CHECK) and failures per debug file.
+        migrator.registerMigration("v8-symbolication-bounds") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE reports ADD COLUMN symbolication_attempts INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE reports ADD COLUMN symbolication_retry_at REAL NOT NULL DEFAULT 0;
+                    ALTER TABLE reports ADD COLUMN symbolication_failure TEXT;
+                    ALTER TABLE symbol_files ADD COLUMN symbolizer_failures INTEGER NOT NULL DEFAULT 0;
+                    """)
+        }
         return migrator
     }
 }

@@ -107,15 +107,28 @@ extension SQLiteStore {
     }
 
     public func report(id: Int64, in scope: ProjectScope) async throws -> StoredReport? {
-        let found = try await pool.read { db -> (Int64, Int64, Int64, Data)? in
+        let found = try await pool.read { db -> (Int64, Int64, Int64, Data, ReportSymbolication?)? in
             try Row.fetchOne(
-                db, sql: "SELECT id, bundle_id, group_id, json FROM reports WHERE id = ? AND project_id = ?",
+                db,
+                sql: """
+                    SELECT id, bundle_id, group_id, json, symbolication, symbolication_attempts, symbolication_failure
+                    FROM reports WHERE id = ? AND project_id = ?
+                    """,
                 arguments: [id, scope.projectID]
             )
-            .map { ($0["id"], $0["bundle_id"], $0["group_id"], $0["json"]) }
+            .map {
+                (
+                    $0["id"], $0["bundle_id"], $0["group_id"], $0["json"],
+                    ReportSymbolication(
+                        column: $0["symbolication"], attempts: $0["symbolication_attempts"],
+                        failure: $0["symbolication_failure"])
+                )
+            }
         }
-        guard let (id, bundleID, groupID, json) = found else { return nil }
-        return StoredReport(id: id, bundleID: bundleID, groupID: groupID, report: try CrashReport.decode(json))
+        guard let (id, bundleID, groupID, json, symbolication) = found else { return nil }
+        return StoredReport(
+            id: id, bundleID: bundleID, groupID: groupID, report: try CrashReport.decode(json),
+            symbolication: symbolication)
     }
 
     public func bundles(in scope: ProjectScope, page: Page) async throws -> [BundleRecord] {

@@ -15,11 +15,14 @@ extension SQLiteStore {
             })
     }
 
-    public func deleteBundles(receivedBefore cutoff: Date) async throws -> RetentionOutcome {
+    public func deleteBundles(receivedBefore cutoff: Date, beyondBytesPerProject bytesPerProject: Int64)
+        async throws -> RetentionOutcome
+    {
         let outcome = try await pool.write { db -> RetentionOutcome in
+            try db.execute(
+                sql: "DELETE FROM release_sessions WHERE day < ?", arguments: [ReleaseSQL.day(cutoff)])
             let expired = try Row.fetchAll(
-                db, sql: "SELECT id, blob FROM bundles WHERE received_at < ?", arguments: [cutoff.timeIntervalSince1970]
-            )
+                db, sql: RetentionSQL.expiredBundles, arguments: [cutoff.timeIntervalSince1970, bytesPerProject])
             for bundle in expired {
                 let id: Int64 = bundle["id"]
                 for fileID in try Int64.fetchAll(

@@ -3,19 +3,51 @@ import GRDB
 
 /// `SymbolicationStore`: the symbolication queue, and regrouping a symbolicated report.
 extension SQLiteStore {
-    public func pendingSymbolication(limit: Int) async throws -> [PendingReport] {
+    public func projectsDueForSymbolication(at now: Date) async throws -> [Int64] {
+        try await pool.read { db in
+            try Int64.fetchAll(
+                db,
+                sql: """
+                    SELECT DISTINCT project_id FROM reports
+                    WHERE symbolication = 'pending' AND symbolication_retry_at <= ?
+                    """,
+                arguments: [now.timeIntervalSince1970])
+        }
+    }
+
+    public func pendingSymbolication(projectID: Int64, at now: Date, limit: Int) async throws -> [PendingReport] {
         try await pool.read { db in
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT id, project_id, symbolication_epoch, json FROM reports WHERE symbolication = 'pending'
+                    SELECT id, project_id, symbolication_epoch, json FROM reports
+                    WHERE symbolication = 'pending' AND project_id = ? AND symbolication_retry_at <= ?
                     ORDER BY id LIMIT ?
                     """,
-                arguments: [limit]
+                arguments: [projectID, now.timeIntervalSince1970, limit]
             ).map {
                 PendingReport(
                     id: $0["id"], projectID: $0["project_id"], epoch: $0["symbolication_epoch"], json: $0["json"])
             }
+        }
+    }
+
+    public func symbolicationFailed(_ report: PendingReport, reason: String, retryAt: Date, maxAttempts: Int)
+        async throws
+    {
+        let (sql, arguments) = SymbolicationSQL.failedAttempt(
+            report, reason: reason, retryAt: retryAt, maxAttempts: maxAttempts)
+        let values = Self.values(arguments)
+        try await pool.write { db in try db.execute(sql: sql, arguments: StatementArguments(values)) }
+    }
+
+    public func recordSymbolizerFailure(fileID: Int64) async throws -> Int {
+        try await pool.write { db in
+            try db.execute(
+                sql: "UPDATE symbol_files SET symbolizer_failures = symbolizer_failures + 1 WHERE id = ?",
+                arguments: [fileID])
+            return try Int.fetchOne(
+                db, sql: "SELECT symbolizer_failures FROM symbol_files WHERE id = ?", arguments: [fileID]) ?? 0
         }
     }
 
@@ -50,8 +82,8 @@ extension SQLiteStore {
         let (oldGroup, projectID, oldSignature): (Int64, Int64, String) =
             (current["group_id"], current["project_id"], current["signature"])
         try db.execute(
-            sql: "UPDATE reports SET json = ?, reason = ?, symbolication = ? WHERE id = ?",
-            arguments: [update.json, update.reason, update.complete ? "done" : "missing", reportID])
+            sql: "UPDATE reports SET json = ?, reason = ?, symbolication = ?, symbolication_failure = ? WHERE id = ?",
+            arguments: [update.json, update.reason, update.complete ? "done" : "missing", update.failure, reportID])
         for buildID in update.resolvedBuildIDs {
             try db.execute(
                 sql: "UPDATE report_images SET resolved = 1 WHERE report_id = ? AND build_id = ?",
@@ -107,7 +139,8 @@ extension SQLiteStore {
         try await pool.write { db in
             try db.execute(
                 sql: """
-                    UPDATE reports SET symbolication = 'pending', symbolication_epoch = symbolication_epoch + 1
+                    UPDATE reports SET symbolication = 'pending', symbolication_epoch = symbolication_epoch + 1,
+                        symbolication_attempts = 0, symbolication_retry_at = 0, symbolication_failure = NULL
                     WHERE id IN (SELECT report_id FROM report_images WHERE project_id = ? AND build_id = ? AND NOT resolved)
                     """,
                 arguments: [projectID, buildID])

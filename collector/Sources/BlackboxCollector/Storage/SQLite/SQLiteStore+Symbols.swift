@@ -52,6 +52,51 @@ extension SQLiteStore {
                 arguments: [scope.projectID, page.limit, page.offset])
         }
     }
+
+    public func deleteSymbolFiles(buildID: String, sha256: String?, in scope: ProjectScope) async throws
+        -> [SymbolFile]
+    {
+        try await pool.write { db in
+            let files = try SymbolFile.fetchAll(
+                db,
+                sql: """
+                    SELECT * FROM symbol_files WHERE project_id = ? AND build_id = ? AND (? IS NULL OR sha256 = ?)
+                    """,
+                arguments: [scope.projectID, buildID, sha256, sha256])
+            for file in files {
+                try db.execute(sql: "DELETE FROM symbol_files WHERE id = ?", arguments: [file.id])
+            }
+            return files
+        }
+    }
+
+    public func referencedSymbolBlobs(_ blobs: [String]) async throws -> Set<String> {
+        guard !blobs.isEmpty else { return [] }
+        return try await pool.read { db in
+            Set(
+                try String.fetchAll(
+                    db,
+                    sql: "SELECT DISTINCT blob FROM symbol_files WHERE blob IN (SELECT value FROM json_each(?))",
+                    arguments: [String(decoding: try JSONEncoder().encode(blobs), as: UTF8.self)]))
+        }
+    }
+
+    public func symbolUsage(projectID: Int64) async throws -> SymbolUsage {
+        try await pool.read { db in
+            let row = try Row.fetchOne(
+                db,
+                sql: "SELECT count(*) AS files, coalesce(sum(size), 0) AS bytes FROM symbol_files WHERE project_id = ?",
+                arguments: [projectID])
+            return SymbolUsage(files: row?["files"] ?? 0, bytes: row?["bytes"] ?? 0)
+        }
+    }
+
+    public func bundleBytes(projectID: Int64) async throws -> Int64 {
+        try await pool.read { db in
+            try Int64.fetchOne(
+                db, sql: "SELECT coalesce(sum(size), 0) FROM bundles WHERE project_id = ?", arguments: [projectID]) ?? 0
+        }
+    }
 }
 
 extension SymbolFile: FetchableRecord {
