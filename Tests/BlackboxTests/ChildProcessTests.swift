@@ -273,7 +273,7 @@ struct KillTestLine {
     }
 }
 
-struct SplitMix64 {
+struct SplitMix64: RandomNumberGenerator {
     var state: UInt64
     init(seed: UInt64) { state = seed }
     mutating func next() -> UInt64 {

@@ -238,3 +238,41 @@ struct ReportTimeParsingTests {
         #expect(ReportTime.parse("2026-11-25T10:00:00Z") != nil)
     }
 }
+
+@Suite("Frames find their images")
+struct FrameImageTests {
+    /// The report's frames, each with the image it was given, from a raw report of `images` lines and
+    /// one frame per address.
+    static func imageIndices(images: [(UInt64, UInt64)], addresses: [UInt64]) throws -> [Int?] {
+        var raw = "blackbox-raw-crash 1\napp x\n"
+        for address in addresses { raw += "unwind 0x\(String(address, radix: 16))\n" }
+        raw += "unwind-end 0 ok\n"
+        for (index, (start, end)) in images.enumerated() {
+            raw +=
+                "image 0x\(String(start, radix: 16)) 0x\(String(start, radix: 16)) 0x\(String(end, radix: 16)) ab /lib\(index).so\n"
+        }
+        raw += "end\n"
+        return CrashReportAssembler().assemble(try RawCrashReport(bytes: Array(raw.utf8))).frames.map(\.imageIndex)
+    }
+
+    @Test(
+        "4,096 images in any order: every frame gets the image that holds it, or none; overlapping images: the first listed"
+    )
+    func lookup() throws {
+        var random = SplitMix64(seed: 7)
+        // Disjoint images of 4 KiB with gaps, listed shuffled.
+        var images = (0..<4_096).map { index -> (UInt64, UInt64) in
+            let start = 0x10_0000 + UInt64(index) * 0x2000
+            return (start, start + 0x1000)
+        }
+        images.shuffle(using: &random)
+        let addresses = (0..<1_000).map { _ in 0x10_0000 - 0x100 + random.next() % (4_097 * 0x2000) }
+        let expected = addresses.map { address in images.firstIndex { address >= $0.0 && address < $0.1 } }
+        #expect(try Self.imageIndices(images: images, addresses: addresses) == expected)
+        #expect(expected.contains(nil) && expected.contains { $0 != nil }, "both cases are exercised")
+
+        let overlapping: [(UInt64, UInt64)] = [(0x2000, 0x3000), (0x1000, 0x4000), (0x5000, 0x4000)]
+        #expect(
+            try Self.imageIndices(images: overlapping, addresses: [0x1500, 0x2500, 0x3500, 0x4500]) == [1, 0, 1, nil])
+    }
+}

@@ -25,10 +25,12 @@ public final class CollectorProcess: @unchecked Sendable {
     }
 
     public init(
-        dataDirectory: String, port: Int = 0, arguments: [String] = [], executable: String = CollectorProcess.executable
+        dataDirectory: String, port: Int = 0, arguments: [String] = [], environment: [String: String] = [:],
+        executable: String = CollectorProcess.executable
     ) throws {
         process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.arguments = ["serve", "--data-dir", dataDirectory, "--port", "\(port)", "--quiet"] + arguments
         let out = Pipe()
         process.standardOutput = out
@@ -57,9 +59,44 @@ public final class CollectorProcess: @unchecked Sendable {
         adminToken = printed ? value("admin token:") : saved["adminToken"] ?? ""
     }
 
+    /// Starts it on a thread of its own: waiting for its banner on one of a test process's few
+    /// cooperative threads held up every test running beside it.
+    public static func start(
+        dataDirectory: String, port: Int = 0, arguments: [String] = [], environment: [String: String] = [:],
+        executable: String = CollectorProcess.executable
+    ) async throws -> CollectorProcess {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                continuation.resume(
+                    with: Result {
+                        try CollectorProcess(
+                            dataDirectory: dataDirectory, port: port, arguments: arguments, environment: environment,
+                            executable: executable)
+                    })
+            }.start()
+        }
+    }
+
     public func kill(_ signal: Int32) {
         Foundation.kill(process.processIdentifier, signal)
         process.waitUntilExit()
+    }
+
+    /// Resident set of the collector and every process it started (the symbolizers), in MiB.
+    public var treeRSS: Double {
+        func descendants(of pid: Int32) -> [Int32] {
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+            let children = tasks.flatMap { task in
+                ((try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/children", encoding: .utf8)) ?? "")
+                    .split(separator: " ").compactMap { Int32($0) }
+            }
+            return children + children.flatMap(descendants)
+        }
+        return ([process.processIdentifier] + descendants(of: process.processIdentifier)).reduce(0) { sum, pid in
+            let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+            let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+            return sum + (Double(line.split(separator: " ").dropFirst().first ?? "") ?? 0) / 1024
+        }
     }
 
     /// Peak resident set (VmHWM) in MiB.

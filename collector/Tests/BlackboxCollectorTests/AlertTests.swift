@@ -311,14 +311,16 @@ struct AlertDurabilityTests {
         await receiver.stop()
         let scratch = TemporaryDirectory(prefix: "alerts-kill")
         defer { scratch.remove() }
-        let first = try CollectorProcess(dataDirectory: scratch.path, arguments: ["--webhook-allow", "127.0.0.0/8"])
+        let first = try await CollectorProcess.start(
+            dataDirectory: scratch.path, arguments: ["--webhook-allow", "127.0.0.0/8"])
         try await Self.createWebhook(base: first.baseURL, token: first.adminToken, url: url)
         #expect(try await Self.upload(base: first.baseURL, key: first.ingestKey, function: "shop.kill() -> ()") == 201)
         first.kill(SIGKILL)  // the alert was queued with the upload; the receiver is down: not delivered
 
         try await receiver.start()
         defer { Task { await receiver.stop() } }
-        let second = try CollectorProcess(dataDirectory: scratch.path, arguments: ["--webhook-allow", "127.0.0.0/8"])
+        let second = try await CollectorProcess.start(
+            dataDirectory: scratch.path, arguments: ["--webhook-allow", "127.0.0.0/8"])
         defer { second.kill(SIGTERM) }
         // At most the claim lease (60 s) if the first instance died holding it; usually the next poll.
         _ = try await receiver.wait(for: .seconds(100)) { !$0.isEmpty }
@@ -339,9 +341,9 @@ struct AlertDurabilityTests {
             "--database-url", try PostgresServer.running().makeDatabase(), "--blob-dir", scratch.path + "/blobs",
             "--webhook-allow", "127.0.0.0/8",
         ]
-        let first = try CollectorProcess(dataDirectory: scratch.path + "/a", arguments: shared)
+        let first = try await CollectorProcess.start(dataDirectory: scratch.path + "/a", arguments: shared)
         defer { first.kill(SIGTERM) }
-        let second = try CollectorProcess(dataDirectory: scratch.path + "/b", arguments: shared)
+        let second = try await CollectorProcess.start(dataDirectory: scratch.path + "/b", arguments: shared)
         defer { second.kill(SIGTERM) }
         try await Self.createWebhook(base: first.baseURL, token: first.adminToken, url: receiver.url)
         // Fewer than the 10 new-group alerts a webhook gets a minute one by one (more are digested).

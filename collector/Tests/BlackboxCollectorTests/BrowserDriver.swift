@@ -23,7 +23,7 @@ enum BrowserDriver {
         }
     }
 
-    struct Run {
+    struct Run: @unchecked Sendable {
         /// Per step: the page's URL afterwards, and what an `evaluate` step returned.
         var urls: [String]
         var values: [Any?]
@@ -37,11 +37,19 @@ enum BrowserDriver {
             .deletingLastPathComponent().appendingPathComponent(".build/test-output/\(name)").path
     }
 
-    static func run(_ chromium: String, _ steps: [Step], output: String) throws -> Run {
+    /// Waits for the browser on a thread of its own: waiting on one of the test process's two
+    /// cooperative threads, it left the server the browser was reading from (in this process) one
+    /// thread or none, and the browser timed out while every test beside it stalled.
+    static func run(_ chromium: String, _ steps: [Step], output: String) async throws -> Run {
+        let stepsJSON = try JSONSerialization.data(withJSONObject: steps.map(\.json))
+        return try await HostileProcessTests.offThePool { try runBlocking(chromium, stepsJSON, output: output) }
+    }
+
+    private static func runBlocking(_ chromium: String, _ stepsJSON: Data, output: String) throws -> Run {
         let scratch = TemporaryDirectory(prefix: "browser-steps")
         defer { scratch.remove() }
         let stepsFile = "\(scratch.path)/steps.json"
-        try JSONSerialization.data(withJSONObject: steps.map(\.json)).write(to: URL(fileURLWithPath: stepsFile))
+        try stepsJSON.write(to: URL(fileURLWithPath: stepsFile))
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("browser/drive.py").path
         let process = Process()

@@ -33,7 +33,7 @@ struct CrashRecoveryTests {
         }
 
         note("starting collector")
-        let first = try CollectorProcess(dataDirectory: directory)
+        let first = try await CollectorProcess.start(dataDirectory: directory)
         note("collector at \(first.baseURL)")
         let acknowledged = AckList()
         // Kill once a random number of uploads were acknowledged, plus a random moment more, so the
@@ -71,7 +71,7 @@ struct CrashRecoveryTests {
         )
         #expect(acked.count > 0, "the kill came after some uploads were acknowledged")
 
-        let second = try CollectorProcess(dataDirectory: directory)
+        let second = try await CollectorProcess.start(dataDirectory: directory)
         note("restarted at \(second.baseURL)")
         defer { second.kill(SIGTERM) }
         #expect(
@@ -137,7 +137,7 @@ final class AckList: @unchecked Sendable {
 }
 
 /// A small seeded generator, so a failing run can be repeated.
-struct SplitMix {
+struct SplitMix: RandomNumberGenerator {
     var state: UInt64
     init(seed: UInt64) { state = seed }
     mutating func next() -> UInt64 {

@@ -14,7 +14,7 @@ struct EndToEndTests {
     func crashGroupAndLogsAppear() async throws {
         let scratch = TemporaryDirectory()
         defer { scratch.remove() }
-        let collector = try CollectorProcess(dataDirectory: scratch.path + "/collector")
+        let collector = try await CollectorProcess.start(dataDirectory: scratch.path + "/collector")
         defer { collector.kill(SIGTERM) }
         let app = scratch.path + "/app"
         let upload = ["--collector", collector.baseURL, "--key", collector.ingestKey]
@@ -45,7 +45,7 @@ struct EndToEndTests {
     func killedUploaderResumes() async throws {
         let scratch = TemporaryDirectory()
         defer { scratch.remove() }
-        let collector = try CollectorProcess(dataDirectory: scratch.path + "/collector")
+        let collector = try await CollectorProcess.start(dataDirectory: scratch.path + "/collector")
         defer { collector.kill(SIGTERM) }
         // 3 MB of hex lines (about 1.5 MB zipped), sent at 30 KB/s: 50 s, killed as soon as it started.
         // The window is long because the polling below runs on the tests' shared cooperative pool,
@@ -86,7 +86,7 @@ struct EndToEndTests {
         let scratch = TemporaryDirectory()
         defer { scratch.remove() }
         // Learn a free port and the keys of a data directory, then take the collector down.
-        let first = try CollectorProcess(dataDirectory: scratch.path + "/collector")
+        let first = try await CollectorProcess.start(dataDirectory: scratch.path + "/collector")
         let port = try #require(URL(string: first.baseURL)?.port)
         let (key, admin) = (first.ingestKey, first.adminToken)
         first.kill(SIGTERM)
@@ -107,7 +107,7 @@ struct EndToEndTests {
         while !Tool.output(of: uploader).stderr.contains("retrying in") && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(50))
         }
-        let second = try CollectorProcess(dataDirectory: scratch.path + "/collector", port: port)
+        let second = try await CollectorProcess.start(dataDirectory: scratch.path + "/collector", port: port)
         defer { second.kill(SIGTERM) }
         let result = await uploader.wait()
         #expect(result.status == 0, "\(result.stderr)")
@@ -125,7 +125,7 @@ struct EndToEndTests {
     func tooLargeIsKept() async throws {
         let scratch = TemporaryDirectory()
         defer { scratch.remove() }
-        let collector = try CollectorProcess(
+        let collector = try await CollectorProcess.start(
             dataDirectory: scratch.path + "/collector", arguments: ["--max-body-bytes", "50000"])
         defer { collector.kill(SIGTERM) }
         scratch.write("app/logs/shop.20261121T100000.000Z--20261121T110000.000Z.log", Tool.randomLines(bytes: 400_000))
@@ -149,7 +149,7 @@ struct EndToEndTests {
     func foreignZips() async throws {
         let scratch = TemporaryDirectory()
         defer { scratch.remove() }
-        let collector = try CollectorProcess(dataDirectory: scratch.path + "/collector")
+        let collector = try await CollectorProcess.start(dataDirectory: scratch.path + "/collector")
         defer { collector.kill(SIGTERM) }
         scratch.write("plain/server.log", "2026-11-22T00:00:00.000Z INFO  web: zip-tool-needle\n")
         let zipped = try run(
@@ -183,7 +183,7 @@ struct EndToEndTests {
     func clearFailures() async throws {
         let scratch = TemporaryDirectory()
         defer { scratch.remove() }
-        let collector = try CollectorProcess(dataDirectory: scratch.path + "/collector")
+        let collector = try await CollectorProcess.start(dataDirectory: scratch.path + "/collector")
         defer { collector.kill(SIGTERM) }
         scratch.write("a.log", "line\n")
         let healthy = try await Tool.run(
@@ -217,7 +217,7 @@ struct EndToEndTests {
     func progressBar() async throws {
         let scratch = TemporaryDirectory()
         defer { scratch.remove() }
-        let collector = try CollectorProcess(dataDirectory: scratch.path + "/collector")
+        let collector = try await CollectorProcess.start(dataDirectory: scratch.path + "/collector")
         defer { collector.kill(SIGTERM) }
         scratch.write("tty/app.log", Tool.randomLines(bytes: 600_000))
         scratch.write("pipe/app.log", Tool.randomLines(bytes: 600_000))

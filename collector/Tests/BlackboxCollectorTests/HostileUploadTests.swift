@@ -114,8 +114,9 @@ struct HostileUploadTests {
             #expect(!FileManager.default.fileExists(atPath: escaped), "\(escaped)")
         }
         #expect((try await HTTP.get(collector, "/api/v1/bundles").json["items"] as? [Any])?.isEmpty == true)
-        // Memory stayed bounded (the bombs were never inflated into memory) and the server still serves.
-        #expect(residentMegabytes() < 400, "RSS \(residentMegabytes()) MiB")
+        // The server still serves. (Its memory is measured where it is alone in its process:
+        // HostileProcessTests. Here every other test shares this process's RSS: a bound on it failed
+        // by the neighbours' growth, not by this test's bombs.)
         #expect(try await HTTP.request("\(collector.baseURL)/health").status == 200)
         let after = try await HTTP.upload(collector, valid)
         #expect(after.status == 201)
@@ -204,10 +205,4 @@ struct HostileUploadTests {
         let zeros = Data(count: 1 << 20)
         return try BundleArchive.zip((0..<40).map { ("logs/\($0).log", zeros) })
     }
-}
-
-func residentMegabytes() -> Int {
-    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
-    let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
-    return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) / 1024
 }

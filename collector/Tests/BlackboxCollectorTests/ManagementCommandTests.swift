@@ -25,11 +25,11 @@ struct ManagementCommandTests {
     func keysPrintedOnce() async throws {
         let scratch = TemporaryDirectory(prefix: "collector-banner")
         defer { scratch.remove() }
-        let first = try CollectorProcess(dataDirectory: scratch.path)
+        let first = try await CollectorProcess.start(dataDirectory: scratch.path)
         #expect(!first.adminToken.isEmpty && first.banner.contains(first.adminToken), "\(first.banner)")
         #expect(first.banner.contains(first.ingestKey))
         first.kill(SIGTERM)
-        let second = try CollectorProcess(dataDirectory: scratch.path)
+        let second = try await CollectorProcess.start(dataDirectory: scratch.path)
         defer { second.kill(SIGTERM) }
         #expect(
             !second.banner.contains(first.adminToken) && !second.banner.contains(first.ingestKey), "\(second.banner)")

@@ -135,7 +135,7 @@ struct ReleaseHealthTests {
             headers: [("Authorization", "Bearer \(collector.adminToken)")])
         let signIn = try #require(link.json["path"] as? String, "\(link.text)")
         let output = BrowserDriver.outputDirectory(for: "release-health")
-        let run = try BrowserDriver.run(
+        let run = try await BrowserDriver.run(
             chromium,
             [
                 .navigate("\(collector.baseURL)\(signIn)?next=%2Freleases"),

@@ -70,6 +70,20 @@ enum Tool {
         try await start(name, arguments, environment: environment).wait()
     }
 
+    /// Writes an executable script by way of a child process (`cp` from a plain file), so that this
+    /// process never holds the script open for writing: a program spawned meanwhile by another test
+    /// would inherit that descriptor, and exec'ing the script would then fail with ETXTBSY ("text
+    /// file busy") — a test's fake symbolizer died at once that way.
+    @discardableResult
+    static func installScript(_ text: String, at path: String) throws -> String {
+        let source = path + ".source"
+        try text.write(toFile: source, atomically: false, encoding: .utf8)
+        guard try BlackboxCollectorTests.run("/bin/cp", [source, path], in: "/") == 0, chmod(path, 0o755) == 0 else {
+            throw CocoaError(.fileWriteUnknown)
+        }
+        return path
+    }
+
     /// Output a running program has written so far.
     static func output(of running: Running) -> (stdout: String, stderr: String) {
         (

@@ -44,9 +44,9 @@ struct ScaleOutTests {
         defer { scratch.remove() }
         let database = try PostgresServer.running().makeDatabase()
         let shared = ["--database-url", database, "--blob-dir", scratch.path + "/blobs"]
-        let first = try CollectorProcess(dataDirectory: scratch.path + "/a", arguments: shared)
+        let first = try await CollectorProcess.start(dataDirectory: scratch.path + "/a", arguments: shared)
         defer { first.kill(SIGTERM) }
-        let second = try CollectorProcess(dataDirectory: scratch.path + "/b", arguments: shared)
+        let second = try await CollectorProcess.start(dataDirectory: scratch.path + "/b", arguments: shared)
         let ports = [first.baseURL, second.baseURL].compactMap { URL(string: $0)?.port }
         let nginx = try LocalNginx(directory: scratch.path + "/nginx", upstreams: ports)
         defer { nginx.stop() }
@@ -113,7 +113,9 @@ struct ScaleOutTests {
         let arguments = ["--database-url", try PostgresServer.running().makeDatabase()]
         let instances = try await withThrowingTaskGroup(of: CollectorProcess.self) { group in
             for name in ["a", "b", "c"] {
-                group.addTask { try CollectorProcess(dataDirectory: scratch.path + "/" + name, arguments: arguments) }
+                group.addTask {
+                    try await CollectorProcess.start(dataDirectory: scratch.path + "/" + name, arguments: arguments)
+                }
             }
             var started: [CollectorProcess] = []
             for try await instance in group { started.append(instance) }

@@ -12,7 +12,7 @@ struct SymbolQuotaTests {
         "the first file of a build-id wins: another with the same contents is refused to a symbols key and replaced only by the admin token; DELETE is the admin's and frees the blob"
     )
     func firstUploadWins() async throws {
-        let fixture = try SymbolFixture()
+        let fixture = try await SymbolFixture.make()
         defer { fixture.remove() }
         let collector = try await TestCollector.start()
         let key = try await SymbolStoreTests.symbolsKey(collector)
@@ -71,7 +71,7 @@ struct SymbolQuotaTests {
         "a project's symbol quota: files and bytes, 413 quota_exceeded past either, usage shown, room again after a delete"
     )
     func quotas() async throws {
-        let fixture = try SymbolFixture()
+        let fixture = try await SymbolFixture.make()
         defer { fixture.remove() }
         let original = try Data(contentsOf: URL(fileURLWithPath: fixture.debugFile))
         let full = try Data(contentsOf: URL(fileURLWithPath: fixture.full))

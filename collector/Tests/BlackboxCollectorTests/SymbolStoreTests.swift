@@ -8,7 +8,7 @@ import Testing
 
 /// A small C program built with debug info the way a release is archived: `app` stripped of its
 /// debug info with a debuglink, `app.debug` the separate debug file, `full` the unstripped binary.
-struct SymbolFixture {
+struct SymbolFixture: Sendable {
     let scratch = TemporaryDirectory()
     var directory: String { scratch.path }
     var app: String { "\(directory)/app" }
@@ -29,13 +29,24 @@ struct SymbolFixture {
             ("/usr/bin/objcopy", ["--only-keep-debug", "full", "app.debug"]),
             ("/usr/bin/objcopy", ["--strip-debug", "--add-gnu-debuglink=app.debug", "full", "app"]),
         ]
-        for (tool, arguments) in steps {
-            #expect(try run(tool, arguments, in: scratch.path) == 0, "\(tool) \(arguments)")
+        // Errors thrown, not recorded: this runs on a thread of its own (`make`), outside the test.
+        struct BuildFailed: Error, CustomStringConvertible { var description: String }
+        for (tool, arguments) in steps where try run(tool, arguments, in: scratch.path) != 0 {
+            throw BuildFailed(description: "\(tool) \(arguments) failed")
         }
-        buildID = try #require(ELFBuildID.read(path: "\(scratch.path)/full"))
+        guard let buildID = ELFBuildID.read(path: "\(scratch.path)/full") else {
+            throw BuildFailed(description: "no build-id in the fixture")
+        }
+        self.buildID = buildID
     }
 
     func remove() { scratch.remove() }
+
+    /// Built on a thread of its own: clang and objcopy waited for on one of the test process's two
+    /// cooperative threads held up every test running in parallel (servers, sleeps, browsers).
+    static func make() async throws -> SymbolFixture {
+        try await HostileProcessTests.offThePool { try SymbolFixture() }
+    }
 }
 
 @Suite("Symbol store: upload, validation, debuginfod")
@@ -91,7 +102,7 @@ struct SymbolStoreTests {
 
     @Test("blackbox symbols upload sends the debug file once; debuginfod-find fetches it with the token")
     func uploadAndFetch() async throws {
-        let fixture = try SymbolFixture()
+        let fixture = try await SymbolFixture.make()
         defer { fixture.remove() }
         let collector = try await TestCollector.start()
         let key = try await Self.symbolsKey(collector)
@@ -145,7 +156,7 @@ struct SymbolStoreTests {
 
     @Test("keys keep to their jobs: an ingest key cannot touch symbols, a symbols key cannot upload bundles")
     func credentials() async throws {
-        let fixture = try SymbolFixture()
+        let fixture = try await SymbolFixture.make()
         defer { fixture.remove() }
         let collector = try await TestCollector.start()
         let key = try await Self.symbolsKey(collector)
@@ -173,7 +184,7 @@ struct SymbolStoreTests {
 
     @Test("hostile symbol uploads are refused with their reason; nothing is stored; the server keeps serving")
     func hostileUploads() async throws {
-        let fixture = try SymbolFixture()
+        let fixture = try await SymbolFixture.make()
         defer { fixture.remove() }
         let collector = try await TestCollector.start { configuration in
             configuration.limits.maxSymbolFileBytes = 8 << 20

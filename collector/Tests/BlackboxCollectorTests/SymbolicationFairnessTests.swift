@@ -38,8 +38,7 @@ struct SymbolicationFairnessTests {
             blobs = try BlobStore(
                 root: "\(directory.path)/symbols", temporaryDirectory: "\(directory.path)/tmp", fileExtension: "elf")
             symbolizer = "\(directory.path)/fake-symbolizer"
-            try SymbolicationFairnessTests.script.write(toFile: symbolizer, atomically: true, encoding: .utf8)
-            chmod(symbolizer, 0o755)
+            try Tool.installScript(SymbolicationFairnessTests.script, at: symbolizer)
             hostile = try await store.createProject(name: "hostile").id
             quiet = try await store.createProject(name: "quiet").id
             // The hostile project's reports are older: a queue in arrival order would serve them first.

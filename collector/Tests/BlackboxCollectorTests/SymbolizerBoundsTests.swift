@@ -10,8 +10,9 @@ import Testing
 struct SymbolizerBoundsTests {
     static var symbolizer: String? { SymbolizerProcess.locate() }
 
-    /// A debug-info-rich file to look addresses up in: this test bundle.
-    static var bundle: String { CommandLine.arguments[0] }
+    /// A file to look addresses up in: a small one (this test bundle, 165 MB of debug info, made the
+    /// symbolizer a heavy neighbour of every test running in parallel).
+    static var bundle: String { "/usr/bin/true" }
 
     @Test("the child runs under its address-space limit: a generous one works, a tiny one fails the lookup")
     func addressSpaceLimit() async throws {
@@ -41,8 +42,7 @@ struct SymbolizerBoundsTests {
     func stopEndsAWedgedChild() async throws {
         let directory = TemporaryDirectory()
         let wedged = "\(directory.path)/wedged-symbolizer"
-        try "#!/bin/sh\nexec sleep 600\n".write(toFile: wedged, atomically: true, encoding: .utf8)
-        chmod(wedged, 0o755)
+        try Tool.installScript("#!/bin/sh\nexec sleep 600\n", at: wedged)
         let symbolizer = SymbolizerProcess(executable: wedged, timeout: .seconds(30))
         async let answer = symbolizer.symbolicate(file: Self.bundle, addresses: [0x1000])
         // Stopped once the child runs (on a loaded machine its start may take a while).

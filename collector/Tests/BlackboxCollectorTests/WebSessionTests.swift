@@ -159,7 +159,7 @@ struct WebSessionTests {
 
     @Test("the symbols page deletes a file with its form (page token needed), and says when a file was left out")
     func symbolsPageDeletes() async throws {
-        let fixture = try SymbolFixture()
+        let fixture = try await SymbolFixture.make()
         defer { fixture.remove() }
         let collector = try await TestCollector.start()
         defer { Task { await collector.stop() } }

@@ -18,7 +18,7 @@ struct WebTriageBrowserTests {
         }
         let scratch = TemporaryDirectory(prefix: "collector-triage-web")
         defer { scratch.remove() }
-        let collector = try CollectorProcess(
+        let collector = try await CollectorProcess.start(
             dataDirectory: scratch.path, arguments: ["--webhook-allow", "127.0.0.0/8"])
         defer { collector.kill(SIGTERM) }
         // A webhook nobody answers (the discard port): its delivery shows on the alerts page.
@@ -54,7 +54,7 @@ struct WebTriageBrowserTests {
 
         let state = "document.querySelector('.status .state').textContent"
         let output = BrowserDriver.outputDirectory(for: "web-triage")
-        let run = try BrowserDriver.run(
+        let run = try await BrowserDriver.run(
             chromium,
             [
                 .navigate("\(collector.baseURL)\(signIn)?next=%2Fgroups%2F\(id)"),

@@ -25,7 +25,7 @@ struct WebUIBrowserTests {
         let scratch = TemporaryDirectory(prefix: "collector-web")
         defer { scratch.remove() }
         let directory = scratch.path
-        let collector = try CollectorProcess(dataDirectory: directory)
+        let collector = try await CollectorProcess.start(dataDirectory: directory)
         defer { collector.kill(SIGTERM) }
 
         var report = Reports.crash(
@@ -93,17 +93,22 @@ struct WebUIBrowserTests {
                 "\(collector.baseURL)/api/v1/login-links", method: .POST, headers: admin)
             let signIn = try #require(link.json["path"] as? String, "\(link.text)")
             let next = path.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? path
-            let dom = try dumpDOM(chromium, url: "\(collector.baseURL)\(signIn)?next=\(next)")
+            let dom = try await dumpDOM(chromium, url: "\(collector.baseURL)\(signIn)?next=\(next)")
             #expect(dom.contains("data-ready=\"yes\""), "\(path): the page's scripts ran")
             #expect(!dom.contains("data-script-error=\""), "\(path): a script error")
             #expect(!dom.contains("<script>alert(1)"), "\(path): upload content must be escaped")
             for text in expected { #expect(dom.contains(text), "\(path) lacks \(text)") }
         }
-        let loginPage = try dumpDOM(chromium, url: "\(collector.baseURL)/groups/\(groupID)")
+        let loginPage = try await dumpDOM(chromium, url: "\(collector.baseURL)/groups/\(groupID)")
         #expect(loginPage.contains("Sign in"), "without a session, pages ask for the admin token")
     }
 
-    func dumpDOM(_ chromium: String, url: String) throws -> String {
+    /// On a thread of its own (see `BrowserDriver.run`): the page comes from a server in this process.
+    func dumpDOM(_ chromium: String, url: String) async throws -> String {
+        try await HostileProcessTests.offThePool { try Self.dumpDOMBlocking(chromium, url: url) }
+    }
+
+    static func dumpDOMBlocking(_ chromium: String, url: String) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: chromium)
         let profileScratch = TemporaryDirectory(prefix: "chromium")

@@ -55,7 +55,10 @@ final class SymbolizerProcess: Sendable {
         thread.start()
     }
 
-    deinit { try? thread.syncShutdownGracefully() }
+    // Not the blocking `syncShutdownGracefully`: the last reference may go on a cooperative thread (or
+    // on the pool's own thread, the end of a lookup), and a thread waiting there to join it would
+    // hold that thread for the join, or for ever.
+    deinit { thread.shutdownGracefully { _ in } }
 
     /// `$BLACKBOX_COLLECTOR_SYMBOLIZER`, else the first `llvm-symbolizer` in `$PATH`, Debian's llvm
     /// package, or the Swift toolchain.
