@@ -43,18 +43,7 @@ struct RetentionService: Service {
             // (BlobStore, "Deleting blobs safely"). This instance's batches also wait meanwhile.
             if !outcome.unreferencedBlobs.isEmpty {
                 try await committer.withBatchesPaused {
-                    let aside = outcome.unreferencedBlobs.compactMap { blob in blobs.moveAside(blob).map { (blob, $0) }
-                    }
-                    let referenced: Set<String>
-                    do {
-                        referenced = try await store.referencedBlobs(aside.map(\.0))
-                    } catch {
-                        for (blob, path) in aside { blobs.restore(path, as: blob) }
-                        throw error
-                    }
-                    for (blob, path) in aside {
-                        if referenced.contains(blob) { blobs.restore(path, as: blob) } else { blobs.removeAside(path) }
-                    }
+                    try await blobs.deleteUnreferenced(outcome.unreferencedBlobs, referenced: store.referencedBlobs)
                 }
             }
             if outcome.deletedBundles > 0 {

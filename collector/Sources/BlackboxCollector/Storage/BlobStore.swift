@@ -194,6 +194,24 @@ public final class BlobStore: Sendable {
 
     public func removeAside(_ aside: String) { unlink(aside) }
 
+    /// Deletes those of `blobs` that nothing references, by the protocol above: each goes aside,
+    /// `referenced` is asked again, and what it names goes back (all of them when it fails).
+    public func deleteUnreferenced(
+        _ blobs: [String], referenced: ([String]) async throws -> Set<String>
+    ) async throws {
+        let aside = blobs.compactMap { blob in moveAside(blob).map { (blob, $0) } }
+        let stillReferenced: Set<String>
+        do {
+            stillReferenced = try await referenced(aside.map(\.0))
+        } catch {
+            for (blob, path) in aside { restore(path, as: blob) }
+            throw error
+        }
+        for (blob, path) in aside {
+            if stillReferenced.contains(blob) { restore(path, as: blob) } else { removeAside(path) }
+        }
+    }
+
     /// After the transaction that references `sha256`'s blob: if the upload kept a standby copy and
     /// the blob is gone, the standby takes its place; then the standby goes.
     public func releaseStandby(temporaryPath: String, sha256: String) {

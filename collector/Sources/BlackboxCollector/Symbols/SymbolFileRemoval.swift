@@ -13,19 +13,8 @@ struct SymbolFileRemoval: Sendable {
         let candidates = Set(deleted.map(\.blob)).sorted()
         guard !candidates.isEmpty else { return deleted }
         let referencedBefore = try await index.referencedSymbolBlobs(candidates)
-        let aside = candidates.filter { !referencedBefore.contains($0) }.compactMap { blob in
-            blobs.moveAside(blob).map { (blob, $0) }
-        }
-        let referenced: Set<String>
-        do {
-            referenced = try await index.referencedSymbolBlobs(aside.map(\.0))
-        } catch {
-            for (blob, path) in aside { blobs.restore(path, as: blob) }
-            throw error
-        }
-        for (blob, path) in aside {
-            if referenced.contains(blob) { blobs.restore(path, as: blob) } else { blobs.removeAside(path) }
-        }
+        try await blobs.deleteUnreferenced(
+            candidates.filter { !referencedBefore.contains($0) }, referenced: index.referencedSymbolBlobs)
         return deleted
     }
 }
