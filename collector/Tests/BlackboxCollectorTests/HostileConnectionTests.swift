@@ -48,7 +48,8 @@ struct HostileConnectionTests {
         defer { Task { await collector.stop() } }
         let connection = try await RawConnection(port: collector.port)
         try await connection.send(uploadHead(collector, contentLength: 60 << 20) + Data(count: 256 << 10))
-        #expect(await connection.isClosedByPeer(waiting: .seconds(15)), "closed after the idle timeout (3 s)")
+        // 3 s idle timeout; up to 30 s for a machine loaded by a parallel run and a build beside it.
+        #expect(await connection.isClosedByPeer(waiting: .seconds(30)), "closed after the idle timeout (3 s)")
         // The upload was in flight and was counted as cut short, not as a server error.
         let deadline = ContinuousClock.now + .seconds(10)
         var metrics = ""
@@ -104,7 +105,7 @@ struct HostileConnectionTests {
         // The server sees the closed connections when their bodies end, which a loaded machine may
         // take a moment to deliver.
         var afterwards = try await HTTP.upload(collector, bundle)
-        for _ in 0..<50 where afterwards.status == 503 {
+        for _ in 0..<150 where afterwards.status == 503 {
             try await Task.sleep(for: .milliseconds(100))
             afterwards = try await HTTP.upload(collector, bundle)
         }
