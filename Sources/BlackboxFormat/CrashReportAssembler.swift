@@ -66,9 +66,13 @@ public struct CrashReportAssembler: Sendable {
             addresses = raw.framePointerFrames
             report.frameSource = "frame-pointers"
         }
-        report.frames = frames(addresses, images: raw.images)
-        if let functionName { report.frames = withAsyncCallers(report.frames, raw: raw, functionName: functionName) }
-        report.threads = threads(from: raw, crashed: report)
+        // Built once: a report may list 4,096 images and hundreds of threads.
+        let images = ImageRanges(raw.images)
+        report.frames = frames(addresses, in: images)
+        if let functionName {
+            report.frames = withAsyncCallers(report.frames, raw: raw, images: images, functionName: functionName)
+        }
+        report.threads = threads(from: raw, crashed: report, images: images)
 
         notePartialness(of: raw, in: &report)
         noteThreadCapture(of: raw, in: &report)
@@ -82,13 +86,12 @@ public struct CrashReportAssembler: Sendable {
         report.reason = reason(for: report)
     }
 
-    private func frames(_ addresses: [UInt64], images: [RawCrashReport.Image]) -> [CrashReport.Frame] {
-        let ranges = ImageRanges(images)
-        return addresses.enumerated().map { index, address in
+    private func frames(_ addresses: [UInt64], in images: ImageRanges) -> [CrashReport.Frame] {
+        addresses.enumerated().map { index, address in
             var frame = CrashReport.Frame(index: index, address: hex(address))
-            if let imageIndex = ranges.index(containing: address) {
+            if let imageIndex = images.index(containing: address) {
                 frame.imageIndex = imageIndex
-                frame.imageOffset = hex(address &- images[imageIndex].bias)
+                frame.imageOffset = hex(address &- images.images[imageIndex].bias)
             }
             return frame
         }
@@ -98,7 +101,8 @@ public struct CrashReportAssembler: Sendable {
     /// an async partial function (`(1) suspend resume partial function for …`, by its name: the handler
     /// cannot tell), inserted after the same address in `frames`.
     private func withAsyncCallers(
-        _ frames: [CrashReport.Frame], raw: RawCrashReport, functionName: (Int, UInt64) -> String?
+        _ frames: [CrashReport.Frame], raw: RawCrashReport, images: ImageRanges,
+        functionName: (Int, UInt64) -> String?
     ) -> [CrashReport.Frame] {
         for candidate in raw.asyncCandidates where raw.framePointerFrames.indices.contains(candidate.frame) {
             let address = raw.framePointerFrames[candidate.frame]
@@ -110,7 +114,7 @@ public struct CrashReportAssembler: Sendable {
                 continue
             }
             let callers = candidate.resumes.map { resume -> CrashReport.Frame in
-                var frame = self.frames([resume], images: raw.images)[0]
+                var frame = self.frames([resume], in: images)[0]
                 frame.asyncResume = true
                 return frame
             }
@@ -123,7 +127,9 @@ public struct CrashReportAssembler: Sendable {
 
     /// The crashed thread first (its frames are the report's), then the others in the order the
     /// capture listed them; nil when the raw report has no capture of the other threads.
-    private func threads(from raw: RawCrashReport, crashed report: CrashReport) -> [CrashReport.ThreadStack]? {
+    private func threads(from raw: RawCrashReport, crashed report: CrashReport, images: ImageRanges)
+        -> [CrashReport.ThreadStack]?
+    {
         guard raw.threadCaptureNanoseconds != nil || !raw.otherThreads.isEmpty else { return nil }
         let crashed = CrashReport.ThreadStack(
             id: report.thread.id, name: report.thread.name, crashed: true, frameSource: report.frameSource,
@@ -141,7 +147,7 @@ public struct CrashReportAssembler: Sendable {
                 return CrashReport.ThreadStack(
                     id: thread.id, name: thread.name, crashed: false, frameSource: thread.walk,
                     problem: thread.status != "ok" ? thread.status : truncated ? "truncated" : nil,
-                    frames: frames(kept, images: raw.images))
+                    frames: frames(kept, in: images))
             }
     }
 
@@ -233,7 +239,7 @@ public struct CrashReportAssembler: Sendable {
 /// upload (security review, finding 9). Images that overlap (never seen from the loader) fall back
 /// to the scan, so the answer is always the first image in the report's order that holds it.
 struct ImageRanges {
-    private let images: [RawCrashReport.Image]
+    let images: [RawCrashReport.Image]
     /// (start, end, index in `images`), by start; nil when two images overlap.
     private let sorted: [(start: UInt64, end: UInt64, index: Int)]?
 
