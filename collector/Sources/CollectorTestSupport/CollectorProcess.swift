@@ -92,17 +92,18 @@ public final class CollectorProcess: @unchecked Sendable {
             }
             return children + children.flatMap(descendants)
         }
-        return ([process.processIdentifier] + descendants(of: process.processIdentifier)).reduce(0) { sum, pid in
-            let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
-            let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
-            return sum + (Double(line.split(separator: " ").dropFirst().first ?? "") ?? 0) / 1024
+        return ([process.processIdentifier] + descendants(of: process.processIdentifier)).reduce(0) {
+            $0 + Self.statusMiB(of: $1, "VmRSS:")
         }
     }
 
     /// Peak resident set (VmHWM) in MiB.
-    public var peakRSS: Double {
-        let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
-        let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? ""
+    public var peakRSS: Double { Self.statusMiB(of: process.processIdentifier, "VmHWM:") }
+
+    /// A kB field of /proc/<pid>/status in MiB; 0 when the process is gone.
+    static func statusMiB(of pid: Int32, _ field: String) -> Double {
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix(field) } ?? ""
         return (Double(line.split(separator: " ").dropFirst().first ?? "") ?? 0) / 1024
     }
 }

@@ -199,6 +199,42 @@ struct StoreContractTests {
     }
 
     @Test(
+        "symbol files: usage per project, deletion of one file or all of a build-id, blobs other records still reference",
+        arguments: Kind.allCases)
+    func symbolFileDeletion(_ kind: Kind) async throws {
+        let (store, cleanup) = try Self.makeStore(kind)
+        defer { cleanup() }
+        try await store.migrate()
+        let project = try await store.createProject(name: "shop").id
+        let other = try await store.createProject(name: "other").id
+        let scope = ProjectScope(projectID: project)
+        func add(_ projectID: Int64, _ buildID: String, _ sha256: String, size: Int64) async throws {
+            _ = try await store.addSymbolFile(
+                NewSymbolFile(
+                    projectID: projectID, buildID: buildID, fileName: "\(sha256).debug", size: size, sha256: sha256,
+                    blob: "blob-\(sha256)", hasDebugInfo: true, hasCode: false, uploadedAt: Date()))
+        }
+        try await add(project, "ab", "one", size: 10)
+        try await add(project, "ab", "two", size: 20)
+        try await add(project, "cd", "three", size: 30)
+        try await add(other, "ab", "one", size: 10)
+        #expect(try await store.symbolUsage(projectID: project) == SymbolUsage(files: 3, bytes: 60))
+        #expect(try await store.symbolUsage(projectID: other + 1) == SymbolUsage(files: 0, bytes: 0))
+
+        let one = try await store.deleteSymbolFiles(buildID: "ab", sha256: "two", in: scope)
+        #expect(one.map(\.sha256) == ["two"])
+        #expect(try await store.deleteSymbolFiles(buildID: "ab", sha256: "two", in: scope).isEmpty)
+        let all = try await store.deleteSymbolFiles(buildID: "ab", sha256: nil, in: scope)
+        #expect(all.map(\.sha256) == ["one"])
+        #expect(try await store.symbolFiles(buildIDs: ["ab", "cd"], in: scope).map(\.sha256) == ["three"])
+        #expect(try await store.symbolFiles(buildIDs: ["ab"], in: ProjectScope(projectID: other)).count == 1)
+        // The other project's record keeps its blob; the deleted one's is free.
+        #expect(
+            try await store.referencedSymbolBlobs(["blob-one", "blob-two", "blob-three"]) == ["blob-one", "blob-three"])
+        #expect(try await store.symbolUsage(projectID: project) == SymbolUsage(files: 1, bytes: 30))
+    }
+
+    @Test(
         "symbolication attempts are bounded and stored: retried after a delay, then failed with the reason; a debug file's failures count up; late symbols start the count again",
         arguments: Kind.allCases)
     func symbolicationAttemptsAreBounded(_ kind: Kind) async throws {

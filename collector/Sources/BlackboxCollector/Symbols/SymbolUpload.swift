@@ -102,17 +102,11 @@ struct SymbolUpload: Sendable {
         guard elf.buildID == claimed else { throw APIError.buildIDMismatch(claimed: claimed, found: elf.buildID) }
         guard elf.hasDebugInfo || elf.hasSymbolTable || elf.hasCode else { throw APIError.noSymbols() }
 
-        var replaced: [SymbolFile] = []
         let existing = try await index.symbolFiles(buildIDs: [claimed], in: context.scope)
-        let sameContents = existing.filter {
-            $0.sha256 != body.sha256 && $0.hasDebugInfo == elf.hasDebugInfo && $0.hasCode == elf.hasCode
-        }
-        if let first = sameContents.first, !existing.contains(where: { $0.sha256 == body.sha256 }) {
-            guard replace else { throw APIError.symbolFileExists(first) }
-            let removal = SymbolFileRemoval(index: index, blobs: blobs)
-            for file in sameContents {
-                replaced += try await removal.remove(buildID: claimed, sha256: file.sha256, in: context.scope)
-            }
+        var replacing: [SymbolFile] = []
+        if !existing.contains(where: { $0.sha256 == body.sha256 }) {
+            replacing = existing.filter { $0.hasDebugInfo == elf.hasDebugInfo && $0.hasCode == elf.hasCode }
+            if let first = replacing.first, !replace { throw APIError.symbolFileExists(first) }
         }
         let blobs = self.blobs
         let blob = try await NIOThreadPool.singleton.runIfActive {
@@ -124,6 +118,12 @@ struct SymbolUpload: Sendable {
                 sha256: body.sha256, blob: blob, hasDebugInfo: elf.hasDebugInfo, hasCode: elf.hasCode,
                 uploadedAt: Date()))
         blobs.releaseStandby(temporaryPath: temporary.path, sha256: body.sha256)
+        // Only once the new file is stored: a failure before leaves the old one in place.
+        var replaced: [SymbolFile] = []
+        let removal = SymbolFileRemoval(index: index, blobs: blobs)
+        for file in replacing {
+            replaced += try await removal.remove(buildID: claimed, sha256: file.sha256, in: context.scope)
+        }
         if elf.hasDebugInfo { try await lateSymbols(project, claimed) }
         return (Acknowledgement(file: stored, duplicate: !created, replaced: replaced), created)
     }

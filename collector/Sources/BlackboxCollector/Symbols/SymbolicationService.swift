@@ -282,7 +282,7 @@ final class SymbolicationService: Service, Sendable {
         for buildID in unresolved {
             guard let index = files.firstIndex(where: { $0.buildID == buildID }) else { continue }
             let file = files[index]
-            guard file.symbolizerFailures < Self.maxFailuresPerFile else {
+            guard !file.isLeftOut else {
                 leftOut.append(
                     "llvm-symbolizer failed \(file.symbolizerFailures) times on \(file.fileName) (build-id \(buildID)), which is left out"
                 )
@@ -323,4 +323,9 @@ final class SymbolicationService: Service, Sendable {
             return .failed("the symbolicated report does not encode: \(error)")
         }
     }
+}
+
+extension SymbolFile {
+    /// Failed the symbolizer `SymbolicationService.maxFailuresPerFile` times: no longer used.
+    var isLeftOut: Bool { symbolizerFailures >= SymbolicationService.maxFailuresPerFile }
 }

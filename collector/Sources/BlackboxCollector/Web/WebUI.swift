@@ -162,7 +162,7 @@ struct WebUI {
                         "contents": [file.hasDebugInfo ? "debug info" : nil, file.hasCode ? "code" : nil]
                             .compactMap { $0 }.joined(separator: ", "),
                     ]
-                    if file.symbolizerFailures >= SymbolicationService.maxFailuresPerFile {
+                    if file.isLeftOut {
                         values["leftOut"] =
                             "llvm-symbolizer failed \(file.symbolizerFailures) times on it: left out of symbolication"
                     }

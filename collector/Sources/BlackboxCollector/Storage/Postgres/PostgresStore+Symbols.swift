@@ -50,17 +50,11 @@ extension PostgresStore {
     public func deleteSymbolFiles(buildID: String, sha256: String?, in scope: ProjectScope) async throws
         -> [SymbolFile]
     {
-        if let sha256 {
-            return try await read(
-                """
-                DELETE FROM symbol_files WHERE project_id = \(scope.projectID) AND build_id = \(buildID)
-                    AND sha256 = \(sha256)
-                RETURNING *
-                """, Self.symbolFile)
-        }
-        return try await read(
+        try await read(
             """
-            DELETE FROM symbol_files WHERE project_id = \(scope.projectID) AND build_id = \(buildID) RETURNING *
+            DELETE FROM symbol_files WHERE project_id = \(scope.projectID) AND build_id = \(buildID)
+                AND (\(sha256)::text IS NULL OR sha256 = \(sha256))
+            RETURNING *
             """, Self.symbolFile)
     }
 

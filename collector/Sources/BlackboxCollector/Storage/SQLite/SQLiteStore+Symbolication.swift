@@ -43,11 +43,13 @@ extension SQLiteStore {
 
     public func recordSymbolizerFailure(fileID: Int64) async throws -> Int {
         try await pool.write { db in
-            try db.execute(
-                sql: "UPDATE symbol_files SET symbolizer_failures = symbolizer_failures + 1 WHERE id = ?",
-                arguments: [fileID])
-            return try Int.fetchOne(
-                db, sql: "SELECT symbolizer_failures FROM symbol_files WHERE id = ?", arguments: [fileID]) ?? 0
+            try Int.fetchOne(
+                db,
+                sql: """
+                    UPDATE symbol_files SET symbolizer_failures = symbolizer_failures + 1 WHERE id = ?
+                    RETURNING symbolizer_failures
+                    """,
+                arguments: [fileID]) ?? 0
         }
     }
 

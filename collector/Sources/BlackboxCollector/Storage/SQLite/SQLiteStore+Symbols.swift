@@ -57,16 +57,13 @@ extension SQLiteStore {
         -> [SymbolFile]
     {
         try await pool.write { db in
-            let files = try SymbolFile.fetchAll(
+            try SymbolFile.fetchAll(
                 db,
                 sql: """
-                    SELECT * FROM symbol_files WHERE project_id = ? AND build_id = ? AND (? IS NULL OR sha256 = ?)
+                    DELETE FROM symbol_files WHERE project_id = ? AND build_id = ? AND (? IS NULL OR sha256 = ?)
+                    RETURNING *
                     """,
                 arguments: [scope.projectID, buildID, sha256, sha256])
-            for file in files {
-                try db.execute(sql: "DELETE FROM symbol_files WHERE id = ?", arguments: [file.id])
-            }
-            return files
         }
     }
 
