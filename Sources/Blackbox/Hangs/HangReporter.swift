@@ -57,10 +57,12 @@ enum HangReporter {
         report.metadata = configuration.crashReporting.metadata
         let annotations = CrashAnnotations.current
         report.annotations = annotations.isEmpty ? nil : annotations
+        // If the run never recovers, the next start counts its session as hung, not killed. Marked
+        // before the report is published: whoever sees the report (a supervisor, a test) and kills
+        // the process must find the run already recorded as hung.
+        RunRecord.mark(.hung, pid: getpid(), in: directory)
         do {
             let path = try Outbox(directory).write(report)
-            // If the run never recovers, the next start counts its session as hung, not killed.
-            RunRecord.mark(.hung, pid: getpid(), in: directory)
             configuration.delivery?.reportWritten(path: path)
             return path
         } catch {
