@@ -47,6 +47,10 @@ extension CrashReport {
         if let fatalMessage {
             out += "\nFatal Message:\n" + fatalMessage.split(separator: "\n").map { "  \($0)\n" }.joined()
         }
+        if let scope, !scope.isEmpty {
+            out += "\nScope:\n"
+            for key in scope.keys.sorted() { out += "  \(key): \(scope[key] ?? "")\n" }
+        }
 
         if hasStack {
             let role = kind == .crash ? "Crashed" : kind == .hang ? "Unresponsive" : "Reported"

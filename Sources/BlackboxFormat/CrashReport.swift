@@ -59,6 +59,9 @@ public struct CrashReport: Codable, Sendable, Equatable {
     public var metadata: [String: String]
     /// The crash-time annotations the app had set (`CrashAnnotations`); nil when none.
     public var annotations: [String: String]?
+    /// The scope of the task that crashed or reported (`Blackbox.withScope`: route, method, request
+    /// id, trace id…); nil when it had none.
+    public var scope: [String: String]?
     /// What processing noticed: missing sections, build-id mismatches, absent symbolizer...
     public var notes: [String]
     /// For `kind == .termination`: when the run was last seen alive and what Linux says killed it.
@@ -88,6 +91,7 @@ public struct CrashReport: Codable, Sendable, Equatable {
         self.logTail = []
         self.metadata = [:]
         self.annotations = nil
+        self.scope = nil
         self.notes = []
         self.termination = nil
     }

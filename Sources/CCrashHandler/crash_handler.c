@@ -32,6 +32,7 @@
 #include "delivery.h"
 #include "images.h"
 #include "raw_writer.h"
+#include "scopes.h"
 #include "threads.h"
 #include "unwinder.h"
 #include "syscalls.h"
@@ -420,6 +421,7 @@ static void write_report(const installed_options *options, int sig, siginfo_t *i
     SECTION("registers", write_registers(context));
     SECTION("message", write_fatal_message());
     SECTION("annotations", bbx_annotations_write(&writer));
+    SECTION("scope", bbx_scopes_write(&writer));
     SECTION("frame-pointers", bbx_collect_frame_pointers(context, crashed_thread_frames, crashed_thread_frame_pointers,
                                                          CRASHED_THREAD_FRAMES, &crashed_thread_frame_count));
     bbx_write_frame_pointers(&writer, crashed_thread_frames, crashed_thread_frame_count);

@@ -158,6 +158,12 @@ func waitForever() -> Never {
         crashInsideATaskGroupChild()
     case "async-main-actor":
         crashAfterAMainActorHop()
+    case "scoped-requests":
+        crashInOneOfManyScopedRequests()
+    case "scoped-child":
+        crashInAChildOfAScopedTask()
+    case "scoped-thread":
+        crashInAThreadScope()
     case "wait-to-be-killed":
         // The line is in the journal already; flushing puts it in the log file too, as a long-running
         // process's earlier lines would be.

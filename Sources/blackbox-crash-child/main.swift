@@ -18,6 +18,7 @@ import Logging
 //          watched main loop or queue blocked for 3 s at a 1 s deadline, or never; exit 0)
 //          async-task (a crash two awaits deep inside a detached Task) async-group (the same in a
 //          task group's child) async-main-actor (the same entered from a MainActor function)
+//          scoped-requests scoped-child scoped-thread (request scopes at a crash: ScopeScenes)
 //   WHERE: main, thread (a Foundation Thread given an alternate signal stack), dispatch, task (a
 //          detached Task), plain-thread (a Foundation Thread that prepares nothing). A stack overflow
 //          off the main thread first waits (5 s at most) until Blackbox's sweep gave the thread an
@@ -53,6 +54,7 @@ configuration.appVersion = "1.0"
 configuration.appBuild = "42"
 configuration.sinks = [.file]
 configuration.crashReporting.metadata = ["test": "crash-matrix"]
+if kind.hasPrefix("scoped-") { configuration.metadataProvider = FakeTracing.metadataProvider }
 let environment = ProcessInfo.processInfo.environment
 // Tests process pending reports themselves, unless they ask the start to (as an app's does).
 configuration.crashReporting.processPendingAtStart = environment["CRASH_CHILD_PROCESS_AT_START"] == "1"

@@ -269,7 +269,9 @@ case "own-core-ensure":
     }
     Assertions.policy = .neverTrap
     Logger(label: "app") { BlackboxLogHandler(label: $0, core: core) }.info("before the failed ensure")
-    if !ensure(1 + 1 == 3, "arithmetic changed") { say("went on") }
+    Blackbox.withScope(DiagnosticScope(route: "/sum", requestID: "req-9")) {
+        if !ensure(1 + 1 == 3, "arithmetic changed") { say("went on") }
+    }
     core.shutdown()
 
 case "process-crashes":

@@ -76,6 +76,7 @@ struct AssertionOwnCoreTests {
         let report = try CrashReport.decode(data)
         #expect(report.reason?.contains("arithmetic changed") == true)
         #expect(report.logTail.contains { $0.contains("before the failed ensure") }, "\(report.logTail)")
+        #expect(report.scope == ["route": "/sum", "request-id": "req-9"], "the failing code's scope")
     }
 }
 

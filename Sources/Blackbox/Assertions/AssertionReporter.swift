@@ -54,6 +54,7 @@ struct AssertionReporter: Sendable {
         report.metadata = configuration.crashReporting.metadata
         let annotations = CrashAnnotations.current
         report.annotations = annotations.isEmpty ? nil : annotations
+        report.scope = Blackbox.scope?.fields
         report.metadata["assertion"] = failure.kind.rawValue
         report.metadata["location"] = failure.location
         if suppressed > 0 { report.notes.append("\(suppressed) more failures at this call site since the last report") }

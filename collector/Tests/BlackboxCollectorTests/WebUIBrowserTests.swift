@@ -32,6 +32,7 @@ struct WebUIBrowserTests {
             functions: ["shop.Cart.total() -> Swift.Int", "shop.checkout() -> ()"],
             message: "cart <b>broke</b> & stopped")
         report.annotations = ["request-id": "r-<42>"]
+        report.scope = ["route": "/cart/:id", "method": "POST", "request-id": "req-<7>"]
         report.threads = [
             .init(id: 100, name: "main", crashed: true, frameSource: "libunwind", frames: report.frames),
             .init(
@@ -76,6 +77,7 @@ struct WebUIBrowserTests {
                     "<details class=\"thread\"><summary>Thread 101 bbx-worker (frame-pointers): 1 frames",
                     "in shop.Worker.wait(", "shop.Worker.wait() -&gt; ()",
                     "<dt>request-id</dt><dd>r-&lt;42&gt;</dd>",
+                    "<h2>Scope</h2>", "<dt>route</dt><dd>/cart/:id</dd>", "<dt>request-id</dt><dd>req-&lt;7&gt;</dd>",
                 ]
             ),
             (

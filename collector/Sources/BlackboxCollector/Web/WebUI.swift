@@ -594,15 +594,17 @@ struct WebUI {
             if let problem = thread.problem { values["problem"] = problem }
             return values
         }
-        return [
+        var values: [String: Any] = [
             "title": report.reason ?? report.signal?.name ?? report.kind.rawValue,
             "headline": [report.signal?.name, report.reason].compactMap { $0 }.joined(separator: ": "),
-            "facts": facts, "fatalMessage": report.fatalMessage ?? "", "threadID": report.thread.id,
+            "facts": facts, "threadID": report.thread.id,
             "threadName": report.thread.name ?? "", "frameSource": report.frameSource,
             "frames": frameRows(report.frames, in: report), "hasOtherThreads": !otherThreads.isEmpty,
             "otherThreadCount": otherThreads.count, "otherThreads": otherThreads,
             "omitted": report.omittedFrames.map { "\($0.count) frames omitted after frame \($0.omittedAfterIndex)" }
                 ?? "",
+            "hasScope": !(report.scope ?? [:]).isEmpty,
+            "scope": (report.scope ?? [:]).sorted { $0.key < $1.key }.map { ["name": $0.key, "value": $0.value] },
             "hasAnnotations": !(report.annotations ?? [:]).isEmpty,
             "annotations": (report.annotations ?? [:]).sorted { $0.key < $1.key }.map {
                 ["name": $0.key, "value": $0.value]
@@ -615,6 +617,9 @@ struct WebUI {
             "hasLogTail": !report.logTail.isEmpty, "logTail": report.logTail, "hasNotes": !report.notes.isEmpty,
             "notes": report.notes, "groupID": stored.groupID, "bundleID": stored.bundleID, "reportID": stored.id,
         ]
+        // Absent, not empty: the template's section shows for any string (release builds have none).
+        if let message = report.fatalMessage, !message.isEmpty { values["fatalMessage"] = message }
+        return values
     }
 }
 

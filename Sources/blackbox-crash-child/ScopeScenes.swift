@@ -1,0 +1,78 @@
+import Blackbox
+import Foundation
+import Logging
+import Synchronization
+
+// Request scopes at a crash (`Blackbox.withScope`): the report must name the crashing task's own
+// scope, never another request's.
+
+private let requestsInScope = Atomic<Int>(0)
+
+/// Stands in for swift-otel's metadata provider: each request's own trace id, from a task-local.
+enum FakeTracing {
+    @TaskLocal static var traceID: String?
+    static let metadataProvider = Logger.MetadataProvider {
+        traceID.map { ["trace_id": "\($0)", "span_id": "span-of-\($0)"] } ?? [:]
+    }
+}
+
+/// 64 concurrent "requests" on the cooperative pool, each in its own scope; once all are in, request
+/// 37 enters a nested scope (a user id) and crashes while the others keep entering and leaving nested
+/// scopes of their own on the other pool thread.
+func crashInOneOfManyScopedRequests() -> Never {
+    Task.detached {
+        await withTaskGroup(of: Void.self) { group in
+            for index in 0..<64 {
+                group.addTask {
+                    await FakeTracing.$traceID.withValue("trace-\(index)") { await serveScopedRequest(index) }
+                }
+            }
+        }
+    }
+    while true { sleep(1) }
+}
+
+private func serveScopedRequest(_ index: Int) async {
+    let scope = DiagnosticScope(
+        route: "/items/:id", method: index % 2 == 0 ? "GET" : "PUT", requestID: "req-\(index)",
+        tags: ["tenant": "t\(index % 4)"])
+    await Blackbox.withScope(scope) {
+        requestsInScope.add(1, ordering: .relaxed)
+        while requestsInScope.load(ordering: .relaxed) < 64 { try? await Task.sleep(for: .milliseconds(1)) }
+        if index == 37 {
+            await Blackbox.withScope(DiagnosticScope(userID: "user-37")) {
+                await Task.yield()
+                triggerNullWrite()
+            }
+        }
+        while true {
+            await Blackbox.withScope(DiagnosticScope(userID: "user-\(index)")) { await Task.yield() }
+        }
+    }
+}
+
+/// A scoped task whose `async let` child crashes: the child entered no scope of its own.
+func crashInAChildOfAScopedTask() -> Never {
+    Task.detached {
+        await Blackbox.withScope(DiagnosticScope(route: "/parent", requestID: "req-parent")) {
+            async let child: Void = crashingChild()
+            await child
+        }
+    }
+    while true { sleep(1) }
+}
+
+@inline(never) private func crashingChild() async {
+    await Task.yield()
+    triggerNullWrite()
+}
+
+/// Synchronous code on a thread of its own, outside any task, in a scope.
+func crashInAThreadScope() -> Never {
+    let thread = Thread {
+        CrashCapture.prepareCurrentThread()
+        Blackbox.withScope(DiagnosticScope(route: "job:reindex", requestID: "job-7")) { triggerNullWrite() }
+    }
+    thread.start()
+    while true { sleep(1) }
+}
