@@ -1,7 +1,7 @@
 # Blackbox. `make run` and `make test` work on a fresh Debian machine with the Swift toolchain.
 SWIFT ?= swift
 APT_PACKAGES := zlib1g-dev libunwind-dev pkg-config libsqlite3-dev llvm
-TEST_PACKAGES := chromium zip postgresql nginx debuginfod python3
+TEST_PACKAGES := chromium zip postgresql nginx debuginfod python3 curl
 BENCH_PACKAGES := libspdlog-dev g++
 # The repository's own builds enable every trait (Package.swift): the CLI and the uploader. Apps get
 # neither unless they ask.
@@ -9,7 +9,7 @@ TRAITS := --traits Tools
 RUN_DIR ?= $(CURDIR)/.run/example
 COLLECTOR_DATA ?= $(CURDIR)/.run/collector
 
-.PHONY: help run example demo test check lint test-library test-collector test-adoption deps test-deps bench-deps bench bench-crash bench-collector format clean
+.PHONY: help run example demo test check lint test-library test-collector test-adoption test-examples deps test-deps bench-deps bench bench-crash bench-collector format clean
 
 ## This list.
 help:
@@ -34,12 +34,17 @@ demo: deps
 	scripts/demo.sh
 
 ## Install missing system packages, build everything, run every test (library, then collector, then
-## a scratch app that adopts Blackbox from a tagged copy of this tree).
+## a scratch app that adopts Blackbox from a tagged copy of this tree, then the server examples).
 test: test-deps
 	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory test-library
 	@$(MAKE) --no-print-directory test-collector
 	@$(MAKE) --no-print-directory test-adoption
+	@$(MAKE) --no-print-directory test-examples
+
+## The server examples under Examples/ build against this checkout and behave as docs/servers.md says.
+test-examples: deps
+	SWIFT=$(SWIFT) scripts/examples-check.sh
 
 ## A scratch app resolves and builds Blackbox as the README says: alone (swift-log and swift-atomics
 ## only), and with the Upload trait beside jwt-kit 5 and swift-otel 1.6.
@@ -51,7 +56,7 @@ check: deps lint test-library
 
 ## swift format lint --strict over every source and test (as CI runs it).
 lint:
-	$(SWIFT) format lint --strict --recursive Sources Tests collector/Sources collector/Tests
+	$(SWIFT) format lint --strict --recursive Sources Tests collector/Sources collector/Tests Examples/*/Sources Examples/*/Package.swift
 
 # The crash matrix also runs a release build of the crashing child (optimized code crashes differently).
 test-library:

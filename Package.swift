@@ -6,9 +6,11 @@ import PackageDescription
 // sit behind package traits, so an app that does not enable them never resolves or builds them:
 //   .package(url: "https://github.com/…/blackbox", from: "0.1.0")                       // Blackbox
 //   .package(url: "https://github.com/…/blackbox", from: "0.1.0", traits: ["Upload"])   // + BlackboxUpload
+//   .package(url: "https://github.com/…/blackbox", from: "0.1.0", traits: ["Hummingbird"])  // + BlackboxHummingbird
 // This repository's own builds enable `Tools` (the CLI, which implies `Upload`): see the Makefile.
 let upload: TargetDependencyCondition? = .when(traits: ["Upload"])
 let tools: TargetDependencyCondition? = .when(traits: ["Tools"])
+let hummingbird: TargetDependencyCondition? = .when(traits: ["Hummingbird"])
 
 let package = Package(
     name: "blackbox",
@@ -23,6 +25,9 @@ let package = Package(
         // Bundles and the background uploader. Separate because its HTTP client brings SwiftNIO; empty
         // unless the `Upload` trait is enabled.
         .library(name: "BlackboxUpload", targets: ["BlackboxUpload"]),
+        // Request scopes and logger wiring for Hummingbird 2; empty unless the `Hummingbird` trait is
+        // enabled (Examples/hummingbird-service).
+        .library(name: "BlackboxHummingbird", targets: ["BlackboxHummingbird"]),
         // Temporary directories and the like for both packages' tests (never linked by apps).
         .library(name: "BlackboxTestSupport", targets: ["BlackboxTestSupport"]),
         .executable(name: "blackbox", targets: ["blackbox"]),
@@ -34,6 +39,7 @@ let package = Package(
             description:
                 "BlackboxUpload: bundles and the background uploader (SwiftNIO, AsyncHTTPClient, swift-crypto, ZIPFoundation)"
         ),
+        .trait(name: "Hummingbird", description: "BlackboxHummingbird: a request-scope middleware for Hummingbird 2"),
         .trait(
             name: "Tools", description: "the blackbox command-line tool and the example app", enabledTraits: ["Upload"]),
         .default(enabledTraits: []),
@@ -46,6 +52,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
     ],
     targets: [
         // zlib, for gzip-compressing rotated archives. A module map only: no C code of ours.
@@ -87,6 +94,12 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: upload),
             ]
         ),
+        .target(
+            name: "BlackboxHummingbird",
+            dependencies: [
+                "Blackbox", .product(name: "Logging", package: "swift-log"),
+                .product(name: "Hummingbird", package: "hummingbird", condition: hummingbird),
+            ]),
         // The command-line tool: show, logs, bundle, upload, doctor.
         .executableTarget(
             name: "blackbox",

@@ -1,0 +1,31 @@
+// swift-tools-version:6.1
+import Foundation
+import PackageDescription
+
+// A path dependency's package name is its directory's name: whatever this checkout is called.
+let blackbox = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..")
+    .standardized.lastPathComponent.lowercased()
+
+// A Hummingbird 2 service that adopts Blackbox the way docs/servers.md says. CI builds and runs it
+// (scripts/examples-check.sh): a request that crashes leaves a report naming its route, method and id.
+let package = Package(
+    name: "hummingbird-service",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        // An app writes .package(url: "https://github.com/OWNER/blackbox", from: "0.1.0", traits: [...]).
+        .package(path: "../..", traits: ["Hummingbird"]),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "hummingbird-service",
+            dependencies: [
+                .product(name: "Blackbox", package: blackbox),
+                .product(name: "BlackboxHummingbird", package: blackbox),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ])
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,42 @@
+import Blackbox
+import BlackboxHummingbird
+import Foundation
+import Hummingbird
+import Logging
+
+// Usage: hummingbird-service DIRECTORY [PORT]  (port 0: any free port; the bound one is printed as
+// "listening on PORT" on stderr).
+//
+//   GET /items/{id}   the price of item `id`; ids past the price list crash (index out of range)
+//   GET /health       "ok"
+
+let arguments = CommandLine.arguments
+let directory = arguments.count > 1 ? arguments[1] : ".run/hummingbird-service"
+let port = arguments.count > 2 ? Int(arguments[2]) ?? 8080 : 8080
+
+// First thing in main: before Hummingbird builds its loggers.
+var configuration = BlackboxConfiguration(appName: "hummingbird-service", directory: directory)
+configuration.appVersion = "1.0.0"
+// With swift-otel: configuration.metadataProvider = OTel.makeLoggingMetadataProvider()
+try Blackbox.start(configuration)
+
+let prices = [120, 80, 45]
+
+let router = Router()
+router.add(middleware: BlackboxRequestMiddleware())
+router.get("/health") { _, _ in "ok" }
+router.get("/items/{id}") { _, context -> String in
+    let id = try context.parameters.require("id", as: Int.self)
+    context.logger.info("pricing item", metadata: ["item": "\(id)"])
+    return "\(prices[id])\n"
+}
+
+let app = Application(
+    router: router,
+    configuration: .init(address: .hostname("127.0.0.1", port: port)),
+    onServerRunning: { channel in
+        FileHandle.standardError.write(Data("listening on \(channel.localAddress?.port ?? 0)\n".utf8))
+    },
+    // LOG_LEVEL honoured through Blackbox's levels, not pinned on the logger.
+    logger: Blackbox.applicationLogger(label: "hummingbird-service"))
+try await app.runService()
