@@ -42,7 +42,8 @@ test: test-deps
 	@$(MAKE) --no-print-directory test-adoption
 	@$(MAKE) --no-print-directory test-examples
 
-## The server examples under Examples/ build against this checkout and behave as docs/servers.md says.
+## The server examples (Hummingbird, Vapor) build against this checkout and behave as docs/servers.md
+## says: a crashing request's report names its route, method and request id.
 test-examples: deps
 	SWIFT=$(SWIFT) scripts/examples-check.sh
 

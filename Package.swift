@@ -7,10 +7,12 @@ import PackageDescription
 //   .package(url: "https://github.com/…/blackbox", from: "0.1.0")                       // Blackbox
 //   .package(url: "https://github.com/…/blackbox", from: "0.1.0", traits: ["Upload"])   // + BlackboxUpload
 //   .package(url: "https://github.com/…/blackbox", from: "0.1.0", traits: ["Hummingbird"])  // + BlackboxHummingbird
+//   .package(url: "https://github.com/…/blackbox", from: "0.1.0", traits: ["Vapor"])  // + BlackboxVapor
 // This repository's own builds enable `Tools` (the CLI, which implies `Upload`): see the Makefile.
 let upload: TargetDependencyCondition? = .when(traits: ["Upload"])
 let tools: TargetDependencyCondition? = .when(traits: ["Tools"])
 let hummingbird: TargetDependencyCondition? = .when(traits: ["Hummingbird"])
+let vapor: TargetDependencyCondition? = .when(traits: ["Vapor"])
 
 let package = Package(
     name: "blackbox",
@@ -28,6 +30,9 @@ let package = Package(
         // Request scopes and logger wiring for Hummingbird 2; empty unless the `Hummingbird` trait is
         // enabled (Examples/hummingbird-service).
         .library(name: "BlackboxHummingbird", targets: ["BlackboxHummingbird"]),
+        // Request scopes and the one-call logging setup for Vapor 4; empty unless the `Vapor` trait is
+        // enabled (Examples/vapor-service).
+        .library(name: "BlackboxVapor", targets: ["BlackboxVapor"]),
         // Temporary directories and the like for both packages' tests (never linked by apps).
         .library(name: "BlackboxTestSupport", targets: ["BlackboxTestSupport"]),
         .executable(name: "blackbox", targets: ["blackbox"]),
@@ -40,6 +45,7 @@ let package = Package(
                 "BlackboxUpload: bundles and the background uploader (SwiftNIO, AsyncHTTPClient, swift-crypto, ZIPFoundation)"
         ),
         .trait(name: "Hummingbird", description: "BlackboxHummingbird: a request-scope middleware for Hummingbird 2"),
+        .trait(name: "Vapor", description: "BlackboxVapor: a request-scope middleware and logging setup for Vapor 4"),
         .trait(
             name: "Tools", description: "the blackbox command-line tool and the example app", enabledTraits: ["Upload"]),
         .default(enabledTraits: []),
@@ -53,6 +59,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
+        .package(url: "https://github.com/vapor/vapor", from: "4.100.0"),
     ],
     targets: [
         // zlib, for gzip-compressing rotated archives. A module map only: no C code of ours.
@@ -99,6 +106,12 @@ let package = Package(
             dependencies: [
                 "Blackbox", .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird", condition: hummingbird),
+            ]),
+        .target(
+            name: "BlackboxVapor",
+            dependencies: [
+                "Blackbox", .product(name: "Logging", package: "swift-log"),
+                .product(name: "Vapor", package: "vapor", condition: vapor),
             ]),
         // The command-line tool: show, logs, bundle, upload, doctor.
         .executableTarget(

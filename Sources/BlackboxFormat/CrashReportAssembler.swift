@@ -39,12 +39,9 @@ public struct CrashReportAssembler: Sendable {
         report.metadata = raw.metadata
         report.annotations = raw.annotations.isEmpty ? nil : raw.annotations
         report.scope = raw.scope.isEmpty ? nil : raw.scope
-        if let key = raw.scopeKey, raw.scope.isEmpty {
+        if raw.scopeLookedUp, raw.scope.isEmpty {
             report.notes.append(
-                key >> 63 == 1
-                    ? "no Swift task ran on the crashed thread and it had no scope of its own"
-                    : "the crashed task had no scope of its own (a child task does not inherit its parent's at a crash)"
-            )
+                "the crashed thread was in no scope (no Blackbox.withScope around the code that crashed)")
         }
         if let number = raw.signal {
             let code = raw.code ?? 0

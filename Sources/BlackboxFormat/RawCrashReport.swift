@@ -26,9 +26,9 @@ public struct RawCrashReport: Sendable {
     public var header: [String: String] = [:]
     public var metadata: [String: String] = [:]
     public var annotations: [String: String] = [:]
-    /// The key the handler looked scopes up by (`scope-task`: a task's address, or a thread's id with
-    /// the top bit set), and the fields of the scope it found for it; nil key: no scope was ever set.
-    public var scopeKey: UInt64?
+    /// Whether the handler looked for the crashed thread's scope (only once a scope was ever entered),
+    /// and the fields of the one it found.
+    public var scopeLookedUp = false
     public var scope: [String: String] = [:]
     public var signal: Int32?
     public var signalName: String?
@@ -195,7 +195,7 @@ public struct RawCrashReport: Sendable {
             case "annotation":
                 let (name, text) = Self.split(value)
                 if admit(annotations.count, Limits.entries) { annotations[String(name)] = String(text) }
-            case "scope-task": scopeKey = Self.hex(value)
+            case "scope-looked-up": scopeLookedUp = true
             case "scope":
                 let (name, text) = Self.split(value)
                 if admit(scope.count, Limits.entries) { scope[String(name)] = String(text) }

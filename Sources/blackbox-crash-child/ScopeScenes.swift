@@ -51,12 +51,32 @@ private func serveScopedRequest(_ index: Int) async {
     }
 }
 
-/// A scoped task whose `async let` child crashes: the child entered no scope of its own.
+/// A scoped task whose `async let` child crashes: the child inherits the scope.
 func crashInAChildOfAScopedTask() -> Never {
     Task.detached {
         await Blackbox.withScope(DiagnosticScope(route: "/parent", requestID: "req-parent")) {
             async let child: Void = crashingChild()
             await child
+        }
+    }
+    while true { sleep(1) }
+}
+
+/// A scoped task starts an unstructured `Task {}` that crashes (what Vapor's async responders do).
+func crashInAnUnstructuredTaskOfAScopedTask() -> Never {
+    Task.detached {
+        await Blackbox.withScope(DiagnosticScope(route: "/spawner", requestID: "req-spawner")) {
+            await Task { await crashingChild() }.value
+        }
+    }
+    while true { sleep(1) }
+}
+
+/// A scoped task starts a `Task.detached` that crashes: detached tasks inherit no task-local value.
+func crashInADetachedTaskOfAScopedTask() -> Never {
+    Task.detached {
+        await Blackbox.withScope(DiagnosticScope(route: "/detacher", requestID: "req-detacher")) {
+            await Task.detached { await crashingChild() }.value
         }
     }
     while true { sleep(1) }

@@ -164,6 +164,10 @@ func waitForever() -> Never {
         crashInAChildOfAScopedTask()
     case "scoped-thread":
         crashInAThreadScope()
+    case "scoped-unstructured":
+        crashInAnUnstructuredTaskOfAScopedTask()
+    case "scoped-detached":
+        crashInADetachedTaskOfAScopedTask()
     case "wait-to-be-killed":
         // The line is in the journal already; flushing puts it in the log file too, as a long-running
         // process's earlier lines would be.

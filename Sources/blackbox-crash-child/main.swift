@@ -18,7 +18,8 @@ import Logging
 //          watched main loop or queue blocked for 3 s at a 1 s deadline, or never; exit 0)
 //          async-task (a crash two awaits deep inside a detached Task) async-group (the same in a
 //          task group's child) async-main-actor (the same entered from a MainActor function)
-//          scoped-requests scoped-child scoped-thread (request scopes at a crash: ScopeScenes)
+//          scoped-requests scoped-child scoped-unstructured scoped-detached scoped-thread (request
+//          scopes at a crash: ScopeScenes)
 //   WHERE: main, thread (a Foundation Thread given an alternate signal stack), dispatch, task (a
 //          detached Task), plain-thread (a Foundation Thread that prepares nothing). A stack overflow
 //          off the main thread first waits (5 s at most) until Blackbox's sweep gave the thread an

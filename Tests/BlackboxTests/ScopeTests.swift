@@ -28,16 +28,21 @@ struct ScopeTests {
         }
     }
 
-    @Test("a crash in a child task that entered no scope names none, and says why")
-    func childTaskNamesNone() throws {
+    @Test(
+        "child tasks and unstructured tasks carry their parent's scope to a crash; a detached task none, and says why",
+        arguments: [
+            ("scoped-child", "req-parent"), ("scoped-unstructured", "req-spawner"), ("scoped-detached", nil),
+        ])
+    func inheritance(scene: String, requestID: String?) throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        let (result, processed, _) = try crashAndProcess(
-            "scoped-child", on: "main", build: .debug, directory: directory)
+        let (result, processed, _) = try crashAndProcess(scene, on: "main", build: .debug, directory: directory)
         #expect(result.signaled)
         let report = try #require(processed)
-        #expect(report.scope == nil, "the parent's scope is not the child's: \(report.scope ?? [:])")
-        #expect(report.notes.contains { $0.hasPrefix("the crashed task had no scope of its own") }, "\(report.notes)")
+        #expect(report.scope?["request-id"] == requestID, "\(report.scope ?? [:])")
+        #expect(
+            report.notes.contains { $0.hasPrefix("the crashed thread was in no scope") } == (requestID == nil),
+            "\(report.notes)")
     }
 
     @Test("synchronous code outside any task: the scope is the thread's")

@@ -2,14 +2,16 @@ import CCrashHandler
 import Logging
 
 /// A scope bound to a task: the task-local value that ordinary code reads (assertion reports, captured
-/// errors), and the slot in the crash handler's table (Sources/CCrashHandler/scopes.c) under the key of
-/// the task that entered it. A child task inherits the task-local value but has a key of its own, so a
-/// crash in a child task that entered no scope names none rather than a wrong one.
+/// errors) and that the crash handler finds for the crashed thread's task through the runtime's own
+/// lookup (Sources/CCrashHandler/scopes.c). Inherited by child tasks and unstructured `Task {}`s, as
+/// every task-local value is; `Task.detached` starts without one.
 final class ScopeBinding: Sendable {
     @TaskLocal static var current: ScopeBinding?
 
+    /// The address of the fields' immutable C view. The first stored property: the crash handler
+    /// reads it right after Swift's heap-object header (checked once, by `crashHandlerCanRead`).
+    private let viewAddress: UInt
     let scope: DiagnosticScope
-    private let depth: UInt32
 
     init(_ scope: DiagnosticScope, within outer: ScopeBinding?) {
         var scope = scope.within(outer?.scope)
@@ -20,53 +22,59 @@ final class ScopeBinding: Sendable {
             scope.spanID = scope.spanID ?? provided["span_id"].map { "\($0)" }
         }
         self.scope = scope
-        self.depth = (outer?.depth ?? 0) + 1
+        self.viewAddress = Self.makeView(scope.tableBytes(limit: Int(BBX_SCOPE_FIELD_BYTES)))
     }
 
-    /// Publishes the scope for the calling task (or thread); the slot to withdraw, -1 when the table
-    /// is full (the crash report then names no scope; everything else still sees it).
-    func publish() -> Int32 {
-        let bytes = scope.tableBytes(limit: Int(BBX_SCOPE_FIELD_BYTES))
-        return bytes.withUnsafeBufferPointer { buffer in
-            buffer.withMemoryRebound(to: CChar.self) {
-                bbx_scope_publish(bbx_scope_current_key(), depth, $0.baseAddress, UInt32($0.count))
-            }
+    deinit {
+        UnsafeMutableRawPointer(bitPattern: viewAddress)?.deallocate()
+    }
+
+    private static func makeView(_ fields: [UInt8]) -> UInt {
+        let header = MemoryLayout<bbx_scope_view>.size
+        let view = UnsafeMutableRawPointer.allocate(byteCount: header + fields.count, alignment: 8)
+        view.storeBytes(of: BBX_SCOPE_VIEW_MAGIC, toByteOffset: 0, as: UInt64.self)
+        view.storeBytes(of: UInt32(fields.count), toByteOffset: 8, as: UInt32.self)
+        view.storeBytes(of: 0, toByteOffset: 12, as: UInt32.self)
+        fields.withUnsafeBytes { (view + header).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        return UInt(bitPattern: view)
+    }
+
+    /// Registers the task-local key with the crash handler, once, if the object layout is the one the
+    /// handler assumes (a future runtime that laid objects out otherwise would leave crash reports
+    /// without scopes rather than have the handler read garbage).
+    static let crashHandlerCanRead: Bool = {
+        let probe = ScopeBinding(DiagnosticScope(), within: nil)
+        let stored = withExtendedLifetime(probe) {
+            Unmanaged.passUnretained(probe).toOpaque().load(fromByteOffset: 16, as: UInt.self)
         }
-    }
-
-    static func withdraw(_ slot: Int32) {
-        if slot >= 0 { bbx_scope_withdraw(slot) }
-    }
+        guard stored == probe.viewAddress else { return false }
+        return bbx_scope_register(Unmanaged.passUnretained(ScopeBinding.$current).toOpaque()) == 0
+    }()
 }
 
 extension Blackbox {
     /// The scope of the current task (the innermost `withScope`), inherited by child tasks.
     public static var scope: DiagnosticScope? { ScopeBinding.current?.scope }
 
-    /// Runs `operation` with `scope` bound to the current task: nested scopes add to the outer one,
-    /// and reports made from ordinary code (assertions, captured errors) carry it, in child tasks too.
-    /// A crash report carries the scope of the task that crashed when that task entered it itself (a
-    /// framework middleware does, per request); a crash in a child task that entered none, or on a
-    /// thread running no task outside any `withScope`, carries none and says so. At most 1,024 scopes
-    /// are published at once; past that a crash names none (ordinary code still sees them).
+    /// Runs `operation` with `scope` bound to the current task: nested scopes add to the outer one.
+    /// Reports made while it runs carry it — crashes on the task's thread, assertion reports, captured
+    /// errors — in child tasks and unstructured `Task {}`s started inside too (not `Task.detached`).
+    /// Another task's crash never names it.
     public static func withScope<Result>(
         _ scope: DiagnosticScope, isolation: isolated (any Actor)? = #isolation,
         _ operation: () async throws -> Result
     ) async rethrows -> Result {
+        _ = ScopeBinding.crashHandlerCanRead
         let binding = ScopeBinding(scope, within: ScopeBinding.current)
-        let slot = binding.publish()
-        defer { ScopeBinding.withdraw(slot) }
         return try await ScopeBinding.$current.withValue(binding, operation: operation, isolation: isolation)
     }
 
-    /// `withScope` for synchronous code: outside any task, the scope is published for the calling
-    /// thread.
+    /// `withScope` for synchronous code; outside any task the scope belongs to the calling thread.
     public static func withScope<Result>(_ scope: DiagnosticScope, _ operation: () throws -> Result) rethrows
         -> Result
     {
+        _ = ScopeBinding.crashHandlerCanRead
         let binding = ScopeBinding(scope, within: ScopeBinding.current)
-        let slot = binding.publish()
-        defer { ScopeBinding.withdraw(slot) }
         return try ScopeBinding.$current.withValue(binding, operation: operation)
     }
 }

@@ -89,24 +89,22 @@ int bbx_capture_other_threads(int fd);
 /// EINVAL (a key or value too long or empty key) or ENOSPC (the table is full).
 int bbx_crash_set_annotation(const char *key, const char *value);
 
-/// Scopes: what a task is doing (a request's route, method, id, trace id…), published per task so
-/// that a crash report carries the scope of the task running on the crashed thread and no other's.
-/// A key is the current Swift task, or the thread where no task runs (`bbx_scope_current_key`).
-/// `fields` are `name\0value\0` pairs, at most `BBX_SCOPE_FIELD_BYTES`; at most `BBX_SCOPE_LIMIT`
-/// scopes at once.
-#define BBX_SCOPE_LIMIT 1024
+/// Scopes: what a task is doing (a request's route, method, id, trace id…), a Swift task-local
+/// value that the handler reads for the crashed thread's task. Each scope's fields, as `name\0value\0`
+/// pairs, sit in an immutable view the Swift side allocates and frees.
 #define BBX_SCOPE_FIELD_BYTES 640
+#define BBX_SCOPE_VIEW_MAGIC 0x65706f6373786262ULL
 
-/// The calling thread's key: its current Swift task, else the thread itself. Ordinary code.
-uintptr_t bbx_scope_current_key(void);
+typedef struct bbx_scope_view {
+    uint64_t magic;
+    uint32_t length;
+    uint32_t reserved;
+    char fields[];
+} bbx_scope_view;
 
-/// Publishes a scope for `key` (the innermost, highest `depth`, of a key's scopes is the one a crash
-/// report names). Returns the slot to withdraw later, or -1 when the table is full or the fields too
-/// long. Lock-free; ordinary code.
-int bbx_scope_publish(uintptr_t key, uint32_t depth, const char *fields, uint32_t length);
-
-/// Withdraws a published scope (its task left it). Ordinary code.
-void bbx_scope_withdraw(int slot);
+/// Registers the task-local key (the `TaskLocal` object) whose values are scope bindings, and resolves
+/// the runtime's lookup. Ordinary code, once. Returns 0, or -1 when the runtime has no lookup.
+int bbx_scope_register(const void *key);
 
 /// Crash-time delivery: after the raw report is complete (and fsynced), the handler starts
 /// `executable` with `arguments` and the report's path as its last argument, in `environment` only

@@ -1,0 +1,35 @@
+import Blackbox
+import BlackboxVapor
+import Vapor
+
+// Usage: VAPOR_SERVICE_DIR=DIRECTORY vapor-service serve --hostname 127.0.0.1 --port PORT [--log LEVEL]
+//
+//   GET /items/:id   the price of item `id`; ids past the price list crash (index out of range)
+//   GET /health      "ok"
+
+var environment = try Environment.detect()
+var configuration = BlackboxConfiguration(
+    appName: "vapor-service", directory: Environment.get("VAPOR_SERVICE_DIR") ?? ".run/vapor-service")
+configuration.appVersion = "1.0.0"
+// With swift-otel: configuration.metadataProvider = OTel.makeLoggingMetadataProvider()
+// In place of the template's LoggingSystem.bootstrap(from: &environment): keeps --log and LOG_LEVEL.
+try Blackbox.start(configuration, from: &environment)
+
+let prices = [120, 80, 45]
+
+let app = try await Application.make(environment)
+app.middleware.use(BlackboxRequestMiddleware())
+app.get("health") { _ in "ok" }
+app.get("items", ":id") { request async throws -> String in
+    let id = try request.parameters.require("id", as: Int.self)
+    request.logger.info("pricing item", metadata: ["item": "\(id)"])
+    return "\(prices[id])\n"
+}
+do {
+    try await app.execute()
+} catch {
+    app.logger.report(error: error)
+    try? await app.asyncShutdown()
+    throw error
+}
+try await app.asyncShutdown()
