@@ -5,6 +5,10 @@
 #     pattern, its method and the request id its own log line carries; the process is gone at once;
 #   - the framework's level convention (LOG_LEVEL, Vapor's --log) silences info lines through
 #     Blackbox's levels.
+# Then the Hummingbird crash goes where a user would look at it: the service started again processes
+# it, `blackbox upload` sends it to a collector, and headless Chromium opens its report page (the
+# scope, the app's frame by its short name, no "missing debug files" for the app's own binary).
+# EXAMPLES_SCREENSHOTS=DIR keeps the page's screenshots.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 swift=${SWIFT:-swift}
@@ -67,11 +71,15 @@ check_example() {
     pids+=("$pid")
     wait_for_port "$name" "$port"
     [ "$(curl -sf "http://127.0.0.1:$port/items/1")" = "80" ] || fail "$name: GET /items/1 did not answer 80"
-    for _ in $(seq 1 40); do curl -s -o /dev/null "http://127.0.0.1:$port/items/0" & done
+    local requests=()
+    for _ in $(seq 1 40); do
+        curl -s -o /dev/null "http://127.0.0.1:$port/items/0" &
+        requests+=($!)
+    done
     curl -s -o /dev/null "http://127.0.0.1:$port/items/7" || true
     for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     kill -0 "$pid" 2>/dev/null && fail "$name: the crashed service was still running 10 s later"
-    wait
+    wait "${requests[@]}" 2>/dev/null || true
     local raw
     raw=$(ls "$work/$name-crash"/crashes/pending/*.raw 2>/dev/null | head -1)
     [ -n "$raw" ] || fail "$name: no raw crash report"
@@ -111,7 +119,91 @@ check_quiet() {
     return 0
 }
 
+# The crash of check_example, uploaded and shown in Chromium.
+check_report_page() {
+    local name=hummingbird-service
+    echo "examples check: $name's crash on the collector's report page, in Chromium"
+    local chromium
+    chromium=$(command -v chromium || command -v chromium-browser || true)
+    [ -n "$chromium" ] || fail "chromium is not installed"
+    quietly bash -c "cd '$root/collector' && '$swift' build --product blackbox-collector -q"
+    local collector
+    collector="$(cd "$root/collector" && "$swift" build --show-bin-path)/blackbox-collector"
+    [ -x "$collector" ] || fail "the collector did not build"
+
+    # The service started again processes the raw report into its outbox, as an app's start does.
+    local port
+    port=$(free_port)
+    VAPOR_SERVICE_DIR=unused "$(build_example "$name")" "$work/$name-crash" "$port" \
+        >"$work/$name-restart.out" 2>"$work/$name-restart.err" &
+    pid=$!
+    pids+=("$pid")
+    wait_for_port "$name" "$port"
+    for _ in $(seq 1 100); do
+        ls "$work/$name-crash"/outbox/crash-*.json >/dev/null 2>&1 && break
+        sleep 0.1
+    done
+    kill -TERM "$pid"
+    wait "$pid" 2>/dev/null || true
+    ls "$work/$name-crash"/outbox/crash-*.json >/dev/null 2>&1 || fail "$name: the restart processed no crash"
+
+    "$collector" serve --data-dir "$work/collector" --port 0 --quiet >"$work/collector.out" 2>&1 &
+    pid=$!
+    pids+=("$pid")
+    for _ in $(seq 1 300); do
+        grep -q "read the API" "$work/collector.out" 2>/dev/null && break
+        kill -0 "$pid" 2>/dev/null || fail "the collector exited"
+        sleep 0.1
+    done
+    local key admin url
+    key=$(awk '/ingest key:/ {print $3}' "$work/collector.out")
+    admin=$(awk '/admin token:/ {print $3}' "$work/collector.out")
+    url=$(awk '/listening on/ {print $NF; exit}' "$work/collector.out")
+    "$blackbox" upload "$work/$name-crash" --server "$url" --key "$key" --quiet || fail "blackbox upload failed"
+    local report
+    report=$(curl -sf -H "Authorization: Bearer $admin" "$url/api/v1/groups" | python3 -c '
+import json, sys
+crashes = [g for g in json.load(sys.stdin)["items"] if g["kind"] == "crash"]
+print(crashes[0]["latestReportID"] if crashes else "")')
+    [ -n "$report" ] || fail "no crash group on the collector"
+    local link
+    link=$(curl -sf -X POST -H "Authorization: Bearer $admin" "$url/api/v1/login-links" |
+        python3 -c 'import json, sys; print(json.load(sys.stdin)["path"])')
+    local shots=${EXAMPLES_SCREENSHOTS:-$work/screenshots}
+    mkdir -p "$shots"
+    cat >"$work/steps.json" <<JSON
+[{"navigate": "$url$link?next=/reports/$report"},
+ {"eval": "JSON.stringify({headline: document.querySelector('h1').innerText, scope: document.querySelector('dl.scope')?.innerText ?? '', app: [...document.querySelectorAll('tr.frame.app td.function .short')].map(e => e.innerText), glueShown: [...document.querySelectorAll('tr.frame.glue')].filter(e => e.offsetParent !== null).length, summaries: document.querySelectorAll('tr.glue-summary').length, missing: document.querySelector('ul.missing-symbols')?.innerText ?? ''})"},
+ {"eval": "document.querySelector('#all-frames').scrollIntoView(), 0"},
+ {"screenshot": "$name-report.png"},
+ {"eval": "document.querySelector('#all-frames').click(), 0"},
+ {"eval": "[...document.querySelectorAll('tr.frame.glue')].filter(e => e.offsetParent !== null).length"},
+ {"screenshot": "$name-report-all-frames.png"}]
+JSON
+    python3 "$root/collector/Tests/browser/drive.py" "$chromium" "$work/steps.json" "$shots" >"$work/drive.json" ||
+        fail "the browser driver failed: $(cat "$work/drive.json")"
+    python3 - "$work/drive.json" "$name" <<'PY' || fail "the report page is not what a reader needs: $(cat "$work/drive.json")"
+import json, sys
+result = json.load(open(sys.argv[1]))
+name = sys.argv[2]
+assert not result["failed"], result["failed"]
+assert not result["errors"], result["errors"]
+page = json.loads(result["steps"][1]["value"])
+assert "/items/{id}" in page["scope"] and "GET" in page["scope"], page["scope"]
+assert any(f.startswith("closure #") and f.endswith(" in hummingbird_service") for f in page["app"]), page["app"]
+assert page["glueShown"] == 0 and page["summaries"] > 0, page
+assert name not in page["missing"], f"the app's own binary listed as missing debug files: {page['missing']}"
+assert page["headline"] == "Index out of range in closure #3 in hummingbird_service", page["headline"]
+assert result["steps"][5]["value"] > 0, "checking 'Every frame' shows the runtime and thunk frames"
+print("examples check: the report page says", repr(page["headline"]), "shows", page["app"][:3],
+      "and folds", page["summaries"], "runs of runtime, library and thunk frames")
+PY
+    kill -TERM "$pid"
+    wait "$pid" 2>/dev/null || true
+}
+
 check_example hummingbird-service "/items/{id}" hb.request.id "DIR PORT"
+check_report_page
 check_quiet hummingbird-service "DIR PORT" LOG_LEVEL=warning
 check_example vapor-service "/items/:id" request-id "serve --hostname 127.0.0.1 --port PORT"
 check_quiet vapor-service "serve --hostname 127.0.0.1 --port PORT --log warning" SWIFT_BACKTRACE=enable=no

@@ -32,6 +32,20 @@ struct ReportSymbolsTests {
         #expect(lookups.first?.address == 0x300f)
     }
 
+    @Test("an image with some frames named from debug info is not missing debug info (its _start has none)")
+    func partlyNamedImage() throws {
+        let report = report()
+        #expect(ReportSymbols.imagesLackingDebugInfo(report).contains("ab") == false, "\(report.frames)")
+        var unnamed = report
+        unnamed.frames = unnamed.frames.map { frame in
+            var frame = frame
+            frame.symbolication = .symbolTable
+            return frame
+        }
+        unnamed.threads = nil
+        #expect(ReportSymbols.imagesLackingDebugInfo(unnamed).contains("ab"))
+    }
+
     @Test("applying names the other thread's frame and keeps the crashed thread's frames in both places")
     func applying() throws {
         let report = report()

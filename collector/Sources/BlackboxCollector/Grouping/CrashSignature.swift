@@ -85,6 +85,7 @@ public enum CrashSignature {
     static func isExcludedFunction(_ name: String) -> Bool {
         let excludedPrefixes = [
             "swift_", "_swift_", "__", "Swift.", "Foundation.", "Dispatch.", "Blackbox.", "BlackboxErrors.",
+            "BlackboxHummingbird.", "BlackboxVapor.",
             "bbx_crash", "_assertionFailure", "reabstraction thunk", "partial apply", "thunk for",
         ]
         if excludedPrefixes.contains(where: { name.hasPrefix($0) }) { return true }
@@ -92,6 +93,10 @@ public enum CrashSignature {
         return ["ensure(", "bug(", "unreachable(", "NonFatalReporter.", "AssertionFailure."].contains {
             name.hasPrefix($0)
         } || name.hasPrefix("closure #") && name.contains(" in Blackbox.")
+            // Normalized names have lost `#N`, so the rule above only ever matched raw names; it stays
+            // as it was until the signature's next version (changing it would move existing groups).
+            || name.hasPrefix("closure")
+                && (name.contains(" in BlackboxHummingbird.") || name.contains(" in BlackboxVapor."))
     }
 
     /// `specialized closure #2 (Swift.Int) -> () in app.run(x: Swift.Int) -> ()` → `closure in app.run(x:)`.

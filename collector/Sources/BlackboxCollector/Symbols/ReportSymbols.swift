@@ -33,6 +33,15 @@ enum ReportSymbols {
         return uses
     }
 
+    /// The build-ids of images none of whose frames has debug-info names: the ones a debug file would
+    /// help. An image with some named frames has its debug info already; its unnamed ones are code
+    /// without any (`_start`, C runtime objects), which no upload would name.
+    static func imagesLackingDebugInfo(_ report: CrashReport) -> [String] {
+        imageUses(report).map(\.buildID).filter { buildID in
+            !report.stacks.joined().contains { self.buildID(of: $0, in: report) == buildID && hasDebugInfoNames($0) }
+        }
+    }
+
     /// Names from DWARF already (older reports do not say how; a file:line means debug info).
     static func hasDebugInfoNames(_ frame: CrashReport.Frame) -> Bool {
         switch frame.symbolication {

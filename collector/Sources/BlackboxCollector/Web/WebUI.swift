@@ -137,7 +137,7 @@ struct WebUI {
             }
             var values = reportValues(stored)
             // Images whose frames lack debug-info names and whose debug file the store does not have.
-            let unresolved = ReportSymbols.imageUses(stored.report).filter { !$0.resolved }.map(\.buildID)
+            let unresolved = ReportSymbols.imagesLackingDebugInfo(stored.report)
             let archived = try await store.symbolFiles(buildIDs: unresolved, in: context.scope).filter(\.hasDebugInfo)
             let missing = unresolved.filter { id in !archived.contains { $0.buildID == id } }
             values["hasMissingSymbols"] = !missing.isEmpty
@@ -509,32 +509,6 @@ struct WebUI {
     }
 
     /// A row per symbol (inlined frames get their own), or one per unnamed frame.
-    private func frameRows(_ frames: [CrashReport.Frame], in report: CrashReport) -> [[String: Any]] {
-        var rows: [[String: Any]] = []
-        for frame in frames {
-            let image = frame.imageIndex.flatMap { report.images.indices.contains($0) ? report.images[$0].path : nil }
-            let imageName = image.map { String($0.split(separator: "/").last ?? "") } ?? "?"
-            if frame.symbols.isEmpty {
-                rows.append([
-                    "index": frame.index, "image": imageName, "address": frame.address,
-                    "function": frame.imageOffset.map { "\(imageName) + \($0)" } ?? "?", "location": "",
-                    "inlined": false,
-                ])
-            }
-            for symbol in frame.symbols {
-                let marker = frame.asyncResume == true && symbol == frame.symbols.first ? "[async] " : ""
-                rows.append([
-                    "index": frame.index, "image": imageName, "address": frame.address,
-                    "function": marker + symbol.function,
-                    "location": symbol.file.map { "\($0)\(symbol.line.map { ":\($0)" } ?? "")" }
-                        ?? (frame.symbolication == .symbolTable ? "(symbol table)" : ""),
-                    "inlined": symbol.inlined,
-                ])
-            }
-        }
-        return rows
-    }
-
     static func describe(_ symbolication: ReportSymbolication) -> String {
         switch symbolication.state {
         case .pending:
@@ -586,9 +560,9 @@ struct WebUI {
             var values: [String: Any] = [
                 "id": thread.id, "name": thread.name ?? "", "frameSource": thread.frameSource,
                 "frameCount": thread.frames.count,
-                "top": CrashSignature.inAppFunctions(stack, limit: 1).first
-                    ?? thread.frames.first?.symbols.last?.function ?? "",
-                "frames": frameRows(thread.frames, in: report),
+                "top": ReportPage.culprit(stack)
+                    ?? thread.frames.first?.symbols.last.map { SwiftNames.simplified($0.function) } ?? "",
+                "frames": ReportPage.frameRows(thread.frames, in: report),
             ]
             // Absent, not empty: the template's section shows for any string.
             if let problem = thread.problem { values["problem"] = problem }
@@ -596,10 +570,10 @@ struct WebUI {
         }
         var values: [String: Any] = [
             "title": report.reason ?? report.signal?.name ?? report.kind.rawValue,
-            "headline": [report.signal?.name, report.reason].compactMap { $0 }.joined(separator: ": "),
+            "headline": ReportPage.headline(report),
             "facts": facts, "threadID": report.thread.id,
             "threadName": report.thread.name ?? "", "frameSource": report.frameSource,
-            "frames": frameRows(report.frames, in: report), "hasOtherThreads": !otherThreads.isEmpty,
+            "frames": ReportPage.frameRows(report.frames, in: report), "hasOtherThreads": !otherThreads.isEmpty,
             "otherThreadCount": otherThreads.count, "otherThreads": otherThreads,
             "omitted": report.omittedFrames.map { "\($0.count) frames omitted after frame \($0.omittedAfterIndex)" }
                 ?? "",
