@@ -87,7 +87,7 @@ let package = Package(
                 "BlackboxSymbols",
             ]
         ),
-        .target(name: "BlackboxErrors", dependencies: [.product(name: "Logging", package: "swift-log")]),
+        .target(name: "BlackboxErrors", dependencies: ["Blackbox", .product(name: "Logging", package: "swift-log")]),
         .target(
             name: "BlackboxUpload",
             dependencies: [
@@ -159,7 +159,7 @@ let package = Package(
             ]),
         .testTarget(
             name: "BlackboxErrorsTests",
-            dependencies: ["BlackboxErrors", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["BlackboxErrors", "Blackbox", .product(name: "Logging", package: "swift-log")],
             resources: [.copy("Localization")]),
     ],
     swiftLanguageModes: [.v6]

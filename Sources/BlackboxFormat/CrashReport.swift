@@ -21,6 +21,9 @@ public struct CrashReport: Codable, Sendable, Equatable {
         /// A watched thread, queue or loop missed its deadline (`Blackbox.watchForHangs`); the process
         /// went on. The unresponsive thread is `thread` and first in `threads`.
         case hang
+        /// An error the app captured (`Blackbox.capture`): `reason` is its type and description,
+        /// `metadata["error.type"]` its type, the frames where it was captured.
+        case error
     }
 
     public var formatVersion: Int

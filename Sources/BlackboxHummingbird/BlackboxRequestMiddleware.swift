@@ -5,7 +5,9 @@
     /// Runs each request in a Blackbox scope: its route (the matched pattern, `/items/{id}`), method
     /// and Hummingbird's request id, and the trace id when swift-otel's metadata provider is
     /// configured. A crash in the handler, an assertion report or a captured error then names this
-    /// request, never another one running at the same time.
+    /// request, never another one running at the same time. A thrown error that becomes a 5xx answer,
+    /// and a 5xx response a handler returns, are captured as error reports (`Blackbox.capture`) with
+    /// the request's scope; 4xx answers are the client's problem and are not.
     ///
     /// ```swift
     /// let router = Router()
@@ -22,7 +24,18 @@
             let scope = DiagnosticScope(
                 route: context.endpointPath ?? request.uri.path, method: request.method.rawValue,
                 requestID: context.logger[metadataKey: "hb.request.id"]?.description)
-            return try await Blackbox.withScope(scope) { try await next(request, context) }
+            return try await Blackbox.withScope(scope) {
+                do {
+                    let response = try await next(request, context)
+                    if response.status.code >= 500 {
+                        Blackbox.capture(ServerErrorResponse(status: Int(response.status.code)), level: .warning)
+                    }
+                    return response
+                } catch {
+                    if ((error as? any HTTPResponseError)?.status.code ?? 500) >= 500 { Blackbox.capture(error) }
+                    throw error
+                }
+            }
         }
     }
 #endif

@@ -5,7 +5,9 @@
     /// Runs each request in a Blackbox scope: its route (the matched pattern, `/items/:id`), method
     /// and Vapor's request id (the `request-id` in every line the request logs), and the trace id when
     /// swift-otel's metadata provider is configured. A crash in the handler, an assertion report or a
-    /// captured error then names this request, never another one running at the same time.
+    /// captured error then names this request, never another one running at the same time. A thrown
+    /// error that becomes a 5xx answer, and a 5xx response a handler returns, are captured as error
+    /// reports (`Blackbox.capture`) with the request's scope; 4xx answers are not.
     ///
     /// ```swift
     /// app.middleware.use(BlackboxRequestMiddleware())
@@ -18,7 +20,18 @@
             let route = request.route.map { "/" + $0.path.map(\.description).joined(separator: "/") }
             let scope = DiagnosticScope(
                 route: route ?? request.url.path, method: request.method.rawValue, requestID: request.id)
-            return try await Blackbox.withScope(scope) { try await next.respond(to: request) }
+            return try await Blackbox.withScope(scope) {
+                do {
+                    let response = try await next.respond(to: request)
+                    if response.status.code >= 500 {
+                        Blackbox.capture(ServerErrorResponse(status: Int(response.status.code)), level: .warning)
+                    }
+                    return response
+                } catch {
+                    if ((error as? any AbortError)?.status.code ?? 500) >= 500 { Blackbox.capture(error) }
+                    throw error
+                }
+            }
         }
     }
 #endif

@@ -29,6 +29,8 @@ import Logging
 //   process-crashes DIR       turn DIR's pending raw crash reports into outbox reports; print them
 //   default-dir APP           print the default diagnostics directory for APP (run with HOME unset)
 //   own-core-ensure DIR       build a LoggingCore without Blackbox.start, fail an ensure (traps off)
+//   capture-errors DIR        own core; in a scope, capture a DiagnosticError three times at one call
+//                             site (one report), then another error type at the same site
 
 func fail(_ message: String, code: Int32 = 2) -> Never {
     let text = "blackbox-test-child: \(message)\n"
@@ -272,6 +274,25 @@ case "own-core-ensure":
     Blackbox.withScope(DiagnosticScope(route: "/sum", requestID: "req-9")) {
         if !ensure(1 + 1 == 3, "arithmetic changed") { say("went on") }
     }
+    core.shutdown()
+
+case "capture-errors":
+    let core: LoggingCore
+    do {
+        core = try LoggingCore(configuration: configuration())
+    } catch {
+        fail("\(error)")
+    }
+    struct QuotaExceeded: Error { var tenant: String }
+    let refused = DiagnosticError(
+        domain: "shop.payments", code: 402, developerDescription: "card refused",
+        userInfo: .init(failureReason: "the issuer declined", custom: ["order": "o-17"]))
+    Blackbox.withScope(DiagnosticScope(route: "/pay", method: "POST", requestID: "req-5")) {
+        for error in [refused, refused, refused] as [any Error] + [QuotaExceeded(tenant: "t1")] {
+            Blackbox.capture(error, "paying")
+        }
+    }
+    say("captured")
     core.shutdown()
 
 case "process-crashes":

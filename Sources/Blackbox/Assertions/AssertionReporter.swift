@@ -35,38 +35,48 @@ struct AssertionReporter: Sendable {
         _ failure: AssertionFailure, suppressed: Int,
         backtrace: (frames: [CrashReport.Frame], images: [CrashReport.Image], text: String)
     ) {
+        write(
+            kind: .nonfatal, reason: failure.summary,
+            metadata: ["assertion": failure.kind.rawValue, "location": failure.location], suppressed: suppressed,
+            backtrace: backtrace)
+    }
+
+    /// A non-fatal report (a failed assertion, a captured error) of the calling thread, with the
+    /// current task's scope.
+    func write(
+        kind: CrashReport.Kind, reason: String, metadata: [String: String], suppressed: Int,
+        backtrace: (frames: [CrashReport.Frame], images: [CrashReport.Image], text: String)
+    ) {
         let (frames, images) = (backtrace.frames, backtrace.images)
         let configuration = core.configuration
         var report = CrashReport(
-            kind: .nonfatal,
+            kind: kind,
             app: .init(name: configuration.appName, version: configuration.appVersion, build: configuration.appBuild),
             host: CrashCapture.currentHost(),
             process: .init(
                 pid: getpid(), path: CrashCapture.executablePath(),
                 startTime: CrashCapture.processStartTime().map { Date(timeIntervalSince1970: $0) }, crashTime: Date()),
             thread: .init(id: Int32(bitPattern: currentThreadID()), name: Self.currentThreadName()))
-        report.reason = failure.summary
+        report.reason = reason
         report.frames = frames
         report.images = images
         report.frameSource = "runtime"
         report.symbolicated = frames.contains { !$0.symbols.isEmpty }
         report.logTail = core.recentLines(configuration.crashReporting.logTailLines)
-        report.metadata = configuration.crashReporting.metadata
+        report.metadata = configuration.crashReporting.metadata.merging(metadata) { _, new in new }
         let annotations = CrashAnnotations.current
         report.annotations = annotations.isEmpty ? nil : annotations
         report.scope = Blackbox.scope?.fields
-        report.metadata["assertion"] = failure.kind.rawValue
-        report.metadata["location"] = failure.location
         if suppressed > 0 { report.notes.append("\(suppressed) more failures at this call site since the last report") }
         do {
             let path = try Outbox(DiagnosticsDirectory(configuration.directory)).write(report)
             configuration.delivery?.reportWritten(path: path)
         } catch {
-            InternalDiagnostics.report("cannot write a non-fatal report: \(error)", key: "nonfatal-write")
+            InternalDiagnostics.report("cannot write a \(kind.rawValue) report: \(error)", key: "nonfatal-write")
         }
     }
 
-    private static func captureBacktrace() -> (frames: [CrashReport.Frame], images: [CrashReport.Image], text: String) {
+    static func captureBacktrace() -> (frames: [CrashReport.Frame], images: [CrashReport.Image], text: String) {
         guard let captured = try? Backtrace.capture(limit: 128),
             let symbolicated = captured.symbolicated(with: nil, options: [.showInlineFrames, .showSourceLocations])
         else { return ([], [], "(no backtrace)") }
@@ -108,6 +118,7 @@ struct AssertionReporter: Sendable {
         // Leave out the frames of the assertion machinery itself: the report starts at the caller.
         let machinery = [
             "AssertionReporter.", "AssertionFailure.", "ensure(_:_:file:", "bug(_:file:", "unreachable(_:file:",
+            "ErrorCapture.", "Blackbox.capture(",
         ]
         if let caller = frames.firstIndex(where: { frame in
             !frame.symbols.contains { symbol in machinery.contains { symbol.function.contains($0) } }

@@ -53,3 +53,31 @@ struct CrashSignatureTests {
         #expect(first.title.hasPrefix("termination: killed by the OOM killer"), "\(first.title)")
     }
 }
+
+@Suite("Signatures of captured errors")
+struct ErrorSignatureTests {
+    func error(_ type: String, at function: String = "shop.pay(order: Swift.String) async throws -> ()") -> CrashReport
+    {
+        var report = Reports.crash(functions: [function])
+        report.kind = .error
+        report.signal = nil
+        report.reason = "\(type): declined"
+        report.metadata["error.type"] = type
+        return report
+    }
+
+    @Test("errors group by type and the app's frames, apart from crashes at the same place; titles lead with the type")
+    func grouping() {
+        let declined = CrashSignature.compute(error("shop.PaymentError"))
+        #expect(
+            declined.title == "shop.PaymentError in shop.pay(…) async throws -> (…)", "names as crash titles have them")
+        #expect(CrashSignature.compute(error("shop.PaymentError")).hash == declined.hash, "the same error again")
+        #expect(CrashSignature.compute(error("shop.QuotaError")).hash != declined.hash, "another type")
+        #expect(
+            CrashSignature.compute(error("shop.PaymentError", at: "shop.refund() -> ()")).hash != declined.hash,
+            "another place")
+        #expect(
+            CrashSignature.compute(Reports.crash(functions: ["shop.pay(order: Swift.String) async throws -> ()"])).hash
+                != declined.hash)
+    }
+}

@@ -8,6 +8,7 @@ import Logging
 // "listening on PORT" on stderr).
 //
 //   GET /items/{id}   the price of item `id`; ids past the price list crash (index out of range)
+//   GET /pay         throws: a 500, reported as a captured error
 //   GET /health       "ok"
 
 let arguments = CommandLine.arguments
@@ -22,9 +23,16 @@ try Blackbox.start(configuration)
 
 let prices = [120, 80, 45]
 
+enum PaymentError: Error {
+    case declined(order: String)
+}
+
 let router = Router()
 router.add(middleware: BlackboxRequestMiddleware())
 router.get("/health") { _, _ in "ok" }
+router.get("/pay") { _, _ -> String in
+    throw PaymentError.declined(order: "o-17")
+}
 router.get("/items/{id}") { _, context -> String in
     let id = try context.parameters.require("id", as: Int.self)
     context.logger.info("pricing item", metadata: ["item": "\(id)"])

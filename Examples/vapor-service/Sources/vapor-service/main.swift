@@ -5,6 +5,7 @@ import Vapor
 // Usage: VAPOR_SERVICE_DIR=DIRECTORY vapor-service serve --hostname 127.0.0.1 --port PORT [--log LEVEL]
 //
 //   GET /items/:id   the price of item `id`; ids past the price list crash (index out of range)
+//   GET /pay         throws: a 500, reported as a captured error
 //   GET /health      "ok"
 
 var environment = try Environment.detect()
@@ -17,9 +18,16 @@ try Blackbox.start(configuration, from: &environment)
 
 let prices = [120, 80, 45]
 
+enum PaymentError: Error {
+    case declined(order: String)
+}
+
 let app = try await Application.make(environment)
 app.middleware.use(BlackboxRequestMiddleware())
 app.get("health") { _ in "ok" }
+app.get("pay") { _ async throws -> String in
+    throw PaymentError.declined(order: "o-17")
+}
 app.get("items", ":id") { request async throws -> String in
     let id = try request.parameters.require("id", as: Int.self)
     request.logger.info("pricing item", metadata: ["item": "\(id)"])

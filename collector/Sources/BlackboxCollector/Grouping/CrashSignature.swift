@@ -4,6 +4,9 @@ import Foundation
 
 /// The key that groups occurrences of the same problem (docs/collector.md, "Grouping").
 ///
+/// Error reports (kind `error`, from `Blackbox.capture`) add `type:<error type>` after the reason
+/// class, and their titles lead with the type.
+///
 /// Version 2 (version 1 left the verbose specialization markers `swift_demangle` writes, such as
 /// `generic specialization <Swift.Int> of `, in names, so an inlined standard-library function could
 /// pass for the app's): `kind | signal name | reason class | top 3 in-app functions`, where
@@ -31,14 +34,19 @@ public enum CrashSignature {
         var parts = [report.kind.rawValue, report.signal?.name ?? "-"]
         let runtimeFailure = report.frames.first?.symbols.first { $0.function.hasPrefix("Swift runtime failure: ") }
         parts.append(runtimeFailure?.function ?? "-")
+        // Captured errors group by their type too: two errors thrown from one handler are two problems.
+        // (A part only error reports have: crash signatures stay as they were.)
+        let errorType = report.kind == .error ? report.metadata["error.type"] ?? "?" : nil
+        if let errorType { parts.append("type:" + errorType) }
+        let what = errorType ?? report.signal?.name ?? report.kind.rawValue
         let title: String
         if !functions.isEmpty {
             parts += functions
-            title = "\(report.signal?.name ?? report.kind.rawValue) in \(functions[functions.startIndex])"
+            title = "\(what) in \(functions[functions.startIndex])"
         } else if let message = report.reason ?? report.fatalMessage {
             let normalized = normalizeMessage(message)
             parts.append("message:" + normalized)
-            title = "\(report.signal?.name ?? report.kind.rawValue): \(normalized.prefix(120))"
+            title = "\(what): \(normalized.prefix(120))"
         } else {
             let offsets = report.frames.prefix(3).map { frame in
                 let image = frame.imageIndex.flatMap { report.images.indices.contains($0) ? report.images[$0] : nil }
@@ -46,7 +54,7 @@ public enum CrashSignature {
                 return "\(name)+\(frame.imageOffset ?? "?")"
             }
             parts += offsets
-            title = "\(report.signal?.name ?? report.kind.rawValue) at \(offsets.first ?? "unknown location")"
+            title = "\(what) at \(offsets.first ?? "unknown location")"
         }
         let text = parts.joined(separator: " | ")
         let hash = SHA256.hash(data: Data(("v\(version)|" + text).utf8)).lowercaseHex
