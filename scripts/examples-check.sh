@@ -4,6 +4,8 @@
 #   - among 40 concurrent requests, the one that crashes leaves a report whose scope names its route
 #     pattern, its method and the request id its own log line carries; the process is gone at once;
 #   - a handler that throws answers 500 and leaves an error report with its scope;
+#   - hummingbird-service, 50 times: a crash while 63 slow requests are in flight names the crashing
+#     request;
 #   - the framework's level convention (LOG_LEVEL, Vapor's --log) silences info lines through
 #     Blackbox's levels.
 # Then the Hummingbird crash goes where a user would look at it: the service started again processes
@@ -113,6 +115,50 @@ print("examples check: the thrown error was reported:", report["reason"], report
 PY
 }
 
+# name, route pattern, request id key, command, rounds: a crash while 63 slow requests are in flight
+# (each suspended in its own scope on the same threads, all entered after the crashing request's), again
+# and again; each report must name the crashing request.
+check_repeated_crashes() {
+    local name=$1 route=$2 id_key=$3 command=$4 rounds=$5
+    echo "examples check: $name, $rounds crashes, each among 63 requests in flight"
+    local executable
+    executable=$(build_example "$name")
+    for round in $(seq 1 "$rounds"); do
+        local directory="$work/$name-round-$round" port
+        port=$(free_port)
+        local run=${command//PORT/$port}
+        run=${run//DIR/$directory}
+        SWIFT_BACKTRACE=enable=no VAPOR_SERVICE_DIR="$directory" $executable $run \
+            >"$directory.out" 2>"$directory.err" &
+        pid=$!
+        pids+=("$pid")
+        wait_for_port "$name" "$port"
+        # The crashing request enters its scope first and waits; the 63 others enter theirs meanwhile,
+        # so a scope that was merely the last one entered would name one of them.
+        curl -s -o /dev/null "http://127.0.0.1:$port/items/7?after=400" &
+        local requests=($!)
+        sleep 0.05
+        for _ in $(seq 1 63); do
+            curl -s -o /dev/null "http://127.0.0.1:$port/slow" &
+            requests+=($!)
+        done
+        for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -0 "$pid" 2>/dev/null && fail "$name round $round: still running 10 s after the crash"
+        wait "${requests[@]}" 2>/dev/null || true
+        "$blackbox" show --json "$directory"/crashes/pending/*.raw >"$directory.json" 2>/dev/null ||
+            fail "$name round $round: no readable crash report"
+        python3 - "$directory.json" "$directory.out" "$route" "$id_key" <<'PY' || fail "$name round $round: wrong scope"
+import json, sys
+report_path, log_path, route, id_key = sys.argv[1:]
+scope = json.load(open(report_path)).get("scope") or {}
+lines = [json.loads(line) for line in open(log_path) if line.startswith("{")]
+crashing = [l["meta"][id_key] for l in lines if l.get("msg") == "pricing item" and l["meta"].get("item") == "7"]
+assert crashing and scope.get("request-id") == crashing[0] and scope.get("route") == route, (scope, crashing)
+PY
+    done
+    echo "examples check: $name named the crashing request in $rounds of $rounds rounds"
+}
+
 # name, command (with a level option or not), environment
 check_quiet() {
     local name=$1 command=$2 environment=$3
@@ -217,6 +263,7 @@ PY
 
 check_example hummingbird-service "/items/{id}" hb.request.id "DIR PORT"
 check_report_page
+check_repeated_crashes hummingbird-service "/items/{id}" hb.request.id "DIR PORT" 50
 check_quiet hummingbird-service "DIR PORT" LOG_LEVEL=warning
 check_example vapor-service "/items/:id" request-id "serve --hostname 127.0.0.1 --port PORT"
 check_quiet vapor-service "serve --hostname 127.0.0.1 --port PORT --log warning" SWIFT_BACKTRACE=enable=no

@@ -32,7 +32,10 @@ struct WebUIBrowserTests {
             functions: ["shop.Cart.total() -> Swift.Int", "shop.checkout() -> ()"],
             message: "cart <b>broke</b> & stopped")
         report.annotations = ["request-id": "r-<42>"]
-        report.scope = ["route": "/cart/:id", "method": "POST", "request-id": "req-<7>"]
+        report.scope = [
+            "route": "/cart/:id", "method": "POST", "request-id": "req-<7>",
+            "trace-id": "4bf92f3577b34da6a3ce929d0e0e4736",
+        ]
         report.threads = [
             .init(id: 100, name: "main", crashed: true, frameSource: "libunwind", frames: report.frames),
             .init(
@@ -43,7 +46,10 @@ struct WebUIBrowserTests {
                         symbols: [.init(function: "shop.Worker.wait() -> ()")])
                 ]),
         ]
-        let log = Data("2026-11-22T00:00:00.000Z INFO  shop: <script>alert(1)</script> browser-needle\n".utf8)
+        let log = Data(
+            ("2026-11-22T00:00:00.000Z INFO  shop: <script>alert(1)</script> browser-needle\n"
+                + "2026-11-22T00:00:00.001Z INFO  shop: charging the card trace_id=4bf92f3577b34da6a3ce929d0e0e4736\n")
+                .utf8)
         let bundle = try BundleArchive.make(
             app: report.app, host: "web-host", reports: [report], logs: [("shop.log", log)])
         let upload = try await HTTP.request(
@@ -78,6 +84,7 @@ struct WebUIBrowserTests {
                     "in shop.Worker.wait(", "shop.Worker.wait() -&gt; ()",
                     "<dt>request-id</dt><dd>r-&lt;42&gt;</dd>",
                     "<h2>Scope</h2>", "<dt>route</dt><dd>/cart/:id</dd>", "<dt>request-id</dt><dd>req-&lt;7&gt;</dd>",
+                    "href=\"/logs?q=4bf92f3577b34da6a3ce929d0e0e4736\"",
                 ]
             ),
             (
@@ -88,6 +95,8 @@ struct WebUIBrowserTests {
             ("/bundles/\(bundleID)", ["logs/shop.log", "reports/crash-"]),
             ("/files/\(logID)", ["&lt;script&gt;alert(1)&lt;/script&gt; browser-needle"]),
             ("/logs?q=browser-needle", ["logs/shop.log:1", "browser-needle"]),
+            // The report page's trace link: the trace's lines.
+            ("/logs?q=4bf92f3577b34da6a3ce929d0e0e4736", ["logs/shop.log:2", "charging the card"]),
         ]
         for (path, expected) in pages {
             // A fresh browser profile per page: sign in with a one-time link, as an operator would.

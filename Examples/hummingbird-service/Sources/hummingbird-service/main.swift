@@ -7,8 +7,10 @@ import Logging
 // Usage: hummingbird-service DIRECTORY [PORT]  (port 0: any free port; the bound one is printed as
 // "listening on PORT" on stderr).
 //
-//   GET /items/{id}   the price of item `id`; ids past the price list crash (index out of range)
-//   GET /pay         throws: a 500, reported as a captured error
+//   GET /items/{id}   the price of item `id`; ids past the price list crash (index out of range);
+//                     ?after=MS waits that long first
+//   GET /pay          throws: a 500, reported as a captured error
+//   GET /slow         answers after 300 ms (requests in flight, each in its scope)
 //   GET /health       "ok"
 
 let arguments = CommandLine.arguments
@@ -30,10 +32,17 @@ enum PaymentError: Error {
 let router = Router()
 router.add(middleware: BlackboxRequestMiddleware())
 router.get("/health") { _, _ in "ok" }
+router.get("/slow") { _, _ -> String in
+    try await Task.sleep(for: .milliseconds(300))
+    return "slow\n"
+}
 router.get("/pay") { _, _ -> String in
     throw PaymentError.declined(order: "o-17")
 }
-router.get("/items/{id}") { _, context -> String in
+router.get("/items/{id}") { request, context -> String in
+    if let after = request.uri.queryParameters.get("after", as: Int.self) {
+        try await Task.sleep(for: .milliseconds(after))
+    }
     let id = try context.parameters.require("id", as: Int.self)
     context.logger.info("pricing item", metadata: ["item": "\(id)"])
     return "\(prices[id])\n"

@@ -6,6 +6,7 @@ import Vapor
 //
 //   GET /items/:id   the price of item `id`; ids past the price list crash (index out of range)
 //   GET /pay         throws: a 500, reported as a captured error
+//   GET /slow        answers after 300 ms (requests in flight, each in its scope)
 //   GET /health      "ok"
 
 var environment = try Environment.detect()
@@ -25,6 +26,10 @@ enum PaymentError: Error {
 let app = try await Application.make(environment)
 app.middleware.use(BlackboxRequestMiddleware())
 app.get("health") { _ in "ok" }
+app.get("slow") { _ async throws -> String in
+    try await Task.sleep(for: .milliseconds(300))
+    return "slow\n"
+}
 app.get("pay") { _ async throws -> String in
     throw PaymentError.declined(order: "o-17")
 }

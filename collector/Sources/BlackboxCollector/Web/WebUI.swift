@@ -591,6 +591,11 @@ struct WebUI {
             "hasLogTail": !report.logTail.isEmpty, "logTail": report.logTail, "hasNotes": !report.notes.isEmpty,
             "notes": report.notes, "groupID": stored.groupID, "bundleID": stored.bundleID, "reportID": stored.id,
         ]
+        // The request's trace, when its scope had one: its log lines carry the id (swift-otel's provider).
+        if let trace = report.scope?["trace-id"], !trace.isEmpty {
+            values["traceID"] = trace
+            values["traceQuery"] = trace.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+        }
         // Absent, not empty: the template's section shows for any string (release builds have none).
         if let message = report.fatalMessage, !message.isEmpty { values["fatalMessage"] = message }
         return values
