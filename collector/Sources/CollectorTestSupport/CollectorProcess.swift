@@ -77,8 +77,20 @@ public final class CollectorProcess: @unchecked Sendable {
         }
     }
 
-    public func kill(_ signal: Int32) {
+    /// Sends `signal` and waits for the exit, at most `deadline`, then sends SIGKILL (and says so on
+    /// stderr): a collector that does not stop must not hang the test run. Polls instead of
+    /// `waitUntilExit`, which spins a run loop at full CPU on whichever thread calls it.
+    public func kill(_ signal: Int32, deadline: Duration = .seconds(60)) {
         Foundation.kill(process.processIdentifier, signal)
+        let end = ContinuousClock.now + deadline
+        while process.isRunning && ContinuousClock.now < end { usleep(20_000) }
+        if process.isRunning {
+            FileHandle.standardError.write(
+                Data(
+                    "collector \(process.processIdentifier) still running \(deadline) after signal \(signal): killed\n"
+                        .utf8))
+            Foundation.kill(process.processIdentifier, SIGKILL)
+        }
         process.waitUntilExit()
     }
 

@@ -2,6 +2,8 @@ import ArgumentParser
 import Blackbox
 import BlackboxCollector
 import Foundation
+import Logging
+import ServiceLifecycle
 
 @main
 struct CollectorCommand: AsyncParsableCommand {
@@ -163,7 +165,14 @@ struct Serve: AsyncParsableCommand {
             }
             FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
         }
-        try await app.runService()
+        // Hummingbird's runService, with bounds: a service that does not finish within 30 s of SIGTERM
+        // is cancelled, and one that ignores cancellation for 10 s more ends the process (a crash
+        // report names it) instead of keeping a supervisor's restart waiting forever.
+        var group = ServiceGroupConfiguration(
+            services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: Logger(label: "collector.services"))
+        group.maximumGracefulShutdownDuration = .seconds(30)
+        group.maximumCancellationDuration = .seconds(10)
+        try await ServiceGroup(configuration: group).run()
         Blackbox.shutdown()
     }
 }
