@@ -28,7 +28,8 @@ import Logging
 //   present-error DIR         present a recoverable error on stdin/stdout; print the outcome
 //   process-crashes DIR       turn DIR's pending raw crash reports into outbox reports; print them
 //   default-dir APP           print the default diagnostics directory for APP (run with HOME unset)
-//   own-core-ensure DIR       build a LoggingCore without Blackbox.start, fail an ensure (traps off)
+//   own-core-ensure DIR       build a LoggingCore without Blackbox.start, fail an ensure at level
+//                             warning (traps off)
 //   capture-errors DIR        own core; in a scope, capture a DiagnosticError three times at one call
 //                             site (one report), then another error type at the same site
 
@@ -272,7 +273,7 @@ case "own-core-ensure":
     Assertions.policy = .neverTrap
     Logger(label: "app") { BlackboxLogHandler(label: $0, core: core) }.info("before the failed ensure")
     Blackbox.withScope(DiagnosticScope(route: "/sum", requestID: "req-9")) {
-        if !ensure(1 + 1 == 3, "arithmetic changed") { say("went on") }
+        if !ensure(1 + 1 == 3, "arithmetic changed", level: .warning) { say("went on") }
     }
     core.shutdown()
 

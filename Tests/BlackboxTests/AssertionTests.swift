@@ -65,7 +65,7 @@ struct AssertionChildTests {
 
 @Suite("Assertions with a core built without Blackbox.start")
 struct AssertionOwnCoreTests {
-    @Test("a failed ensure writes its non-fatal report through the app's own running core")
+    @Test("a failed ensure writes its non-fatal report through the app's own running core, at its level")
     func nonFatalReportThroughOwnCore() throws {
         let directory = TemporaryDirectory()
         let result = try runProgram(helperExecutable("blackbox-test-child"), ["own-core-ensure", directory.path])
@@ -77,6 +77,9 @@ struct AssertionOwnCoreTests {
         #expect(report.reason?.contains("arithmetic changed") == true)
         #expect(report.logTail.contains { $0.contains("before the failed ensure") }, "\(report.logTail)")
         #expect(report.scope == ["route": "/sum", "request-id": "req-9"], "the failing code's scope")
+        #expect(report.metadata["level"] == "warning", "the ensure's level")
+        // This child logs through swift-log's default handler: the line is at the ensure's level.
+        #expect(result.stderr.contains("warning blackbox.assertions"), "\(result.stderr)")
     }
 }
 

@@ -69,11 +69,11 @@ struct ScopeTests {
         #expect(Blackbox.scope == nil)
     }
 
-    @Test("the table holds named fields first and never half a field")
-    func tableBytes() {
+    @Test("the crash view holds named fields first and never half a field")
+    func crashViewBytes() {
         var scope = DiagnosticScope(requestID: "r", tags: ["bad name": "x", "request-id": "tag loses"])
         for index in 0..<20 { scope.tags["tag\(index)"] = String(repeating: "v", count: 60) }
-        let bytes = scope.tableBytes(limit: 640)
+        let bytes = scope.crashViewBytes(limit: 640)
         #expect(bytes.count <= 640)
         let parts = bytes.split(separator: 0, omittingEmptySubsequences: false).dropLast().map {
             String(decoding: $0, as: UTF8.self)

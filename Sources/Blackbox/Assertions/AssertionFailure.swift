@@ -14,6 +14,7 @@ struct AssertionFailure {
 
     let kind: Kind
     let message: String
+    var level: Logger.Level = .critical
     let file: StaticString
     let function: StaticString
     let line: UInt
@@ -43,8 +44,8 @@ struct AssertionFailure {
         var text = summary
         if suppressed > 0 { text += " [\(suppressed) more failures here since the last report]" }
         let backtrace = AssertionReporter.report(self, suppressed: suppressed)
-        Self.logger.critical(
-            "\(text)\n\(backtrace)", metadata: ["assertion": "\(kind.rawValue)"], file: "\(file)",
+        Self.logger.log(
+            level: level, "\(text)\n\(backtrace)", metadata: ["assertion": "\(kind.rawValue)"], file: "\(file)",
             function: "\(function)", line: line)
     }
 }

@@ -37,7 +37,9 @@ struct AssertionReporter: Sendable {
     ) {
         write(
             kind: .nonfatal, reason: failure.summary,
-            metadata: ["assertion": failure.kind.rawValue, "location": failure.location], suppressed: suppressed,
+            metadata: [
+                "assertion": failure.kind.rawValue, "location": failure.location, "level": failure.level.rawValue,
+            ], suppressed: suppressed,
             backtrace: backtrace)
     }
 
@@ -116,12 +118,14 @@ struct AssertionReporter: Sendable {
             pending = []
         }
         // Leave out the frames of the assertion machinery itself: the report starts at the caller.
-        let machinery = [
-            "AssertionReporter.", "AssertionFailure.", "ensure(_:_:file:", "bug(_:file:", "unreachable(_:file:",
-            "ErrorCapture.", "Blackbox.capture(",
-        ]
+        let machinery = ["AssertionReporter.", "AssertionFailure.", "ErrorCapture.", "Blackbox.capture("]
+        let entryPoints = ["ensure(_:_:level:file:", "bug(_:level:file:", "unreachable(_:file:"]
+        func isMachinery(_ name: String) -> Bool {
+            machinery.contains { name.contains($0) }
+                || entryPoints.contains { name.hasPrefix($0) || name.contains(".\($0)") }
+        }
         if let caller = frames.firstIndex(where: { frame in
-            !frame.symbols.contains { symbol in machinery.contains { symbol.function.contains($0) } }
+            !frame.symbols.contains { isMachinery($0.function) }
         }), caller > 0 {
             frames = Array(frames[caller...]).enumerated().map { index, frame in
                 var frame = frame

@@ -22,7 +22,7 @@ final class ScopeBinding: Sendable {
             scope.spanID = scope.spanID ?? provided["span_id"].map { "\($0)" }
         }
         self.scope = scope
-        self.viewAddress = Self.makeView(scope.tableBytes(limit: Int(BBX_SCOPE_FIELD_BYTES)))
+        self.viewAddress = Self.makeView(scope.crashViewBytes(limit: Int(BBX_SCOPE_FIELD_BYTES)))
     }
 
     deinit {
