@@ -3,7 +3,7 @@
 # For each (hummingbird-service, vapor-service):
 #   - among 40 concurrent requests, the one that crashes leaves a report whose scope names its route
 #     pattern, its method and the request id its own log line carries; the process is gone at once;
-#   - a handler that throws answers 500 and leaves an error report with its scope;
+#   - a handler that throws answers 500 and leaves an error report with its scope; a 4xx leaves none;
 #   - hummingbird-service, 50 times: a crash while 63 slow requests are in flight names the crashing
 #     request;
 #   - the framework's level convention (LOG_LEVEL, Vapor's --log) silences info lines through
@@ -76,6 +76,10 @@ check_example() {
     [ "$(curl -sf "http://127.0.0.1:$port/items/1")" = "80" ] || fail "$name: GET /items/1 did not answer 80"
     [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/pay")" = "500" ] ||
         fail "$name: GET /pay did not answer 500"
+    # A client error (a 4xx) is not reported: the one error report below is /pay's.
+    local bad
+    bad=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/items/abc")
+    [[ $bad == 4* ]] || fail "$name: GET /items/abc answered $bad, not a 4xx"
     local requests=()
     for _ in $(seq 1 40); do
         curl -s -o /dev/null "http://127.0.0.1:$port/items/0" &
@@ -107,7 +111,7 @@ PY
 import glob, json, sys
 outbox, route = sys.argv[1:]
 reports = [json.load(open(path)) for path in glob.glob(outbox + "/error-*.json")]
-assert len(reports) == 1, f"{len(reports)} error reports"
+assert len(reports) == 1, f"{len(reports)} error reports (the 4xx must not be one)"
 report = reports[0]
 assert report["metadata"]["error.type"].endswith("PaymentError"), report["metadata"]
 assert report.get("scope", {}).get("route") == route.split("/items")[0] + "/pay", report.get("scope")

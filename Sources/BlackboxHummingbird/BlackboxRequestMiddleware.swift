@@ -24,18 +24,10 @@
             let scope = DiagnosticScope(
                 route: context.endpointPath ?? request.uri.path, method: request.method.rawValue,
                 requestID: context.logger[metadataKey: "hb.request.id"]?.description)
-            return try await Blackbox.withScope(scope) {
-                do {
-                    let response = try await next(request, context)
-                    if response.status.code >= 500 {
-                        Blackbox.capture(ServerErrorResponse(status: Int(response.status.code)), level: .warning)
-                    }
-                    return response
-                } catch {
-                    if ((error as? any HTTPResponseError)?.status.code ?? 500) >= 500 { Blackbox.capture(error) }
-                    throw error
-                }
-            }
+            return try await Blackbox.handleRequest(
+                in: scope, status: { Int($0.status.code) },
+                statusOfError: { ($0 as? any HTTPResponseError).map { Int($0.status.code) } },
+                handle: { try await next(request, context) })
         }
     }
 #endif

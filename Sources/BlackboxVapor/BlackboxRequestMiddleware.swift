@@ -20,18 +20,10 @@
             let route = request.route.map { "/" + $0.path.map(\.description).joined(separator: "/") }
             let scope = DiagnosticScope(
                 route: route ?? request.url.path, method: request.method.rawValue, requestID: request.id)
-            return try await Blackbox.withScope(scope) {
-                do {
-                    let response = try await next.respond(to: request)
-                    if response.status.code >= 500 {
-                        Blackbox.capture(ServerErrorResponse(status: Int(response.status.code)), level: .warning)
-                    }
-                    return response
-                } catch {
-                    if ((error as? any AbortError)?.status.code ?? 500) >= 500 { Blackbox.capture(error) }
-                    throw error
-                }
-            }
+            return try await Blackbox.handleRequest(
+                in: scope, status: { Int($0.status.code) },
+                statusOfError: { ($0 as? any AbortError).map { Int($0.status.code) } },
+                handle: { try await next.respond(to: request) })
         }
     }
 #endif

@@ -1,0 +1,23 @@
+extension Blackbox {
+    /// What a framework integration does around each request: runs `handle` in `scope` and captures
+    /// server errors — a thrown error whose status (`statusOfError`, 500 when it has none) is 5xx,
+    /// and a returned response whose `status` is 5xx (as `ServerErrorResponse`, at warning). 4xx are
+    /// the client's and are not reported. The error is rethrown and the response returned unchanged.
+    public static func handleRequest<Response>(
+        in scope: DiagnosticScope, isolation: isolated (any Actor)? = #isolation,
+        status: (Response) -> Int, statusOfError: (any Error) -> Int?,
+        handle: () async throws -> Response
+    ) async throws -> Response {
+        try await withScope(scope, isolation: isolation) {
+            do {
+                let response = try await handle()
+                let code = status(response)
+                if code >= 500 { capture(ServerErrorResponse(status: code), level: .warning) }
+                return response
+            } catch {
+                if statusOfError(error) ?? 500 >= 500 { capture(error) }
+                throw error
+            }
+        }
+    }
+}
