@@ -15,9 +15,6 @@ struct GroupQueryTests {
         #expect(throws: APIError.self) { try GroupQuery(parameters: ["state": "closed"]) }
         #expect(throws: APIError.self) { try GroupQuery(parameters: ["q": String(repeating: "a", count: 201)]) }
         #expect(GroupQuery.likePattern(#"50%_a\b"#) == #"%50\%\_a\\b%"#)
-        var statement = GroupQuerySQL(query, projectID: 1, page: Page())
-        statement.sql = "a = ? AND b LIKE '?' ESCAPE '\\' AND c = ?"
-        #expect(statement.numberedSQL == "a = $1 AND b LIKE '?' ESCAPE '\\' AND c = $2")
     }
 
     @Test("SVG charts: one bar per bucket, labels escaped, zero bars drawn flat")

@@ -871,12 +871,12 @@ struct PostgresCoordinationTests {
         let observer = try PostgresStore(url: url)
         defer { Task { await observer.close() } }
         func others() async throws -> Int64 {
-            try await observer.read(
+            try await observer.rows(
                 """
                 SELECT count(*) AS n FROM pg_stat_activity
                 WHERE datname = current_database() AND pid <> pg_backend_pid()
                 """
-            ) { try $0["n"].decode(Int64.self) }.first ?? -1
+            ).first?.decode("n") ?? -1
         }
         let collector = try await TestCollector.start { $0.databaseURL = url }
         #expect(try await HTTP.get(collector, "/api/v1/groups").status == 200)

@@ -17,15 +17,3 @@ extension RetentionStore {
         try await deleteBundles(receivedBefore: cutoff, beyondBytesPerProject: .max)
     }
 }
-
-/// The statement both stores select retention's bundles with.
-enum RetentionSQL {
-    /// Expired, or older than the newest `bytesPerProject` bytes of their project.
-    static let expiredBundles = """
-        SELECT id, blob FROM (
-            SELECT id, blob, received_at,
-                sum(size) OVER (PARTITION BY project_id ORDER BY received_at DESC, id DESC) AS newer_bytes
-            FROM bundles) AS ranked
-        WHERE received_at < ? OR newer_bytes > ?
-        """
-}

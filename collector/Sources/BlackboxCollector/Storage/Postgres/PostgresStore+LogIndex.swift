@@ -7,21 +7,17 @@ extension PostgresStore {
     /// Claims the files it returns for `claimSeconds`: another instance asking at the same time gets
     /// other files (`SKIP LOCKED`), and a claim whose instance died expires.
     public func unindexedLogFiles(limit: Int) async throws -> [BundleFile] {
-        let now = Date().timeIntervalSince1970
-        return try await read(
+        let now = Date()
+        return try await write(
             """
-            UPDATE bundle_files SET claimed_until = \(now + Self.claimSeconds)
+            UPDATE bundle_files SET claimed_until = \(now.addingTimeInterval(Self.claimSeconds))
             WHERE id IN (
                 SELECT id FROM bundle_files
                 WHERE NOT indexed AND kind = 'log' AND (claimed_until IS NULL OR claimed_until < \(now))
-                ORDER BY id LIMIT \(Int64(limit)) FOR UPDATE SKIP LOCKED)
+                ORDER BY id LIMIT \(limit) FOR UPDATE SKIP LOCKED)
             RETURNING *
-            """, Self.file
-        ).sorted { $0.id < $1.id }
-    }
-
-    public func blob(ofBundle id: Int64) async throws -> String? {
-        try await read("SELECT blob FROM bundles WHERE id = \(id)") { try $0["blob"].decode(String.self) }.first
+            """
+        ).map(BundleFile.init).sorted { $0.id < $1.id }
     }
 
     public func storeLogLines(_ files: [LogFileLines]) async throws {
@@ -68,7 +64,9 @@ extension PostgresStore {
     static func ensurePartition(day: String, _ connection: PostgresConnection, _ logger: Logger)
         async throws
     {
-        guard let date = dayFormatter.date(from: day) else { throw StorageError.notFound("day \(day)") }
+        guard let date = try? Date(day, strategy: .iso8601.year().month().day()) else {
+            throw StorageError.notFound("day \(day)")
+        }
         let name = partitionName(day)
         try await connection.query("SELECT pg_advisory_xact_lock(hashtext(\(name)))", logger: logger)
         let next = Self.day(date.addingTimeInterval(86_400))
@@ -83,13 +81,5 @@ extension PostgresStore {
 
     static func partitionName(_ day: String) -> String { "log_lines_p" + day.filter(\.isNumber) }
 
-    static let dayFormatter: DateFormatter = {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyy-MM-dd"
-        return formatter
-    }()
-
-    static func day(_ date: Date) -> String { dayFormatter.string(from: date) }
+    static func day(_ date: Date) -> String { date.receivedDay }
 }

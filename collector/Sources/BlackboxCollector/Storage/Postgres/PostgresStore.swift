@@ -1,6 +1,7 @@
 import BlackboxFormat
 import Foundation
 import Logging
+import NIOPosix
 import PostgresNIO
 import ServiceLifecycle
 
@@ -17,6 +18,9 @@ public final class PostgresStore: CollectorStore {
     let client: PostgresClient
     let logger = Logger(label: "collector.postgres")
     private let runner: Task<Void, Never>
+    /// Where the shared transaction bodies run (`PostgresWaitingConnection`): one thread per
+    /// transaction in flight, so at most this many write at once per instance.
+    let threads = NIOThreadPool(numberOfThreads: 8)
     /// `host:port/database`, for error messages.
     private let target: String
 
@@ -32,14 +36,19 @@ public final class PostgresStore: CollectorStore {
         client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         let client = self.client
         runner = Task { await client.run() }
+        threads.start()
     }
 
-    deinit { runner.cancel() }
+    deinit {
+        runner.cancel()
+        threads.shutdownGracefully { _ in }
+    }
 
     /// Closes the client's connections; the store cannot be used afterwards.
     public func close() async {
         runner.cancel()
         await runner.value
+        try? await threads.shutdownGracefully()
     }
 
     static func configuration(_ url: String) throws -> PostgresClient.Configuration {
@@ -74,13 +83,6 @@ public final class PostgresStore: CollectorStore {
             result.append(try map(row.makeRandomAccess()))
         }
         return result
-    }
-
-    func read<T: Sendable>(
-        _ query: PostgresQuery, _ map: @escaping @Sendable (PostgresRandomAccessRow) throws -> T
-    ) async throws -> [T] {
-        let logger = self.logger
-        return try await client.withConnection { try await Self.rows($0, query, logger: logger, map) }
     }
 
     func transaction<T: Sendable>(_ body: (PostgresConnection, Logger) async throws -> T) async throws -> T {
@@ -133,41 +135,6 @@ public final class PostgresStore: CollectorStore {
                     logger: logger)
             }
         }
-    }
-
-    public func ping() async throws {
-        _ = try await read("SELECT 1 AS one") { try $0["one"].decode(Int32.self) }
-    }
-
-    // MARK: Rows
-
-    static func key(_ row: PostgresRandomAccessRow) throws -> APIKey {
-        APIKey(
-            id: try row["id"].decode(Int64.self), projectID: try row["project_id"].decode(Int64.self),
-            kind: APIKey.Kind(rawValue: try row["kind"].decode(String.self)) ?? .ingest,
-            prefix: try row["prefix"].decode(String.self),
-            createdAt: Date(timeIntervalSince1970: try row["created_at"].decode(Double.self)),
-            revokedAt: try row["revoked_at"].decode(Double?.self).map(Date.init(timeIntervalSince1970:)))
-    }
-
-    static func bundle(_ row: PostgresRandomAccessRow) throws -> BundleRecord {
-        BundleRecord(
-            id: try row["id"].decode(Int64.self), projectID: try row["project_id"].decode(Int64.self),
-            uploadID: try row["upload_id"].decode(String?.self), sha256: try row["sha256"].decode(String.self),
-            size: try row["size"].decode(Int64.self), blob: try row["blob"].decode(String.self),
-            appName: try row["app_name"].decode(String?.self), appVersion: try row["app_version"].decode(String?.self),
-            host: try row["host"].decode(String?.self), hasManifest: try row["has_manifest"].decode(Bool.self),
-            receivedAt: Date(timeIntervalSince1970: try row["received_at"].decode(Double.self)),
-            fileCount: Int(try row["file_count"].decode(Int64.self)),
-            reportCount: Int(try row["report_count"].decode(Int64.self)))
-    }
-
-    static func file(_ row: PostgresRandomAccessRow) throws -> BundleFile {
-        BundleFile(
-            id: try row["id"].decode(Int64.self), bundleID: try row["bundle_id"].decode(Int64.self),
-            path: try row["path"].decode(String.self),
-            kind: BundleFile.Kind(rawValue: try row["kind"].decode(String.self)) ?? .other,
-            size: try row["size"].decode(Int64.self), sha256: try row["sha256"].decode(String.self))
     }
 }
 

@@ -177,6 +177,11 @@ enum SQLiteSchema {
                     ALTER TABLE symbol_files ADD COLUMN symbolizer_failures INTEGER NOT NULL DEFAULT 0;
                     """)
         }
+        // The day a file arrived, as PostgreSQL keeps it for its partitions: one ingest statement
+        // serves both stores (SQLite only stores it).
+        migrator.registerMigration("v9-file-day") { db in
+            try db.execute(sql: "ALTER TABLE bundle_files ADD COLUMN received_day TEXT")
+        }
         return migrator
     }
 }

@@ -4,18 +4,8 @@ import GRDB
 /// `LogIndex`: log lines in FTS5, one rowid range per file.
 extension SQLiteStore {
     public func unindexedLogFiles(limit: Int) async throws -> [BundleFile] {
-        try await pool.read { db in
-            try db.cachedRows(
-                sql: "SELECT * FROM bundle_files WHERE indexed = 0 AND kind = 'log' ORDER BY id LIMIT ?",
-                arguments: [limit]
-            ).map(Self.file)
-        }
-    }
-
-    public func blob(ofBundle id: Int64) async throws -> String? {
-        try await pool.read { db in
-            try String.fetchOne(db, sql: "SELECT blob FROM bundles WHERE id = ?", arguments: [id])
-        }
+        try await rows("SELECT * FROM bundle_files WHERE NOT indexed AND kind = 'log' ORDER BY id LIMIT \(limit)")
+            .map(BundleFile.init)
     }
 
     public func storeLogLines(_ files: [LogFileLines]) async throws {

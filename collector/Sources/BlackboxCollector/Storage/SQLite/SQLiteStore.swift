@@ -35,33 +35,6 @@ public final class SQLiteStore: CollectorStore {
         try SQLiteSchema.migrator.migrate(pool)
     }
 
-    public func ping() async throws {
-        _ = try await pool.read { db in try Int.fetchOne(db, sql: "SELECT 1") }
-    }
-
-    // MARK: Rows
-
-    static func key(_ row: Row) -> APIKey {
-        APIKey(
-            id: row["id"], projectID: row["project_id"], kind: APIKey.Kind(rawValue: row["kind"]) ?? .ingest,
-            prefix: row["prefix"], createdAt: Date(timeIntervalSince1970: row["created_at"]),
-            revokedAt: (row["revoked_at"] as Double?).map(Date.init(timeIntervalSince1970:)))
-    }
-
-    static func bundle(_ row: Row) -> BundleRecord {
-        BundleRecord(
-            id: row["id"], projectID: row["project_id"], uploadID: row["upload_id"], sha256: row["sha256"],
-            size: row["size"], blob: row["blob"], appName: row["app_name"], appVersion: row["app_version"],
-            host: row["host"], hasManifest: row["has_manifest"],
-            receivedAt: Date(timeIntervalSince1970: row["received_at"]),
-            fileCount: row["file_count"], reportCount: row["report_count"])
-    }
-
-    static func file(_ row: Row) -> BundleFile {
-        BundleFile(
-            id: row["id"], bundleID: row["bundle_id"], path: row["path"],
-            kind: BundleFile.Kind(rawValue: row["kind"]) ?? .other, size: row["size"], sha256: row["sha256"])
-    }
 }
 
 extension Database {
