@@ -56,6 +56,38 @@ wait_for_port() {  # name, port
 }
 
 # name, route pattern, the log metadata key of the request id, command (with PORT and DIR in it)
+# name, executable, command (PORT and DIR stand for the port and the directory), directory, environment;
+# starts the example in the background and waits for its port. Sets $pid and $port; its output goes to
+# DIRECTORY.out and DIRECTORY.err.
+start_service() {
+    local name=$1 executable=$2 command=$3 directory=$4 environment=${5:-}
+    port=$(free_port)
+    local run=${command//PORT/$port}
+    run=${run//DIR/$directory}
+    # Vapor parses the whole command line, so its example takes the directory from the environment.
+    # shellcheck disable=SC2086 # the command and the environment are lists of words
+    env SWIFT_BACKTRACE=enable=no $environment VAPOR_SERVICE_DIR="$directory" "$executable" $run \
+        >"$directory.out" 2>"$directory.err" &
+    pid=$!
+    pids+=("$pid")
+    wait_for_port "$name" "$port"
+}
+
+# report JSON, the service's log, route pattern, request-id key: the report's scope is the request for
+# item 7, the one that crashed, as its own log line names it.
+check_scope() {
+    python3 - "$@" <<'PY'
+import json, sys
+report_path, log_path, route, id_key = sys.argv[1:]
+scope = json.load(open(report_path)).get("scope") or {}
+lines = [json.loads(line) for line in open(log_path) if line.startswith("{")]
+crashing = [l["meta"][id_key] for l in lines if l.get("msg") == "pricing item" and l.get("meta", {}).get("item") == "7"]
+assert len(crashing) == 1, f"log lines of the crashing request: {crashing}"
+expected = {"route": route, "method": "GET", "request-id": crashing[0]}
+assert all(scope.get(k) == v for k, v in expected.items()), f"scope {scope}, expected {expected}"
+PY
+}
+
 check_example() {
     local name=$1 route=$2 id_key=$3 command=$4
     local executable
@@ -63,16 +95,7 @@ check_example() {
     [ -x "$executable" ] || fail "$name did not build"
 
     echo "examples check: $name, a crashing request among concurrent ones"
-    local port
-    port=$(free_port)
-    local run=${command//PORT/$port}
-    run=${run//DIR/$work/$name-crash}
-    # Vapor parses the whole command line, so its example takes the directory from the environment.
-    SWIFT_BACKTRACE=enable=no VAPOR_SERVICE_DIR="$work/$name-crash" $executable $run \
-        >"$work/$name-crash.out" 2>"$work/$name-crash.err" &
-    pid=$!
-    pids+=("$pid")
-    wait_for_port "$name" "$port"
+    start_service "$name" "$executable" "$command" "$work/$name-crash"
     [ "$(curl -sf "http://127.0.0.1:$port/items/1")" = "80" ] || fail "$name: GET /items/1 did not answer 80"
     [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/pay")" = "500" ] ||
         fail "$name: GET /pay did not answer 500"
@@ -93,20 +116,9 @@ check_example() {
     raw=$(ls "$work/$name-crash"/crashes/pending/*.raw 2>/dev/null | head -1)
     [ -n "$raw" ] || fail "$name: no raw crash report"
     "$blackbox" show --json "$raw" >"$work/$name-report.json" || fail "$name: blackbox show failed"
-    python3 - "$work/$name-report.json" "$work/$name-crash.out" "$route" "$id_key" <<'PY' ||
-import json, sys
-report_path, log_path, route, id_key = sys.argv[1:]
-report = json.load(open(report_path))
-lines = [json.loads(line) for line in open(log_path) if line.startswith("{")]
-crashing = [l for l in lines if l.get("msg") == "pricing item" and l.get("meta", {}).get("item") == "7"]
-assert len(crashing) == 1, f"log lines of the crashing request: {crashing}"
-scope = report.get("scope") or {}
-expected = {"route": route, "method": "GET", "request-id": crashing[0]["meta"][id_key]}
-assert all(scope.get(k) == v for k, v in expected.items()), f"scope {scope}, expected {expected}"
-assert "Index out of range" in (report.get("fatalMessage") or ""), report.get("fatalMessage")
-print("examples check: the report names", scope)
-PY
+    check_scope "$work/$name-report.json" "$work/$name-crash.out" "$route" "$id_key" ||
         fail "$name: the report's scope is not the crashing request's"
+    grep -q "Index out of range" "$work/$name-report.json" || fail "$name: the report lacks the fatal message"
     python3 - "$work/$name-crash/outbox" "$route" <<'PY' || fail "$name: no error report for the thrown error"
 import glob, json, sys
 outbox, route = sys.argv[1:]
@@ -128,15 +140,8 @@ check_repeated_crashes() {
     local executable
     executable=$(build_example "$name")
     for round in $(seq 1 "$rounds"); do
-        local directory="$work/$name-round-$round" port
-        port=$(free_port)
-        local run=${command//PORT/$port}
-        run=${run//DIR/$directory}
-        SWIFT_BACKTRACE=enable=no VAPOR_SERVICE_DIR="$directory" $executable $run \
-            >"$directory.out" 2>"$directory.err" &
-        pid=$!
-        pids+=("$pid")
-        wait_for_port "$name" "$port"
+        local directory="$work/$name-round-$round"
+        start_service "$name" "$executable" "$command" "$directory"
         # The crashing request enters its scope first and waits; the 63 others enter theirs meanwhile,
         # so a scope that was merely the last one entered would name one of them.
         curl -s -o /dev/null "http://127.0.0.1:$port/items/7?after=400" &
@@ -151,14 +156,7 @@ check_repeated_crashes() {
         wait "${requests[@]}" 2>/dev/null || true
         "$blackbox" show --json "$directory"/crashes/pending/*.raw >"$directory.json" 2>/dev/null ||
             fail "$name round $round: no readable crash report"
-        python3 - "$directory.json" "$directory.out" "$route" "$id_key" <<'PY' || fail "$name round $round: wrong scope"
-import json, sys
-report_path, log_path, route, id_key = sys.argv[1:]
-scope = json.load(open(report_path)).get("scope") or {}
-lines = [json.loads(line) for line in open(log_path) if line.startswith("{")]
-crashing = [l["meta"][id_key] for l in lines if l.get("msg") == "pricing item" and l["meta"].get("item") == "7"]
-assert crashing and scope.get("request-id") == crashing[0] and scope.get("route") == route, (scope, crashing)
-PY
+        check_scope "$directory.json" "$directory.out" "$route" "$id_key" || fail "$name round $round: wrong scope"
     done
     echo "examples check: $name named the crashing request in $rounds of $rounds rounds"
 }
@@ -167,14 +165,7 @@ PY
 check_quiet() {
     local name=$1 command=$2 environment=$3
     echo "examples check: $name at level warning: $environment $command"
-    local port
-    port=$(free_port)
-    local run=${command//PORT/$port}
-    run=${run//DIR/$work/$name-quiet}
-    env $environment VAPOR_SERVICE_DIR="$work/$name-quiet" "$(build_example "$name")" $run >"$work/$name-quiet.out" 2>"$work/$name-quiet.err" &
-    pid=$!
-    pids+=("$pid")
-    wait_for_port "$name" "$port"
+    start_service "$name" "$(build_example "$name")" "$command" "$work/$name-quiet" "$environment"
     curl -sf -o /dev/null "http://127.0.0.1:$port/items/2" || fail "$name: GET /items/2 failed"
     kill -TERM "$pid"
     wait "$pid" 2>/dev/null || true

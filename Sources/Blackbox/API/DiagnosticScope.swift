@@ -50,8 +50,8 @@ public struct DiagnosticScope: Sendable, Hashable {
             tags: outer.tags.merging(tags) { _, inner in inner })
     }
 
-    /// `name\0value\0` pairs for the crash handler (`ScopeBinding`), the named fields first, cut to what a
-    /// slot holds (tags that do not fit are left out, never cut in half).
+    /// `name\0value\0` pairs for the crash handler (`ScopeBinding`), the named fields first, cut to
+    /// `limit` bytes (tags that do not fit are left out, never cut in half).
     func crashViewBytes(limit: Int) -> [UInt8] {
         var bytes: [UInt8] = []
         let tagFields = tags.sorted { $0.key < $1.key }.filter { name, _ in

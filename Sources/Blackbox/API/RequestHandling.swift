@@ -21,3 +21,11 @@ extension Blackbox {
         }
     }
 }
+
+/// A response with a 5xx status that a handler returned instead of throwing: captured by the framework
+/// integrations, so that every server error is reported, thrown or not.
+public struct ServerErrorResponse: Error, CustomStringConvertible {
+    public var status: Int
+    public init(status: Int) { self.status = status }
+    public var description: String { "the handler answered \(status)" }
+}

@@ -64,17 +64,22 @@ extension Blackbox {
         _ scope: DiagnosticScope, isolation: isolated (any Actor)? = #isolation,
         _ operation: () async throws -> Result
     ) async rethrows -> Result {
-        _ = ScopeBinding.crashHandlerCanRead
-        let binding = ScopeBinding(scope, within: ScopeBinding.current)
-        return try await ScopeBinding.$current.withValue(binding, operation: operation, isolation: isolation)
+        try await ScopeBinding.$current.withValue(
+            ScopeBinding.entering(scope), operation: operation, isolation: isolation)
     }
 
     /// `withScope` for synchronous code; outside any task the scope belongs to the calling thread.
     public static func withScope<Result>(_ scope: DiagnosticScope, _ operation: () throws -> Result) rethrows
         -> Result
     {
-        _ = ScopeBinding.crashHandlerCanRead
-        let binding = ScopeBinding(scope, within: ScopeBinding.current)
-        return try ScopeBinding.$current.withValue(binding, operation: operation)
+        try ScopeBinding.$current.withValue(ScopeBinding.entering(scope), operation: operation)
+    }
+}
+
+extension ScopeBinding {
+    /// The binding for `scope` inside the current one; registers the crash handler's lookup first.
+    fileprivate static func entering(_ scope: DiagnosticScope) -> ScopeBinding {
+        _ = crashHandlerCanRead
+        return ScopeBinding(scope, within: current)
     }
 }
