@@ -15,11 +15,9 @@ import Synchronization
 final class AlertDispatcher: Service, Sendable {
     private let store: any AlertStore & ProjectReader
     private let baseURL: String
-    private let pollInterval: Duration
     private let claimLease: Duration
-    private let wakeups: AsyncStream<Void>
-    private let wakeContinuation: AsyncStream<Void>.Continuation
-    private let stopping = Atomic<Bool>(false)
+    private let pollInterval: Duration
+    private let loop: WorkerLoop
     private let targets: WebhookTargets
     private let digest: Mutex<NewGroupDigest>
     private let logger = Logger(label: "collector.alerts")
@@ -36,12 +34,12 @@ final class AlertDispatcher: Service, Sendable {
         self.targets = targets
         self.digest = Mutex(NewGroupDigest(window: TimeInterval(digestWindow.components.seconds)))
         self.baseURL = baseURL
-        self.pollInterval = pollInterval
         self.claimLease = claimLease
-        (wakeups, wakeContinuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        self.pollInterval = pollInterval
+        loop = WorkerLoop(interval: pollInterval)
     }
 
-    func wake() { wakeContinuation.yield() }
+    func wake() { loop.wake() }
 
     /// A client for one delivery, connecting to `address` (the one `WebhookTargets` checked) for the
     /// webhook's host, so that no second DNS answer decides where the alert goes; TLS still checks
@@ -58,27 +56,12 @@ final class AlertDispatcher: Service, Sendable {
         return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }
 
+    /// At shutdown, the sends in flight finish and their answers are recorded; nothing new starts.
     func run() async throws {
-        await withGracefulShutdownHandler {
-            await withTaskGroup(of: Void.self) { tasks in
-                tasks.addTask { [self] in
-                    while !isStopping {
-                        wake()
-                        try? await Task.sleep(for: pollInterval)
-                    }
-                }
-                for await _ in wakeups {
-                    await deliverDue()
-                }
-                tasks.cancelAll()
-            }
-        } onGracefulShutdown: { [self] in
-            stopping.store(true, ordering: .relaxed)
-            wakeContinuation.finish()
-        }
+        await loop.run { await deliverDue() }
     }
 
-    private var isStopping: Bool { Task.isCancelled || stopping.load(ordering: .relaxed) }
+    private var isStopping: Bool { loop.isStopping }
 
     /// Sends at most this many deliveries at once, at most `perWebhookInFlight` to one webhook and
     /// `perProjectInFlight` for one project (the claim query ranks them, in flight first), so a

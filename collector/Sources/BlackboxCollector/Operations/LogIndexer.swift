@@ -2,7 +2,6 @@ import Foundation
 import Logging
 import NIOPosix
 import ServiceLifecycle
-import Synchronization
 
 /// Puts stored log files into the full-text index in the background, so that acknowledging an upload
 /// never waits for indexing text. The queue is the database (`bundle_files.indexed = 0`), so it
@@ -16,8 +15,7 @@ import Synchronization
 final class LogIndexer: Service, Sendable {
     private let store: any LogIndex
     private let reader: BundleReader
-    private let wakeups: AsyncStream<Void>
-    private let wakeContinuation: AsyncStream<Void>.Continuation
+    private let loop = WorkerLoop(interval: nil)
     private let logger = Logger(label: "collector.indexer")
     /// One thread of its own: indexing is background work and must not take the ingest pool's
     /// threads (inspecting uploads), which would delay acknowledgements.
@@ -32,10 +30,6 @@ final class LogIndexer: Service, Sendable {
 
     private let activity: IngestActivity
     private let maxDeferral: Duration
-    /// Set on graceful shutdown. Shutdown does not cancel the service's task, so without this the
-    /// indexer would finish the whole backlog (minutes, after a burst of large bundles) before the
-    /// server could stop. What is left stays in the queue for the next run.
-    private let stopping = Atomic<Bool>(false)
     private let maxLinesPerFile: Int
 
     init(
@@ -47,24 +41,17 @@ final class LogIndexer: Service, Sendable {
         self.reader = reader
         self.maxLinesPerFile = maxLinesPerFile
         self.maxDeferral = maxDeferral
-        (wakeups, wakeContinuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
-    func wake() { wakeContinuation.yield() }
+    func wake() { loop.wake() }
 
+    /// At shutdown the indexer stops between two files (a backlog after a burst of large bundles
+    /// takes minutes); what is left stays queued for the next run.
     func run() async throws {
-        wake()  // whatever a previous run left
-        await withGracefulShutdownHandler {
-            for await _ in wakeups {
-                await indexPending()
-            }
-        } onGracefulShutdown: { [self] in
-            stopping.store(true, ordering: .relaxed)
-            wakeContinuation.finish()
-        }
+        await loop.run { await indexPending() }
     }
 
-    private var isStopping: Bool { Task.isCancelled || stopping.load(ordering: .relaxed) }
+    private var isStopping: Bool { loop.isStopping }
 
     /// Indexes until nothing is left (also used by tests and the benchmark to wait for the index).
     /// Files are stored in batches, one transaction each: a commit per file cost a WAL sync per file

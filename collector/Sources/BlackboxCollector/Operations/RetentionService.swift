@@ -15,18 +15,10 @@ struct RetentionService: Service {
     let interval: Duration
     let logger = Logger(label: "collector.retention")
 
+    /// A pass at start and every `interval`; graceful shutdown ends the wait between passes (the
+    /// pass in progress, one transaction and its blobs, completes).
     func run() async throws {
-        // Graceful shutdown cancels the wait between runs (a plain sleep would hold shutdown for an hour).
-        do {
-            try await cancelWhenGracefulShutdown {
-                while true {
-                    await runOnce()
-                    try await Task.sleep(for: interval)
-                }
-            }
-        } catch is CancellationError {
-            return
-        }
+        await WorkerLoop(interval: interval).run { await runOnce() }
     }
 
     @discardableResult

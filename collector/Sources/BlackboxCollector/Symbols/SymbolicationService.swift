@@ -34,14 +34,12 @@ final class SymbolicationService: Service, Sendable {
     /// and `/metrics` say so.
     let symbolizers: [SymbolizerProcess]
     private let metrics: CollectorMetrics
-    private let pollInterval: Duration
     private let activity: IngestActivity
     private let maxDeferral: Duration
     private let retryDelay: Duration
     private let maxTimePerTurn: Duration
-    private let laneWakeups: [AsyncStream<Void>.Continuation]
-    private let laneStreams: [AsyncStream<Void>]
-    private let stopping = Atomic<Bool>(false)
+    /// One loop per lane, each also woken every `pollInterval` for work other instances queued.
+    private let lanes: [WorkerLoop]
     /// When the service started stepping back for uploads, across passes: under sustained ingest it
     /// waits `maxDeferral` once, not before every pass (each upload with a report starts one).
     private let deferringSince = Mutex<ContinuousClock.Instant?>(nil)
@@ -70,53 +68,36 @@ final class SymbolicationService: Service, Sendable {
         self.symbolBlobs = symbolBlobs
         self.symbolizers = symbolizers
         self.metrics = metrics
-        self.pollInterval = pollInterval
         self.retryDelay = retryDelay
         self.maxTimePerTurn = maxTimePerTurn
-        let lanes = symbolizers.indices.map { _ in
-            AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        }
-        laneStreams = lanes.map(\.stream)
-        laneWakeups = lanes.map(\.continuation)
+        lanes = symbolizers.indices.map { _ in WorkerLoop(interval: pollInterval) }
         metrics.symbolizerAvailable(!symbolizers.isEmpty)
     }
 
     /// The symbolizer's path, for `/ready` and the symbols page.
     var executable: String? { symbolizers.first?.executable }
 
-    func wake() { for lane in laneWakeups { lane.yield() } }
+    func wake() { for lane in lanes { lane.wake() } }
 
+    /// At shutdown each lane's symbolizer is killed, so a lookup in progress returns at once.
     func run() async throws {
         guard !symbolizers.isEmpty else {
             logger.warning("llvm-symbolizer not found: reports are not symbolicated on the collector (see /ready)")
             try? await gracefulShutdown()
             return
         }
-        wake()  // whatever a previous run, or another instance, left
-        await withGracefulShutdownHandler {
-            await withTaskGroup(of: Void.self) { group in
+        await withTaskGroup(of: Void.self) { group in
+            for (lane, loop) in lanes.enumerated() {
                 group.addTask { [self] in
-                    while !isStopping {
-                        try? await Task.sleep(for: pollInterval)
-                        wake()
+                    await loop.run(onStop: { [symbolizers] in symbolizers[lane].stop() }) {
+                        _ = await drain(lane: lane)
                     }
                 }
-                for lane in symbolizers.indices {
-                    group.addTask { [self] in
-                        for await _ in laneStreams[lane] { _ = await drain(lane: lane) }
-                    }
-                }
-                await group.next()  // the poller ends at shutdown, the lanes when their streams finish
-                group.cancelAll()
             }
-        } onGracefulShutdown: { [self] in
-            stopping.store(true, ordering: .relaxed)
-            for lane in laneWakeups { lane.finish() }
-            for symbolizer in symbolizers { symbolizer.stop() }
         }
     }
 
-    private var isStopping: Bool { Task.isCancelled || stopping.load(ordering: .relaxed) }
+    private var isStopping: Bool { Task.isCancelled || lanes.contains { $0.isStopping } }
 
     /// Works through every project's due reports on all lanes until none is left, waiting for
     /// projects other callers are working on; returns how many reports were symbolicated here (tests
