@@ -6,6 +6,61 @@ import Testing
 
 @Suite("Bundle reader: reading stored files back")
 struct BundleReaderTests {
+    /// A second format in the manner of a new upload protocol: the blob is the one file itself.
+    struct SingleFileFormat: BundleFormat {
+        var blobExtension: String { "one" }
+        func plan(_ body: ReceivedBody, for upload: UploadAdmission.Admitted, receivedAt: Date) async throws
+            -> IngestPlan
+        { throw APIError.notAZip() }
+        func extract(
+            _ path: String, fromBlobAt blobFile: String, chunkBytes: Int, maxBytes: Int,
+            consumer: (Data) throws -> Void
+        ) throws {
+            guard path == "only" else { throw BundleReader.Failure.missing(path) }
+            let data = try Data(contentsOf: URL(fileURLWithPath: blobFile))
+            guard data.count <= maxBytes else { throw BundleReader.Failure.tooLarge(path) }
+            try consumer(data)
+        }
+        func contents(of paths: Set<String>, fromBlobAt blobFile: String, maxBytes: Int) throws
+            -> [String: Result<Data, any Error>]
+        {
+            var results: [String: Result<Data, any Error>] = [:]
+            for path in paths {
+                results[path] = Result {
+                    var data = Data()
+                    try extract(path, fromBlobAt: blobFile, chunkBytes: 1 << 16, maxBytes: maxBytes) { data += $0 }
+                    return data
+                }
+            }
+            return results
+        }
+    }
+
+    @Test("the reader reads each blob in the format that stored it, and refuses one no format claims")
+    func formatsByBlob() throws {
+        let scratch = TemporaryDirectory(prefix: "bundle-formats")
+        defer { scratch.remove() }
+        let blobs = try BlobStore(root: "\(scratch.path)/blobs", temporaryDirectory: "\(scratch.path)/tmp")
+        try FileManager.default.createDirectory(atPath: "\(scratch.path)/blobs/ab", withIntermediateDirectories: true)
+        try Data("first\nsecond\n".utf8).write(to: URL(fileURLWithPath: blobs.path(of: "ab/abc.one")))
+        try Data("PK not really".utf8).write(to: URL(fileURLWithPath: blobs.path(of: "ab/abd.zip")))
+        let reader = BundleReader(
+            blobs: blobs, maxBytes: 1 << 20,
+            formats: [ZipBundleFormat(limits: IngestLimits(), inspectionMemory: nil), SingleFileFormat()])
+        #expect(try reader.lines(of: "only", inBlob: "ab/abc.one") == ["first", "second"])
+        #expect(try reader.lines(of: ["only", "other"], inBlob: "ab/abc.one")["only"]?.get() == ["first", "second"])
+        #expect(throws: BundleReader.Failure.self) { try reader.contents(of: "other", inBlob: "ab/abc.one") }
+        #expect(throws: BundleReader.Failure.self, "a damaged zip") {
+            try reader.contents(of: "only", inBlob: "ab/abd.zip")
+        }
+        #expect(throws: BundleReader.Failure.self, "no format stores .tar") {
+            try reader.contents(of: "only", inBlob: "ab/abe.tar")
+        }
+        let zipOnly = BundleReader(
+            blobs: blobs, maxBytes: 1 << 20, formats: [ZipBundleFormat(limits: IngestLimits(), inspectionMemory: nil)])
+        #expect(throws: BundleReader.Failure.self) { try zipOnly.contents(of: "only", inBlob: "ab/abc.one") }
+    }
+
     @Test("the viewer's start of a .gz log inflates only what it shows: damage past that does not matter")
     func gzipPrefixReadsOnlyWhatItShows() throws {
         let scratch = TemporaryDirectory(prefix: "bundle-reader")
@@ -27,7 +82,8 @@ struct BundleReaderTests {
         let sha256 = BundleArchive.sha256(zip)
         _ = try blobs.commit(temporaryPath: upload.path, sha256: sha256, size: Int64(zip.count))
         let blob = BlobStore.blobName(sha256: sha256)
-        let reader = BundleReader(blobs: blobs, maxBytes: 64 << 20)
+        let reader = BundleReader(
+            blobs: blobs, maxBytes: 64 << 20, formats: [ZipBundleFormat(limits: IngestLimits(), inspectionMemory: nil)])
 
         let limit = 1 << 20
         let (head, isComplete) = try reader.prefix(of: "logs/app.log.gz", inBlob: blob, limit: limit, gunzip: true)

@@ -94,7 +94,13 @@ struct HostileConnectionTests {
         var held: [RawConnection] = []
         for _ in 0..<2 { held.append(try await RawConnection(port: collector.port)) }
         for connection in held { try await connection.send(uploadHead(collector, contentLength: 1 << 20)) }
-        try await Task.sleep(for: .milliseconds(300))
+        // Both held uploads admitted (a loaded machine may take a while to read their heads).
+        var inProgress = ""
+        for _ in 0..<300 where !inProgress.contains("blackbox_uploads_in_progress_uploads 2") {
+            try await Task.sleep(for: .milliseconds(50))
+            inProgress = try await HTTP.request("\(collector.baseURL)/metrics").text
+        }
+        #expect(inProgress.contains("blackbox_uploads_in_progress_uploads 2"), "the gauge counts admitted uploads")
         let bundle = try BundleArchive.make(app: .init(name: "shop"), host: "h", logs: [("a.log", Data("x\n".utf8))])
         let refused = try await HTTP.upload(collector, bundle)
         #expect(refused.status == 503 && refused.json["error"] as? String == "too_many_uploads", "\(refused.text)")

@@ -61,7 +61,7 @@ struct IngestTests {
     @Test(
         "bundles on both sides of the in-memory threshold are stored byte for byte",
         arguments: [
-            1_000, IngestService.inlineInspectionBytes - 2_000, IngestService.inlineInspectionBytes + 1, 300_000,
+            1_000, BodyReceiver.inlineBytes - 2_000, BodyReceiver.inlineBytes + 1, 300_000,
         ])
     func sizesAroundTheInlineThreshold(approximateSize: Int) async throws {
         let collector = try await TestCollector.start()

@@ -38,7 +38,10 @@ struct LogIndexerTests {
             _ = try await store.index([StoreContractTests.newBundle(project: project, logs: 2)])
             let blobs = try BlobStore(root: "\(scratch.path)/blobs", temporaryDirectory: "\(scratch.path)/tmp")
             indexer = LogIndexer(
-                store: store, reader: BundleReader(blobs: blobs, maxBytes: 1 << 20), activity: activity,
+                store: store,
+                reader: BundleReader(
+                    blobs: blobs, maxBytes: 1 << 20,
+                    formats: [ZipBundleFormat(limits: IngestLimits(), inspectionMemory: nil)]), activity: activity,
                 maxDeferral: maxDeferral)
         }
 

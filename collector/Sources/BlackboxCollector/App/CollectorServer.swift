@@ -18,6 +18,8 @@ public struct CollectorServer: Sendable {
     let symbolication: SymbolicationService
     let alerts: AlertDispatcher
     let reader: BundleReader
+    /// Blackbox's own upload format (the only one so far).
+    let zipFormat: ZipBundleFormat
 
     public init(configuration: CollectorConfiguration, store: (any CollectorStore)? = nil) throws {
         self.configuration = configuration
@@ -39,7 +41,10 @@ public struct CollectorServer: Sendable {
             root: configuration.symbolDirectory, temporaryDirectory: configuration.temporaryDirectory,
             fileExtension: "elf")
         self.committer = GroupCommitter(store: self.store, blobs: blobs, window: configuration.groupCommitWindow)
-        self.reader = BundleReader(blobs: blobs, maxBytes: configuration.limits.maxEntryBytes)
+        self.zipFormat = ZipBundleFormat(
+            limits: configuration.limits,
+            inspectionMemory: MemoryBudget(limit: configuration.limits.maxReportBytesInFlight))
+        self.reader = BundleReader(blobs: blobs, maxBytes: configuration.limits.maxEntryBytes, formats: [zipFormat])
         self.indexer = LogIndexer(
             store: self.store, reader: reader, activity: activity,
             maxLinesPerFile: configuration.limits.maxIndexedLinesPerFile)
@@ -154,13 +159,15 @@ public struct CollectorServer: Sendable {
         }
 
         let ingest = IngestService(
-            store: store, blobs: blobs, limits: configuration.limits, committer: committer, metrics: metrics,
-            indexerWakeup: { [indexer] in indexer.wake() },
+            store: store,
+            admission: UploadAdmission(
+                keys: KeyCache(store: store), limits: configuration.limits, usage: ProjectUsage(store: store),
+                blobRoot: blobs.root, metrics: metrics),
+            receiver: BodyReceiver(limits: configuration.limits, blobs: blobs), format: zipFormat,
+            committer: committer, metrics: metrics, indexerWakeup: { [indexer] in indexer.wake() },
             symbolicationWakeup: { [symbolication] in symbolication.wake() },
             alertsWakeup: { [alerts] in alerts.wake() },
-            uploadActivity: { [activity] started in activity.noteUpload(started: started) },
-            keys: KeyCache(store: store), usage: ProjectUsage(store: store),
-            inspectionMemory: MemoryBudget(limit: configuration.limits.maxReportBytesInFlight))
+            uploadActivity: { [activity] started in activity.noteUpload(started: started) })
         router.post("api/v1/bundles") { request, context in try await ingest.receive(request, context: context) }
         router.get("api/v1/key") { request, _ in try await ingest.describeKey(request) }
 

@@ -15,20 +15,26 @@ final class UploadSlots: Sendable {
         case projectFull
     }
 
-    func enter(project: Int64, limit: Int, perProject: Int) throws(Refusal) {
+    /// Takes a slot; returns how many are taken now.
+    @discardableResult
+    func enter(project: Int64, limit: Int, perProject: Int) throws(Refusal) -> Int {
         try counts.withLock { (counts: inout Counts) throws(Refusal) in
             guard counts.total < limit else { throw .full }
             guard counts.byProject[project, default: 0] < perProject else { throw .projectFull }
             counts.total += 1
             counts.byProject[project, default: 0] += 1
+            return counts.total
         }
     }
 
-    func leave(project: Int64) {
+    /// Gives a slot back; returns how many are taken now.
+    @discardableResult
+    func leave(project: Int64) -> Int {
         counts.withLock { counts in
             counts.total -= 1
             let left = counts.byProject[project, default: 1] - 1
             counts.byProject[project] = left > 0 ? left : nil
+            return counts.total
         }
     }
 }

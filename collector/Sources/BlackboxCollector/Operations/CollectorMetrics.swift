@@ -15,6 +15,7 @@ final class CollectorMetrics: Sendable {
     private let symbolicationDuration: DurationHistogram
     private let symbolicationQueue: Gauge
     private let symbolizerGauge: Gauge
+    private let uploadsGauge: Gauge
 
     private static var accepted: MetricNameDescriptor {
         MetricNameDescriptor(
@@ -64,7 +65,13 @@ final class CollectorMetrics: Sendable {
             descriptor: .init(
                 namespace: "blackbox", metricName: "symbolizer_available", unitName: "bool",
                 helpText: "1 when llvm-symbolizer is installed, else 0 (reports are not symbolicated here)"))
+        uploadsGauge = registry.makeGauge(
+            descriptor: .init(
+                namespace: "blackbox", metricName: "uploads_in_progress", unitName: "uploads",
+                helpText: "Uploads admitted and not yet answered (bounded by maxConcurrentUploads)"))
     }
+
+    func uploadsInProgress(_ count: Int) { uploadsGauge.set(to: Double(count)) }
 
     func symbolicated(duration: Duration) {
         symbolicatedCounter.increment()

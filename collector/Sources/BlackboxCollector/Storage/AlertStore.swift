@@ -13,7 +13,7 @@ public protocol AlertStore: Sendable {
 
     /// Pending deliveries due at `now`, claimed until `claimedUntil` (another sender asking meanwhile
     /// gets others; a claim whose sender died expires), with their webhook: at most `perWebhook` of
-    /// one webhook's and `perProject` of one project's in flight (`AlertClaimSQL`).
+    /// one webhook's and `perProject` of one project's in flight (`AlertStatements.dueIDs`).
     func claimDueDeliveries(now: Date, claimedUntil: Date, limit: Int, perWebhook: Int, perProject: Int)
         async throws -> [(AlertDelivery, Webhook)]
     /// Records an attempt: delivered, retried at `retryAt`, or failed for good (neither).

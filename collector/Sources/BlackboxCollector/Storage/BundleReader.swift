@@ -1,12 +1,14 @@
 import BlackboxCompression
 import Foundation
-import ZIPFoundation
 
-/// Reads one file back out of a stored bundle zip (downloads, the log viewer, the log indexer). The
-/// zip was validated at ingest; limits still apply, since a blob is only as trustworthy as the disk.
+/// Reads files back out of a stored bundle (downloads, the log viewer, the log indexer), in whichever
+/// format stored it. The bundle was validated at ingest; limits still apply, since a blob is only as
+/// trustworthy as the disk.
 struct BundleReader {
     let blobs: BlobStore
     let maxBytes: Int
+    /// Every format a stored blob may be in.
+    let formats: [any BundleFormat]
 
     enum Failure: Error, CustomStringConvertible {
         case missing(String)
@@ -22,17 +24,20 @@ struct BundleReader {
     }
 
     func contents(of path: String, inBlob blob: String) throws -> Data {
-        let archive = try open(blob)
-        guard let entry = archive[path] else { throw Failure.missing(path) }
-        return try contents(of: entry, in: archive)
+        guard
+            let result = try format(of: blob).contents(
+                of: [path], fromBlobAt: blobs.path(of: blob), maxBytes: maxBytes)[path]
+        else { throw Failure.missing(path) }
+        return try result.get()
     }
 
-    private func open(_ blob: String) throws -> Archive {
-        do {
-            return try Archive(url: URL(fileURLWithPath: blobs.path(of: blob)), accessMode: .read)
-        } catch {
+    /// The format that stored `blob`, by the blob's extension.
+    private func format(of blob: String) throws -> any BundleFormat {
+        let blobExtension = blob.split(separator: ".").last.map(String.init) ?? ""
+        guard let format = formats.first(where: { $0.blobExtension == blobExtension }) else {
             throw Failure.unreadable(blob)
         }
+        return format
     }
 
     /// The first `limit` bytes of the file (all of it when shorter), gunzipped first when `gunzip`,
@@ -60,24 +65,8 @@ struct BundleReader {
 
     /// Hands the file's bytes to `consumer` chunk by chunk, as they are inflated.
     func extract(_ path: String, inBlob blob: String, chunkBytes: Int, consumer: (Data) throws -> Void) throws {
-        let archive = try open(blob)
-        guard let entry = archive[path] else { throw Failure.missing(path) }
-        var size = 0
-        _ = try archive.extract(entry, bufferSize: chunkBytes) { chunk in
-            size += chunk.count
-            if size > maxBytes { throw Failure.tooLarge(path) }
-            try consumer(chunk)
-        }
-    }
-
-    private func contents(of entry: Entry, in archive: Archive) throws -> Data {
-        let path = entry.path
-        var data = Data()
-        _ = try archive.extract(entry) { chunk in
-            if data.count + chunk.count > maxBytes { throw Failure.tooLarge(path) }
-            data.append(chunk)
-        }
-        return data
+        try format(of: blob).extract(
+            path, fromBlobAt: blobs.path(of: blob), chunkBytes: chunkBytes, maxBytes: maxBytes, consumer: consumer)
     }
 
     /// The file's lines (gunzipped when it is a `.gz` archive), each cut at `maxLineBytes`. Split on
@@ -90,24 +79,17 @@ struct BundleReader {
         try lines(of: contents(of: path, inBlob: blob), path: path, maxLineBytes: maxLineBytes, maxLines: maxLines)
     }
 
-    /// The lines of several files of one bundle: the archive is opened and its directory read once
-    /// (looking an entry up by name walks the whole directory, so one lookup per file made a bundle
-    /// of 2,000 logs cost minutes). A file that cannot be read gets its error.
+    /// The lines of several files of one bundle, reading the blob once. A file that cannot be read
+    /// gets its error.
     func lines(of paths: [String], inBlob blob: String, maxLineBytes: Int = 8 << 10, maxLines: Int = .max)
         throws -> [String: Result<[String], any Error>]
     {
-        let archive = try open(blob)
-        let wanted = Set(paths)
-        var entries: [String: Entry] = [:]
-        for entry in archive where wanted.contains(entry.path) && entries[entry.path] == nil {
-            entries[entry.path] = entry
-        }
+        let contents = try format(of: blob).contents(
+            of: Set(paths), fromBlobAt: blobs.path(of: blob), maxBytes: maxBytes)
         var results: [String: Result<[String], any Error>] = [:]
-        for path in wanted {
+        for (path, read) in contents {
             results[path] = Result {
-                guard let entry = entries[path] else { throw Failure.missing(path) }
-                return try lines(
-                    of: contents(of: entry, in: archive), path: path, maxLineBytes: maxLineBytes, maxLines: maxLines)
+                try lines(of: read.get(), path: path, maxLineBytes: maxLineBytes, maxLines: maxLines)
             }
         }
         return results

@@ -1,0 +1,75 @@
+import Crypto
+import Foundation
+import Hummingbird
+import NIOCore
+
+/// The second stage: the body, streamed to a temporary file beside the blobs and hashed as it goes,
+/// within the size and time limits. What a format inspects, and what the group commit makes durable.
+struct ReceivedBody: Sendable {
+    /// The temporary file; the caller removes it unless it hands it on.
+    var path: String
+    var sha256: String
+    var size: Int
+    /// The whole body, when it is at most `BodyReceiver.inlineBytes`.
+    var bytes: Data?
+}
+
+struct BodyReceiver: Sendable {
+    let limits: IngestLimits
+    let blobs: BlobStore
+
+    /// Bodies up to this size are also kept in memory.
+    static let inlineBytes = 64 << 10
+
+    /// Writes the body to a new temporary file, hashing as it goes; stops at the size limit. A body
+    /// of at most `inlineBytes` is gathered in memory and written with one call (a write per network
+    /// chunk, then reading the file back to inspect it, cost more than the rest of a small upload);
+    /// a larger one is streamed. On a refusal the file is gone.
+    func receive(_ request: Request) async throws -> ReceivedBody {
+        let file = try blobs.makeTemporaryFile()
+        var received = false
+        defer {
+            close(file.descriptor)
+            if !received { unlink(file.path) }
+        }
+        var hasher = SHA256()
+        var size = 0
+        var gathered: ByteBuffer? = ByteBuffer()
+        // A stalled body is closed by the connection's idle timeout; this bounds a trickling one.
+        let deadline = ContinuousClock.now + limits.maxUploadDuration
+        func receiveChunks() async throws {
+            for try await buffer in request.body {
+                size += buffer.readableBytes
+                if size > limits.maxBodyBytes { throw APIError.bodyTooLarge(limit: limits.maxBodyBytes) }
+                if ContinuousClock.now > deadline { throw APIError.uploadTooSlow(limit: limits.maxUploadDuration) }
+                buffer.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
+                if gathered != nil, size <= Self.inlineBytes {
+                    gathered?.writeImmutableBuffer(buffer)
+                    continue
+                }
+                if let early = gathered {
+                    try Self.write(early, to: file)
+                    gathered = nil
+                }
+                try Self.write(buffer, to: file)
+            }
+        }
+        do {
+            try await receiveChunks()
+        } catch let rejection as APIError {
+            throw rejection
+        } catch {
+            // The client went away or stalled past the idle timeout: its fault, not a server error.
+            throw APIError.bodyIncomplete("\(error)")
+        }
+        guard size > 0 else { throw APIError.emptyBody() }
+        let bytes = gathered.map { Data($0.readableBytesView) }
+        if let gathered { try Self.write(gathered, to: file) }
+        received = true
+        return ReceivedBody(path: file.path, sha256: hasher.finalize().lowercaseHex, size: size, bytes: bytes)
+    }
+
+    private static func write(_ buffer: ByteBuffer, to file: BlobStore.TemporaryFile) throws {
+        try buffer.withUnsafeReadableBytes { try file.write($0) }
+    }
+}
