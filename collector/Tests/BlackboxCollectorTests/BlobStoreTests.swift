@@ -10,10 +10,10 @@ struct BlobStoreTests {
     struct Fixture {
         let scratch = TemporaryDirectory(prefix: "blobs")
         var directory: String { scratch.path }
-        let blobs: BlobStore
+        let blobs: DirectoryBlobStore
 
         init() throws {
-            blobs = try BlobStore(root: "\(scratch.path)/blobs", temporaryDirectory: "\(scratch.path)/tmp")
+            blobs = try DirectoryBlobStore(root: "\(scratch.path)/blobs", temporaryDirectory: "\(scratch.path)/tmp")
         }
 
         /// A closed temporary file holding `bytes`, their sha256 and size.
@@ -49,6 +49,28 @@ struct BlobStoreTests {
         func remove() { scratch.remove() }
     }
 
+    @Test("through the storage protocol: names, local files, a sweep's list; recovery after a crash mid-deletion")
+    func storageProtocol() async throws {
+        let fixture = try Fixture()
+        defer { fixture.remove() }
+        let storage: any BlobStorage = fixture.blobs
+        let uploads = try (0..<3).map { try fixture.upload(Data("blob \($0)".utf8)) }
+        try storage.commit(uploads, fileByFile: false)
+        let names = uploads.map { storage.name(sha256: $0.sha256) }
+        #expect(try storage.names().sorted() == names.sorted())
+        #expect(try Data(contentsOf: URL(fileURLWithPath: storage.localFile(of: names[0]))) == Data("blob 0".utf8))
+        // A deletion a crash interrupted (the blob moved aside) and an upload a stop interrupted.
+        let aside = try #require(fixture.blobs.moveAside(names[1]))
+        let interrupted = try storage.makeTemporaryFile()
+        close(interrupted.descriptor)
+        #expect(try storage.names().sorted() == [names[0], names[2]].sorted(), "an aside blob is out of reach")
+        storage.recover()
+        #expect(try storage.names().sorted() == names.sorted(), "recovery puts it back")
+        #expect(access(aside, F_OK) != 0 && access(interrupted.path, F_OK) != 0)
+        try await storage.deleteUnreferenced(names, referenced: { _ in [names[2]] })
+        #expect(try storage.names() == [names[2]])
+    }
+
     @Test(
         "a batch lands under its hashes, byte for byte, with no temporary file left (one flush, or file by file)",
         arguments: [false, true])
@@ -59,7 +81,7 @@ struct BlobStoreTests {
         let uploads = try contents.map(fixture.upload)
         try fixture.blobs.commit(uploads, fileByFile: fileByFile)
         for (bytes, upload) in zip(contents, uploads) {
-            let stored = fixture.blobs.path(of: BlobStore.blobName(sha256: upload.sha256))
+            let stored = fixture.blobs.path(of: ZipBundleFormat.blobName(sha256: upload.sha256))
             #expect(FileManager.default.contents(atPath: stored) == bytes)
             #expect(!FileManager.default.fileExists(atPath: upload.temporaryPath))
         }
@@ -71,7 +93,7 @@ struct BlobStoreTests {
         defer { fixture.remove() }
         let bytes = Data("the same bundle twice".utf8)
         try fixture.blobs.commit([try fixture.upload(bytes), try fixture.upload(Data("another".utf8))])
-        let stored = fixture.blobs.path(of: BlobStore.blobName(sha256: SHA256.hash(data: bytes).lowercaseHex))
+        let stored = fixture.blobs.path(of: ZipBundleFormat.blobName(sha256: SHA256.hash(data: bytes).lowercaseHex))
         let original = fixture.inode(stored)
 
         let again = try fixture.upload(bytes)
@@ -92,7 +114,7 @@ struct BlobStoreTests {
         let bytes = Data("moved aside, then the process died".utf8)
         let upload = try fixture.upload(bytes)
         try fixture.blobs.commit([upload])
-        let blob = BlobStore.blobName(sha256: upload.sha256)
+        let blob = ZipBundleFormat.blobName(sha256: upload.sha256)
         let aside = try #require(fixture.blobs.moveAside(blob))
         #expect(!FileManager.default.fileExists(atPath: fixture.blobs.path(of: blob)))
         fixture.blobs.restoreAsideBlobs()
@@ -107,14 +129,14 @@ struct BlobStoreTests {
         let bytes = Data(repeating: 0x5A, count: 100_000)
         let sha256 = SHA256.hash(data: bytes).lowercaseHex
         // What a crash between link and flush can leave: the name, with the bytes not all there.
-        let stored = fixture.blobs.path(of: BlobStore.blobName(sha256: sha256))
+        let stored = fixture.blobs.path(of: ZipBundleFormat.blobName(sha256: sha256))
         try FileManager.default.createDirectory(
             atPath: (stored as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         try bytes.prefix(4096).write(to: URL(fileURLWithPath: stored))
 
         try fixture.blobs.commit([try fixture.upload(bytes), try fixture.upload(Data("other".utf8))])
         #expect(FileManager.default.contents(atPath: stored) == bytes)
-        #expect(try BlobStore.sha256(ofFileAt: stored) == sha256)
+        #expect(try DirectoryBlobStore.sha256(ofFileAt: stored) == sha256)
     }
     /// tmpfs keeps files only in memory: nothing there can leave the page cache. (`statfs` is not in
     /// Swift's Glibc module; stat(1) reads the same.)
@@ -137,7 +159,7 @@ struct BlobStoreTests {
         defer { fixture.remove() }
         func large(_ tag: String) -> Data {
             Data(
-                (0..<(Int(BlobStore.uncachedBlobBytes) + 100_000)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+                (0..<(Int(DirectoryBlobStore.uncachedBlobBytes) + 100_000)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
                     + tag.utf8)
         }
         let batch = [try fixture.upload(large("a")), try fixture.upload(large("b"))]
@@ -145,7 +167,7 @@ struct BlobStoreTests {
         let alone = try fixture.upload(large("c"))
         try fixture.blobs.commit([alone])
         for upload in batch + [alone] {
-            let path = fixture.blobs.path(of: BlobStore.blobName(sha256: upload.sha256))
+            let path = fixture.blobs.path(of: ZipBundleFormat.blobName(sha256: upload.sha256))
             #expect(try fixture.residentPages(path) == 0, "\(path)")
             #expect(try Data(contentsOf: URL(fileURLWithPath: path)).count == Int(upload.size))
         }

@@ -40,7 +40,7 @@ struct BundleReaderTests {
     func formatsByBlob() throws {
         let scratch = TemporaryDirectory(prefix: "bundle-formats")
         defer { scratch.remove() }
-        let blobs = try BlobStore(root: "\(scratch.path)/blobs", temporaryDirectory: "\(scratch.path)/tmp")
+        let blobs = try DirectoryBlobStore(root: "\(scratch.path)/blobs", temporaryDirectory: "\(scratch.path)/tmp")
         try FileManager.default.createDirectory(atPath: "\(scratch.path)/blobs/ab", withIntermediateDirectories: true)
         try Data("first\nsecond\n".utf8).write(to: URL(fileURLWithPath: blobs.path(of: "ab/abc.one")))
         try Data("PK not really".utf8).write(to: URL(fileURLWithPath: blobs.path(of: "ab/abd.zip")))
@@ -75,13 +75,13 @@ struct BundleReaderTests {
         gz.replaceSubrange(damaged..<gz.count, with: Data(repeating: 0xFF, count: gz.count - damaged))
         let zip = try BundleArchive.make(app: .init(name: "shop"), host: "h", logs: [("app.log.gz", gz)])
 
-        let blobs = try BlobStore(root: "\(directory)/blobs", temporaryDirectory: "\(directory)/tmp")
+        let blobs = try DirectoryBlobStore(root: "\(directory)/blobs", temporaryDirectory: "\(directory)/tmp")
         let upload = try blobs.makeTemporaryFile()
         close(upload.descriptor)
         try zip.write(to: URL(fileURLWithPath: upload.path))
         let sha256 = BundleArchive.sha256(zip)
         _ = try blobs.commit(temporaryPath: upload.path, sha256: sha256, size: Int64(zip.count))
-        let blob = BlobStore.blobName(sha256: sha256)
+        let blob = ZipBundleFormat.blobName(sha256: sha256)
         let reader = BundleReader(
             blobs: blobs, maxBytes: 64 << 20, formats: [ZipBundleFormat(limits: IngestLimits(), inspectionMemory: nil)])
 

@@ -88,7 +88,7 @@ struct CrashRecoveryTests {
             #expect(retry.json["sha256"] as? String == upload.sha256)
             #expect(retry.json["reports"] as? Int == 1 && retry.json["files"] as? Int == 3, "indexed with its files")
             // Whole: the blob on disk hashes to what was sent.
-            let blob = "\(directory)/blobs/\(BlobStore.blobName(sha256: upload.sha256))"
+            let blob = "\(directory)/blobs/\(ZipBundleFormat.blobName(sha256: upload.sha256))"
             let stored = try #require(FileManager.default.contents(atPath: blob))
             #expect(BundleArchive.sha256(stored) == upload.sha256)
         }

@@ -57,7 +57,7 @@ struct GroupCommitterTests {
 
     /// A plan of `claimedSize` bytes and its temporary file (a few real bytes: the committer flushes
     /// and links it, and only the plan's size decides its lane).
-    static func upload(claimedSize: Int64, blobs: BlobStore) throws -> (IngestPlan, String) {
+    static func upload(claimedSize: Int64, blobs: DirectoryBlobStore) throws -> (IngestPlan, String) {
         let file = try blobs.makeTemporaryFile()
         close(file.descriptor)
         try Data("bundle".utf8).write(to: URL(fileURLWithPath: file.path))
@@ -65,7 +65,8 @@ struct GroupCommitterTests {
         let plan = try IngestPlan(
             NewBundle(
                 projectID: 1, uploadID: UUID().uuidString, sha256: sha256, size: claimedSize,
-                blob: BlobStore.blobName(sha256: sha256), manifest: nil, files: [], reports: [], receivedAt: Date()))
+                blob: ZipBundleFormat.blobName(sha256: sha256), manifest: nil, files: [], reports: [],
+                receivedAt: Date()))
         return (plan, file.path)
     }
 
@@ -74,7 +75,7 @@ struct GroupCommitterTests {
         let scratch = TemporaryDirectory(prefix: "committer")
         defer { scratch.remove() }
         let directory = scratch.path
-        let blobs = try BlobStore(root: "\(directory)/blobs", temporaryDirectory: "\(directory)/tmp")
+        let blobs = try DirectoryBlobStore(root: "\(directory)/blobs", temporaryDirectory: "\(directory)/tmp")
         let index = GatedIndex()
         let committer = GroupCommitter(store: index, blobs: blobs, window: .zero)
         let running = Task { try await committer.run() }

@@ -22,7 +22,7 @@ struct IngestTests {
         #expect(stored.json["reports"] as? Int == 1 && stored.json["files"] as? Int == 3)
         #expect(stored.json["sha256"] as? String == BundleArchive.sha256(bundle))
         // The raw bundle is on disk under its hash, byte for byte.
-        let blob = "\(collector.directory)/blobs/\(BlobStore.blobName(sha256: BundleArchive.sha256(bundle)))"
+        let blob = "\(collector.directory)/blobs/\(ZipBundleFormat.blobName(sha256: BundleArchive.sha256(bundle)))"
         #expect(FileManager.default.contents(atPath: blob) == bundle)
         // They hold personal data: private to the collector's user, like the database.
         for (path, mode) in [
@@ -72,7 +72,7 @@ struct IngestTests {
         let bundle = try BundleArchive.make(app: .init(name: "shop"), host: "h", reports: [], logs: [("big.log", log)])
         let stored = try await HTTP.upload(collector, bundle, uploadID: UUID().uuidString)
         #expect(stored.status == 201, "\(stored.text)")
-        let blob = "\(collector.directory)/blobs/\(BlobStore.blobName(sha256: BundleArchive.sha256(bundle)))"
+        let blob = "\(collector.directory)/blobs/\(ZipBundleFormat.blobName(sha256: BundleArchive.sha256(bundle)))"
         #expect(FileManager.default.contents(atPath: blob) == bundle)
         let files = try await HTTP.get(
             collector, "/api/v1/bundles/\(try #require(stored.json["bundleID"] as? Int))/files")
@@ -379,7 +379,7 @@ struct IngestTests {
         #expect(await collector.server.runRetention(now: Date()) == 2)
         func blobExists(_ bytes: Data) -> Bool {
             FileManager.default.fileExists(
-                atPath: "\(collector.directory)/blobs/\(BlobStore.blobName(sha256: BundleArchive.sha256(bytes)))")
+                atPath: "\(collector.directory)/blobs/\(ZipBundleFormat.blobName(sha256: BundleArchive.sha256(bytes)))")
         }
         #expect(blobExists(shared), "the other project's bundle still needs it")
         #expect(!blobExists(alone))

@@ -36,7 +36,7 @@ struct LogIndexerTests {
             try await store.migrate()
             project = try await store.createProject(name: "p").id
             _ = try await store.index([StoreContractTests.newBundle(project: project, logs: 2)])
-            let blobs = try BlobStore(root: "\(scratch.path)/blobs", temporaryDirectory: "\(scratch.path)/tmp")
+            let blobs = try DirectoryBlobStore(root: "\(scratch.path)/blobs", temporaryDirectory: "\(scratch.path)/tmp")
             indexer = LogIndexer(
                 store: store,
                 reader: BundleReader(

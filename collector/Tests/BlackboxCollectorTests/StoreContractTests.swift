@@ -483,10 +483,10 @@ struct StoreContractTests {
             let scratch = TemporaryDirectory(prefix: "retention-race")
             defer { scratch.remove() }
             let directory = scratch.path
-            let blobs = try BlobStore(root: "\(directory)/blobs", temporaryDirectory: "\(directory)/tmp")
+            let blobs = try DirectoryBlobStore(root: "\(directory)/blobs", temporaryDirectory: "\(directory)/tmp")
             let bytes = Data((0..<4096).map { _ in UInt8.random(in: 0...255) })
             let sha256 = BundleArchive.sha256(bytes)
-            let blob = BlobStore.blobName(sha256: sha256)
+            let blob = ZipBundleFormat.blobName(sha256: sha256)
             func upload() throws -> String {
                 let file = try blobs.makeTemporaryFile()
                 close(file.descriptor)
@@ -523,7 +523,7 @@ struct StoreContractTests {
                 #expect(try await store.referencedBlobs([blob]) == [blob])
                 blobs.restore(aside, as: blob)
             }
-            #expect(try BlobStore.sha256(ofFileAt: blobs.path(of: blob)) == sha256, "\(retentionChecksFirst)")
+            #expect(try DirectoryBlobStore.sha256(ofFileAt: blobs.path(of: blob)) == sha256, "\(retentionChecksFirst)")
             #expect(!FileManager.default.fileExists(atPath: standby) && !FileManager.default.fileExists(atPath: aside))
         }
     }

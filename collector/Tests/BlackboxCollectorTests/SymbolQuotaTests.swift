@@ -43,7 +43,7 @@ struct SymbolQuotaTests {
         let gone = (replaced.json["replaced"] as? [[String: Any]])?.first
         #expect(gone?["fileName"] as? String == "app.debug", "\(replaced.text)")
         let oldBlob = try #require(gone?["blob"] as? String)
-        let blobPath = collector.server.symbolBlobs.path(of: oldBlob)
+        let blobPath = try collector.server.symbolBlobs.localFile(of: oldBlob)
         #expect(!FileManager.default.fileExists(atPath: blobPath), "the replaced file's blob stays on disk")
         #expect(try await HTTP.get(collector, "/buildid/\(buildID)/debuginfo", token: key).body == impostor)
 
@@ -58,7 +58,7 @@ struct SymbolQuotaTests {
             collector.baseURL + "/api/v1/symbols/\(buildID)", method: .DELETE,
             headers: [("Authorization", "Bearer \(collector.adminToken)")])
         #expect(deleted.status == 200 && (deleted.json["deleted"] as? [Any])?.count == 1, "\(deleted.text)")
-        #expect(!FileManager.default.fileExists(atPath: collector.server.symbolBlobs.path(of: blob)))
+        #expect(!FileManager.default.fileExists(atPath: try collector.server.symbolBlobs.localFile(of: blob)))
         #expect(try await HTTP.get(collector, "/buildid/\(buildID)/debuginfo", token: key).status == 404)
         let again = try await HTTP.request(
             collector.baseURL + "/api/v1/symbols/\(buildID)", method: .DELETE,

@@ -26,7 +26,7 @@ struct SymbolicationFairnessTests {
     struct Setup {
         let directory: TemporaryDirectory
         let store: SQLiteStore
-        let blobs: BlobStore
+        let blobs: DirectoryBlobStore
         let symbolizer: String
         let hostile: Int64
         let quiet: Int64
@@ -35,7 +35,7 @@ struct SymbolicationFairnessTests {
             directory = TemporaryDirectory(prefix: "fairness")
             store = try SQLiteStore(path: "\(directory.path)/collector.sqlite")
             try await store.migrate()
-            blobs = try BlobStore(
+            blobs = try DirectoryBlobStore(
                 root: "\(directory.path)/symbols", temporaryDirectory: "\(directory.path)/tmp", fileExtension: "elf")
             symbolizer = "\(directory.path)/fake-symbolizer"
             try Tool.installScript(SymbolicationFairnessTests.script, at: symbolizer)

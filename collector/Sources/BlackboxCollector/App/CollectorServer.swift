@@ -8,8 +8,8 @@ import ServiceLifecycle
 public struct CollectorServer: Sendable {
     public let configuration: CollectorConfiguration
     public let store: any CollectorStore
-    let blobs: BlobStore
-    let symbolBlobs: BlobStore
+    let blobs: any BlobStorage
+    let symbolBlobs: any BlobStorage
     let metrics = CollectorMetrics()
     let committer: GroupCommitter
     let indexer: LogIndexer
@@ -35,9 +35,9 @@ public struct CollectorServer: Sendable {
             chmod(configuration.dataDirectory, 0o700)
         }
         self.store = try store ?? configuration.openStore()
-        self.blobs = try BlobStore(
+        self.blobs = try DirectoryBlobStore(
             root: configuration.blobDirectory, temporaryDirectory: configuration.temporaryDirectory)
-        self.symbolBlobs = try BlobStore(
+        self.symbolBlobs = try DirectoryBlobStore(
             root: configuration.symbolDirectory, temporaryDirectory: configuration.temporaryDirectory,
             fileExtension: "elf")
         self.committer = GroupCommitter(store: self.store, blobs: blobs, window: configuration.groupCommitWindow)
@@ -66,8 +66,8 @@ public struct CollectorServer: Sendable {
         -> some ApplicationProtocol
     {
         try await store.migrate()
-        blobs.removeTemporaryFiles()
-        blobs.restoreAsideBlobs()
+        blobs.recover()
+        symbolBlobs.recover()
         let router = try await makeRouter()
         let logger = Logger(label: "collector.http")
         Self.raiseDescriptorLimit(toFit: configuration.limits.maxConnections)
@@ -127,7 +127,7 @@ public struct CollectorServer: Sendable {
         let store = self.store
         let metrics = self.metrics
         router.get("health") { _, _ in "ok\n" }
-        let (blobRoot, minFreeBytes) = (blobs.root, configuration.limits.minFreeBytes)
+        let (blobs, minFreeBytes) = (self.blobs, configuration.limits.minFreeBytes)
         // Details after the first line: what works in a degraded way without failing readiness.
         let readiness =
             symbolication.executable.map { "symbolizer: \($0)\n" }
@@ -138,7 +138,7 @@ public struct CollectorServer: Sendable {
             } catch {
                 throw APIError.storageUnavailable(error)
             }
-            if let available = DiskSpace.available(at: blobRoot), available < minFreeBytes {
+            if let available = blobs.availableBytes(), available < minFreeBytes {
                 throw APIError.diskLow(available: available, needed: minFreeBytes)
             }
             return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "ready\n" + readiness)))
@@ -162,7 +162,7 @@ public struct CollectorServer: Sendable {
             store: store,
             admission: UploadAdmission(
                 keys: KeyCache(store: store), limits: configuration.limits, usage: ProjectUsage(store: store),
-                blobRoot: blobs.root, metrics: metrics),
+                blobs: blobs, metrics: metrics),
             receiver: BodyReceiver(limits: configuration.limits, blobs: blobs), format: zipFormat,
             committer: committer, metrics: metrics, indexerWakeup: { [indexer] in indexer.wake() },
             symbolicationWakeup: { [symbolication] in symbolication.wake() },

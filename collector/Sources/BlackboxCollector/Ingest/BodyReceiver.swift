@@ -16,7 +16,7 @@ struct ReceivedBody: Sendable {
 
 struct BodyReceiver: Sendable {
     let limits: IngestLimits
-    let blobs: BlobStore
+    let blobs: any BlobStorage
 
     /// Bodies up to this size are also kept in memory.
     static let inlineBytes = 64 << 10
@@ -69,7 +69,7 @@ struct BodyReceiver: Sendable {
         return ReceivedBody(path: file.path, sha256: hasher.finalize().lowercaseHex, size: size, bytes: bytes)
     }
 
-    private static func write(_ buffer: ByteBuffer, to file: BlobStore.TemporaryFile) throws {
+    private static func write(_ buffer: ByteBuffer, to file: TemporaryBlobFile) throws {
         try buffer.withUnsafeReadableBytes { try file.write($0) }
     }
 }

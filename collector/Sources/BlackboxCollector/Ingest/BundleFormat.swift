@@ -5,7 +5,7 @@ import Foundation
 /// one (`ZipBundleFormat`); a new protocol's route is admission, reception, its format and the same
 /// group commit.
 protocol BundleFormat: Sendable {
-    /// The stored blob's extension, which says how to read it back (`BlobStore.name`).
+    /// The stored blob's extension, which says how to read it back (`DirectoryBlobStore.name`).
     var blobExtension: String { get }
 
     /// Inspects the body (never trusting it) into the plan; refusals are `APIError`s.

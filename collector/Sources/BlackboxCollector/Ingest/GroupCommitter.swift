@@ -6,7 +6,7 @@ import Synchronization
 
 /// Group commit: ingest requests that arrive within a few milliseconds of each other are made durable
 /// and indexed together. For a batch: the uploaded files are linked into `blobs/` and one flush of the
-/// file system makes their contents and names durable (`BlobStore.commit`), then one database
+/// file system makes their contents and names durable (`DirectoryBlobStore.commit`), then one database
 /// transaction (one fsync of the WAL) indexes them. So the cost of durability is paid per batch, not
 /// per upload. Each request still waits for its own bundle's outcome. If indexing a batch fails, its
 /// bundles are retried one by one, so only the offending one gets the error.
@@ -66,7 +66,7 @@ final class GroupCommitter: Service, Sendable {
     /// the load that makes batches that big, nothing large is usually being written beside them.
     static let fileByFileFlushLimit = 4
     private let store: any BundleIndex
-    private let blobs: BlobStore
+    private let blobs: any BlobStorage
     private let window: Duration
     private let state = Mutex(State())
     private let wakeups: AsyncStream<Void>
@@ -80,7 +80,7 @@ final class GroupCommitter: Service, Sendable {
         return pool
     }()
 
-    init(store: any BundleIndex, blobs: BlobStore, window: Duration) {
+    init(store: any BundleIndex, blobs: any BlobStorage, window: Duration) {
         self.store = store
         self.blobs = blobs
         self.window = window
@@ -170,7 +170,7 @@ final class GroupCommitter: Service, Sendable {
             return
         }
         // An upload whose blob existed already kept its copy as a standby: once its transaction is
-        // done, the standby replaces a blob that retention removed meanwhile (BlobStore).
+        // done, the standby replaces a blob that retention removed meanwhile (`DirectoryBlobStore`, "Deleting blobs safely").
         defer {
             for waiter in batch {
                 blobs.releaseStandby(temporaryPath: waiter.temporaryPath, sha256: waiter.plan.bundle.sha256)

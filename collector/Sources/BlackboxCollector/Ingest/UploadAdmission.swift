@@ -12,7 +12,7 @@ struct UploadAdmission: Sendable {
     /// Uploads being received now, for `maxConcurrentUploads` and `maxConcurrentUploadsPerProject`.
     let slots = UploadSlots()
     /// Where bodies are received, for the free-space check.
-    let blobRoot: String
+    let blobs: any BlobStorage
     let metrics: CollectorMetrics
 
     /// What an admitted upload carries to the next stages.
@@ -48,7 +48,7 @@ struct UploadAdmission: Sendable {
         if let length = declaredLength, length > limits.maxBodyBytes {
             throw APIError.bodyTooLarge(limit: limits.maxBodyBytes)
         }
-        if let available = DiskSpace.available(at: blobRoot),
+        if let available = blobs.availableBytes(),
             available < limits.minFreeBytes + Int64(declaredLength ?? limits.maxBodyBytes)
         {
             throw APIError.insufficientStorage(available: available)

@@ -10,6 +10,9 @@ struct ZipBundleFormat: BundleFormat {
 
     var blobExtension: String { "zip" }
 
+    /// The name a bundle's blob has (`DirectoryBlobStore.name` of a store for `zip`).
+    static func blobName(sha256: String) -> String { "\(sha256.prefix(2))/\(sha256).zip" }
+
     /// Small bodies inflate up to this much on the calling task before moving to a thread.
     static let inlineInflateBytes = 1 << 20
 
@@ -28,7 +31,7 @@ struct ZipBundleFormat: BundleFormat {
             try IngestPlan(
                 NewBundle(
                     projectID: upload.key.projectID, uploadID: upload.uploadID, sha256: body.sha256,
-                    size: Int64(body.size), blob: BlobStore.blobName(sha256: body.sha256),
+                    size: Int64(body.size), blob: ZipBundleFormat.blobName(sha256: body.sha256),
                     manifest: inspected.manifest, files: inspected.files, reports: inspected.reports,
                     receivedAt: receivedAt))
         }

@@ -7,7 +7,7 @@ import ServiceLifecycle
 /// first/last seen.
 struct RetentionService: Service {
     let store: any CollectorStore
-    let blobs: BlobStore
+    let blobs: any BlobStorage
     let committer: GroupCommitter
     /// Nil: bundles are kept however old.
     let days: Int?
@@ -32,7 +32,7 @@ struct RetentionService: Service {
             // Blobs are named by content: the same bytes may belong to another project's bundle, or to
             // an upload being committed right now, here or on another instance. Each goes aside first,
             // then the database is asked again: still unreferenced, it is deleted; else it goes back
-            // (BlobStore, "Deleting blobs safely"). This instance's batches also wait meanwhile.
+            // (`DirectoryBlobStore`, "Deleting blobs safely"). This instance's batches also wait meanwhile.
             if !outcome.unreferencedBlobs.isEmpty {
                 try await committer.withBatchesPaused {
                     try await blobs.deleteUnreferenced(outcome.unreferencedBlobs, referenced: store.referencedBlobs)

@@ -37,7 +37,8 @@ final class WorkerLoop: Sendable {
                         }
                     }
                 }
-                for await _ in wakeups { await turn() }
+                // A wake-up buffered before shutdown began is not a turn.
+                for await _ in wakeups where !isStopping { await turn() }
                 ticker.cancelAll()
             }
         } onGracefulShutdown: { [self] in

@@ -5,7 +5,7 @@ import Foundation
 /// format stored it. The bundle was validated at ingest; limits still apply, since a blob is only as
 /// trustworthy as the disk.
 struct BundleReader {
-    let blobs: BlobStore
+    let blobs: any BlobStorage
     let maxBytes: Int
     /// Every format a stored blob may be in.
     let formats: [any BundleFormat]
@@ -26,7 +26,7 @@ struct BundleReader {
     func contents(of path: String, inBlob blob: String) throws -> Data {
         guard
             let result = try format(of: blob).contents(
-                of: [path], fromBlobAt: blobs.path(of: blob), maxBytes: maxBytes)[path]
+                of: [path], fromBlobAt: try blobs.localFile(of: blob), maxBytes: maxBytes)[path]
         else { throw Failure.missing(path) }
         return try result.get()
     }
@@ -66,7 +66,8 @@ struct BundleReader {
     /// Hands the file's bytes to `consumer` chunk by chunk, as they are inflated.
     func extract(_ path: String, inBlob blob: String, chunkBytes: Int, consumer: (Data) throws -> Void) throws {
         try format(of: blob).extract(
-            path, fromBlobAt: blobs.path(of: blob), chunkBytes: chunkBytes, maxBytes: maxBytes, consumer: consumer)
+            path, fromBlobAt: try blobs.localFile(of: blob), chunkBytes: chunkBytes, maxBytes: maxBytes,
+            consumer: consumer)
     }
 
     /// The file's lines (gunzipped when it is a `.gz` archive), each cut at `maxLineBytes`. Split on
@@ -85,7 +86,7 @@ struct BundleReader {
         throws -> [String: Result<[String], any Error>]
     {
         let contents = try format(of: blob).contents(
-            of: Set(paths), fromBlobAt: blobs.path(of: blob), maxBytes: maxBytes)
+            of: Set(paths), fromBlobAt: try blobs.localFile(of: blob), maxBytes: maxBytes)
         var results: [String: Result<[String], any Error>] = [:]
         for (path, read) in contents {
             results[path] = Result {

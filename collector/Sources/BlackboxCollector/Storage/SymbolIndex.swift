@@ -1,5 +1,5 @@
 /// The symbol store's index: which symbol files a project has, by build-id. The files themselves are
-/// blobs (`BlobStore`, named by sha256).
+/// blobs (`BlobStorage`, named by sha256).
 public protocol SymbolIndex: Sendable {
     /// Stores the file's record unless the project has the same bytes for this build-id already;
     /// `created` says which.

@@ -2,10 +2,10 @@ import Foundation
 
 /// Deletes a project's symbol files: the records first, then each blob no other record (of any
 /// project: blobs are named by content) references, with retention's protocol against an upload of
-/// the same bytes committing at that moment (`BlobStore`, "Deleting blobs safely").
+/// the same bytes committing at that moment (`DirectoryBlobStore`, "Deleting blobs safely").
 struct SymbolFileRemoval: Sendable {
     let index: any SymbolIndex
-    let blobs: BlobStore
+    let blobs: any BlobStorage
 
     /// The deleted files (empty when the project has none of that build-id, or of that sha256).
     func remove(buildID: String, sha256: String?, in scope: ProjectScope) async throws -> [SymbolFile] {

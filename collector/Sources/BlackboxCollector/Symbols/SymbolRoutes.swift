@@ -17,7 +17,7 @@ import Hummingbird
 struct SymbolRoutes {
     let index: any SymbolIndex & SymbolicationStore & UsageStore
     let upload: SymbolUpload
-    let blobs: BlobStore
+    let blobs: any BlobStorage
     let limits: IngestLimits
     /// Build-ids per check request.
     static let maxBuildIDsPerCheck = 10_000
@@ -104,7 +104,7 @@ struct SymbolRoutes {
             let file = try await index.symbolFiles(buildIDs: [buildID], in: context.scope)
                 .first(where: { $0[keyPath: wanted] })
         else { throw APIError.notFound("symbol file") }
-        let body = try await FileIO().loadFile(path: blobs.path(of: file.blob), context: context)
+        let body = try await FileIO().loadFile(path: try blobs.localFile(of: file.blob), context: context)
         return Response(
             status: .ok,
             headers: [

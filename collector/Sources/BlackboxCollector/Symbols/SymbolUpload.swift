@@ -21,7 +21,7 @@ import NIOPosix
 /// sends `replace=1`, which deletes the earlier one.
 struct SymbolUpload: Sendable {
     let index: any SymbolIndex & UsageStore
-    let blobs: BlobStore
+    let blobs: any BlobStorage
     let limits: IngestLimits
     /// Called after a file with debug info was stored: reports waiting for its build-id are queued.
     let lateSymbols: @Sendable (_ projectID: Int64, _ buildID: String) async throws -> Void
@@ -76,7 +76,7 @@ struct SymbolUpload: Sendable {
         if let length = declaredLength, length > limits.maxSymbolFileBytes {
             throw APIError.bodyTooLarge(limit: limits.maxSymbolFileBytes)
         }
-        if let available = DiskSpace.available(at: blobs.root),
+        if let available = blobs.availableBytes(),
             available < limits.minFreeBytes + Int64(declaredLength ?? 0)
         {
             throw APIError.insufficientStorage(available: available)
@@ -109,9 +109,10 @@ struct SymbolUpload: Sendable {
             if let first = replacing.first, !replace { throw APIError.symbolFileExists(first) }
         }
         let blobs = self.blobs
-        let blob = try await NIOThreadPool.singleton.runIfActive {
+        try await NIOThreadPool.singleton.runIfActive {
             try blobs.commit(temporaryPath: path, sha256: body.sha256, size: body.size)
         }
+        let blob = blobs.name(sha256: body.sha256)
         let (stored, created) = try await index.addSymbolFile(
             NewSymbolFile(
                 projectID: project, buildID: claimed, fileName: name, size: body.size,
@@ -162,7 +163,7 @@ struct SymbolUpload: Sendable {
     /// 64 MiB written: a chunked or gzip body declares no size), below the minimum rate and at the
     /// upload deadline.
     private func receiveBody(
-        _ request: Request, compressed: Bool, room: Int64, into file: BlobStore.TemporaryFile
+        _ request: Request, compressed: Bool, room: Int64, into file: TemporaryBlobFile
     ) async throws -> ReceivedBody {
         defer { close(file.descriptor) }
         var hasher = SHA256()
@@ -181,7 +182,7 @@ struct SymbolUpload: Sendable {
             if Int64(written) > room { throw Self.bytesQuota(limits) }
             if written - checkedSpaceAt >= 64 << 20 {
                 checkedSpaceAt = written
-                if let available = DiskSpace.available(at: blobs.root), available < limits.minFreeBytes {
+                if let available = blobs.availableBytes(), available < limits.minFreeBytes {
                     throw APIError.insufficientStorage(available: available)
                 }
             }

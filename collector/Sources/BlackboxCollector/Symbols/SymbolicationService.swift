@@ -29,7 +29,7 @@ import Synchronization
 final class SymbolicationService: Service, Sendable {
     typealias Store = SymbolIndex & SymbolicationStore
     private let store: any Store
-    private let symbolBlobs: BlobStore
+    private let symbolBlobs: any BlobStorage
     /// One per lane; empty when no llvm-symbolizer is installed: reports stay pending, and `/ready`
     /// and `/metrics` say so.
     let symbolizers: [SymbolizerProcess]
@@ -57,7 +57,7 @@ final class SymbolicationService: Service, Sendable {
     }
 
     init(
-        store: any Store, symbolBlobs: BlobStore, symbolizers: [SymbolizerProcess], metrics: CollectorMetrics,
+        store: any Store, symbolBlobs: any BlobStorage, symbolizers: [SymbolizerProcess], metrics: CollectorMetrics,
         activity: IngestActivity = IngestActivity(), maxDeferral: Duration = .seconds(2),
         pollInterval: Duration = .seconds(60), retryDelay: Duration = .seconds(60),
         maxTimePerTurn: Duration = .seconds(10)
@@ -270,9 +270,9 @@ final class SymbolicationService: Service, Sendable {
                 continue
             }
             let lookups = ReportSymbols.lookups(in: symbolicated, buildID: buildID)
-            guard
-                let symbols = await symbolizer.symbolicate(
-                    file: symbolBlobs.path(of: file.blob), addresses: lookups.map(\.address))
+            // A blob that cannot be had counts as a failed lookup: retried, then left out.
+            guard let local = try? symbolBlobs.localFile(of: file.blob),
+                let symbols = await symbolizer.symbolicate(file: local, addresses: lookups.map(\.address))
             else {
                 if isStopping { return .interrupted }
                 metrics.symbolicationFailed()

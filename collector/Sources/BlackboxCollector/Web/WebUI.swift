@@ -12,7 +12,7 @@ struct WebUI {
     /// The symbolizer the collector symbolicates with, or nil (the symbols page says so).
     let symbolizer: String?
     /// Where symbol files are, for deleting them from the symbols page.
-    let symbolBlobs: BlobStore
+    let symbolBlobs: any BlobStorage
     let library: MustacheLibrary
     let sessions: WebSessions
 

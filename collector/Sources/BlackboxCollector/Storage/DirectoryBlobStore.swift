@@ -5,8 +5,8 @@ import Foundation
     import Glibc
 #endif
 
-/// Raw bundles on disk, named by their sha256 (never by anything inside them). Uploads stream into
-/// `tmp/`; `commit` makes one durable: fsync, link into `blobs/<2 hex>/<sha256>.zip`, fsync the
+/// `BlobStorage` in a directory: raw bundles and symbol files on disk, named by their sha256 (never by
+/// anything inside them). Uploads stream into `tmp/`; `commit` makes one durable: fsync, link into `blobs/<2 hex>/<sha256>.zip`, fsync the
 /// directory. A blob that already exists is kept (same content, same name), and the upload's copy
 /// waits as a standby until its transaction is done (see "Deleting blobs safely" below).
 ///
@@ -15,18 +15,18 @@ import Foundation
 /// what is worth keeping (the database) and make each new upload take fresh memory. On this VM a
 /// fresh page costs ten times a recycled one (see docs/collector.md): 5 MB uploads went from 69 to
 /// 86-102 per second.
-public final class BlobStore: Sendable {
-    public let root: String
-    public let temporaryDirectory: String
+final class DirectoryBlobStore: BlobStorage {
+    let root: String
+    let temporaryDirectory: String
 
     /// Blobs at least this large leave the page cache once durable. Small ones stay: the indexer
     /// reads them moments later, and dropping them costs more than it saves.
-    public static let uncachedBlobBytes: Int64 = 1 << 20
+    static let uncachedBlobBytes: Int64 = 1 << 20
 
     /// Blobs are `<2 hex>/<sha256>.<fileExtension>`: `zip` for bundles, `elf` for symbol files.
-    public let fileExtension: String
+    let fileExtension: String
 
-    public init(root: String, temporaryDirectory: String, fileExtension: String = "zip") throws {
+    init(root: String, temporaryDirectory: String, fileExtension: String = "zip") throws {
         self.root = root
         self.temporaryDirectory = temporaryDirectory
         self.fileExtension = fileExtension
@@ -35,36 +35,45 @@ public final class BlobStore: Sendable {
     }
 
     /// Removes uploads that were in flight when the server stopped.
-    public func removeTemporaryFiles() {
+    func removeTemporaryFiles() {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: temporaryDirectory)) ?? [] {
             unlink("\(temporaryDirectory)/\(name)")
         }
     }
 
-    public struct TemporaryFile: Sendable {
-        public let path: String
-        public let descriptor: Int32
+    func availableBytes() -> Int64? { DiskSpace.available(at: root) }
+
+    func localFile(of blob: String) throws -> String { path(of: blob) }
+
+    func names() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: root).flatMap { directory in
+            try FileManager.default.contentsOfDirectory(atPath: "\(root)/\(directory)")
+                .filter { !$0.contains(Self.asideMarker) }.map { "\(directory)/\($0)" }
+        }
     }
 
-    public func makeTemporaryFile() throws -> TemporaryFile {
+    func recover() {
+        removeTemporaryFiles()
+        restoreAsideBlobs()
+    }
+
+    func makeTemporaryFile() throws -> TemporaryBlobFile {
         let path = "\(temporaryDirectory)/upload-\(UUID().uuidString)"
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw StorageError.io(path: path, reason: String(cString: strerror(errno))) }
-        return TemporaryFile(path: path, descriptor: fd)
+        return TemporaryBlobFile(path: path, descriptor: fd)
     }
 
-    /// Relative name of the bundle blob for a hash.
-    public static func blobName(sha256: String) -> String { "\(sha256.prefix(2))/\(sha256).zip" }
-
     /// Relative name of this store's blob for a hash.
-    public func name(sha256: String) -> String { "\(sha256.prefix(2))/\(sha256).\(fileExtension)" }
+    func name(sha256: String) -> String { "\(sha256.prefix(2))/\(sha256).\(fileExtension)" }
 
-    public func path(of blob: String) -> String { "\(root)/\(blob)" }
+    func path(of blob: String) -> String { "\(root)/\(blob)" }
 
     /// Makes a closed temporary file durable under its hash; returns the blob's relative name. When
     /// the blob existed already, the temporary file stays as a standby copy until
     /// `releaseStandby` (see there).
-    public func commit(temporaryPath: String, sha256: String, size: Int64) throws -> String {
+    @discardableResult
+    func commit(temporaryPath: String, sha256: String, size: Int64) throws -> String {
         let fd = open(temporaryPath, O_RDONLY | O_CLOEXEC)
         guard fd >= 0, fsync(fd) == 0 else {
             if fd >= 0 { close(fd) }
@@ -87,9 +96,7 @@ public final class BlobStore: Sendable {
     /// the new copy repairs. With `fileByFile`, or where `syncfs` is missing, each file and its
     /// directory are flushed on their own instead: cheaper for a few small files while others write
     /// a lot of data to the same file system (which `syncfs` would wait for too).
-    public func commit(_ files: [(temporaryPath: String, sha256: String, size: Int64)], fileByFile: Bool = false)
-        throws
-    {
+    func commit(_ files: [(temporaryPath: String, sha256: String, size: Int64)], fileByFile: Bool = false) throws {
         guard let flush = Self.syncfs, files.count > 1, !fileByFile else {
             for file in files {
                 _ = try commit(temporaryPath: file.temporaryPath, sha256: file.sha256, size: file.size)
@@ -179,24 +186,24 @@ public final class BlobStore: Sendable {
     // retention moved the blob aside) saw the blob missing.
 
     /// Renames the blob to a unique aside name; nil when it is not there.
-    public func moveAside(_ blob: String) -> String? {
+    func moveAside(_ blob: String) -> String? {
         let aside = path(of: blob) + Self.asideMarker + UUID().uuidString
         return rename(path(of: blob), aside) == 0 ? aside : nil
     }
 
     /// Puts an aside copy back (a copy placed meanwhile is kept) and removes the aside name.
-    public func restore(_ aside: String, as blob: String) {
+    func restore(_ aside: String, as blob: String) {
         if link(aside, path(of: blob)) == 0 {
             Self.syncDirectory((path(of: blob) as NSString).deletingLastPathComponent)
         }
         unlink(aside)
     }
 
-    public func removeAside(_ aside: String) { unlink(aside) }
+    func removeAside(_ aside: String) { unlink(aside) }
 
     /// Deletes those of `blobs` that nothing references, by the protocol above: each goes aside,
     /// `referenced` is asked again, and what it names goes back (all of them when it fails).
-    public func deleteUnreferenced(
+    func deleteUnreferenced(
         _ blobs: [String], referenced: ([String]) async throws -> Set<String>
     ) async throws {
         let aside = blobs.compactMap { blob in moveAside(blob).map { (blob, $0) } }
@@ -214,7 +221,7 @@ public final class BlobStore: Sendable {
 
     /// After the transaction that references `sha256`'s blob: if the upload kept a standby copy and
     /// the blob is gone, the standby takes its place; then the standby goes.
-    public func releaseStandby(temporaryPath: String, sha256: String) {
+    func releaseStandby(temporaryPath: String, sha256: String) {
         guard access(temporaryPath, F_OK) == 0 else { return }
         let target = path(of: name(sha256: sha256))
         if access(target, F_OK) != 0, link(temporaryPath, target) == 0 {
@@ -226,7 +233,7 @@ public final class BlobStore: Sendable {
     static let asideMarker = ".deleting-"
 
     /// Aside copies a crash left behind go back in place; the next retention pass decides again.
-    public func restoreAsideBlobs() {
+    func restoreAsideBlobs() {
         guard let directories = try? FileManager.default.contentsOfDirectory(atPath: root) else { return }
         for directory in directories {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: "\(root)/\(directory)")) ?? []
@@ -242,33 +249,6 @@ public final class BlobStore: Sendable {
         if fd >= 0 {
             fsync(fd)
             close(fd)
-        }
-    }
-}
-
-extension BlobStore.TemporaryFile {
-    /// All of `bytes`, retrying short writes and EINTR.
-    func write(_ bytes: UnsafeRawBufferPointer) throws {
-        guard let base = bytes.baseAddress else { return }
-        var offset = 0
-        while offset < bytes.count {
-            let count = Glibc.write(descriptor, base + offset, bytes.count - offset)
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { throw StorageError.io(path: path, reason: String(cString: strerror(errno))) }
-            offset += count
-        }
-    }
-}
-
-public enum StorageError: Error, CustomStringConvertible {
-    case io(path: String, reason: String)
-    case notFound(String)
-    case invalidConfiguration(String)
-    public var description: String {
-        switch self {
-        case .io(let path, let reason): "\(path): \(reason)"
-        case .notFound(let what): "not found: \(what)"
-        case .invalidConfiguration(let problem): problem
         }
     }
 }

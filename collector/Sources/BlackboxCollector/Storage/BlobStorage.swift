@@ -1,0 +1,71 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Where accepted bytes live (bundles, symbol files): content-addressed names
+/// (`<2 hex>/<sha256>.<extension>`, never anything inside the bytes), durable once committed, deleted
+/// only when nothing references them. Uploads are received into local temporary files first.
+/// `DirectoryBlobStore` keeps blobs in a directory; an object store would be another conformance,
+/// behind the same calls (docs/architecture.md, "Storage").
+protocol BlobStorage: Sendable {
+    /// A new local file for an upload's body.
+    func makeTemporaryFile() throws -> TemporaryBlobFile
+    /// Free bytes where uploads are received and blobs kept; nil when unknown.
+    func availableBytes() -> Int64?
+    /// This store's name for the blob with these bytes.
+    func name(sha256: String) -> String
+    /// Makes received files durable under their names. A blob that exists already is kept, and the
+    /// upload's copy waits as a standby until `releaseStandby`, after the transaction that references
+    /// it (see `DirectoryBlobStore`, "Deleting blobs safely").
+    func commit(_ files: [(temporaryPath: String, sha256: String, size: Int64)], fileByFile: Bool) throws
+    func releaseStandby(temporaryPath: String, sha256: String)
+    /// A local file with the blob's bytes, for readers that need random access: a zip's directory,
+    /// an ELF file for the symbolizer, a download.
+    func localFile(of blob: String) throws -> String
+    /// Deletes those of `blobs` that nothing references: each is taken out of reach first, then
+    /// `referenced` is asked again, and what it names is put back.
+    func deleteUnreferenced(_ blobs: [String], referenced: ([String]) async throws -> Set<String>) async throws
+    /// Every blob's name (a sweep for blobs no record names).
+    func names() throws -> [String]
+    /// At start: removes uploads a stop interrupted and undoes deletions a crash interrupted.
+    func recover()
+}
+
+extension BlobStorage {
+    func commit(temporaryPath: String, sha256: String, size: Int64) throws {
+        try commit([(temporaryPath, sha256, size)], fileByFile: true)
+    }
+}
+
+/// A temporary file an upload is received into, open for writing.
+struct TemporaryBlobFile: Sendable {
+    let path: String
+    let descriptor: Int32
+
+    /// All of `bytes`, retrying short writes and EINTR.
+    func write(_ bytes: UnsafeRawBufferPointer) throws {
+        guard let base = bytes.baseAddress else { return }
+        var offset = 0
+        while offset < bytes.count {
+            let count = Glibc.write(descriptor, base + offset, bytes.count - offset)
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { throw StorageError.io(path: path, reason: String(cString: strerror(errno))) }
+            offset += count
+        }
+    }
+}
+
+public enum StorageError: Error, CustomStringConvertible {
+    case io(path: String, reason: String)
+    case notFound(String)
+    case invalidConfiguration(String)
+    public var description: String {
+        switch self {
+        case .io(let path, let reason): "\(path): \(reason)"
+        case .notFound(let what): "not found: \(what)"
+        case .invalidConfiguration(let problem): problem
+        }
+    }
+}
