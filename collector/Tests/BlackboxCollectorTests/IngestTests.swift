@@ -58,6 +58,43 @@ struct IngestTests {
         #expect(hits.count == 1 && hits[0]["lineNumber"] as? Int == 2 && hits[0]["path"] as? String == "logs/shop.log")
     }
 
+    @Test("a trace id is a field: the failing request's reports and log lines, found from the trace")
+    func traces() async throws {
+        let collector = try await TestCollector.start()
+        defer { Task { await collector.stop() } }
+        let trace = "4bf92f3577b34da6a3ce929d0e0e4736"
+        var crash = Reports.crash(functions: ["shop.pay() -> ()"])
+        crash.scope = ["route": "/pay", "trace-id": trace]
+        var error = Reports.crash(functions: ["shop.refund() -> ()"])
+        error.kind = .error
+        error.scope = ["trace-id": trace]
+        var elsewhere = Reports.crash(functions: ["shop.cart() -> ()"])
+        elsewhere.scope = ["trace-id": "another-trace"]
+        var hostile = Reports.crash(functions: ["shop.list() -> ()"])
+        hostile.scope = ["trace-id": "' OR 1=1 --"]
+        let log = Data("GET /pay trace_id=\(trace)\nGET /cart trace_id=another-trace\n".utf8)
+        let bundle = try BundleArchive.make(
+            app: crash.app, host: "host-a", reports: [crash, error, elsewhere, hostile], logs: [("shop.log", log)])
+        #expect(try await HTTP.upload(collector, bundle).status == 201)
+        await collector.server.indexPendingLogs()
+
+        let found = try await HTTP.get(collector, "/api/v1/traces/\(trace)")
+        #expect(found.status == 200, "\(found.text)")
+        let reports = try #require(found.json["reports"] as? [[String: Any]])
+        #expect(reports.compactMap { $0["kind"] as? String }.sorted() == ["crash", "error"], "\(reports)")
+        #expect(Set(reports.compactMap { $0["groupID"] as? Int }).count == 2, "one report per group")
+        let lines = try #require(found.json["logLines"] as? [[String: Any]])
+        #expect(lines.count == 1 && lines.first?["lineNumber"] as? Int == 1, "\(lines)")
+        let other = try await HTTP.get(collector, "/api/v1/traces/another-trace")
+        #expect((other.json["reports"] as? [[String: Any]])?.count == 1)
+        let unknown = try await HTTP.get(collector, "/api/v1/traces/0123")
+        #expect(unknown.status == 200 && (unknown.json["reports"] as? [[String: Any]])?.isEmpty == true)
+        let refused = try await HTTP.get(collector, "/api/v1/traces/a%27%20OR%201=1")
+        #expect(refused.status == 400 && refused.json["error"] as? String == "invalid_trace_id", "\(refused.text)")
+        // The report whose trace id is not one is stored, only not found by it.
+        #expect(try await HTTP.get(collector, "/api/v1/groups").json["items"].map { ($0 as? [Any])?.count } == 4)
+    }
+
     @Test(
         "bundles on both sides of the in-memory threshold are stored byte for byte",
         arguments: [

@@ -77,6 +77,41 @@ struct StoreContractTests {
         #expect(function.utf8.count <= limits.maxFieldBytes)
     }
 
+    @Test("reports are found by their trace id, in their project only", arguments: Kind.allCases)
+    func reportsByTrace(_ kind: Kind) async throws {
+        let (store, cleanup) = try Self.makeStore(kind)
+        defer { cleanup() }
+        try await store.migrate()
+        let project = try await store.createProject(name: "shop").id
+        let other = try await store.createProject(name: "other").id
+        func report(_ function: String, trace: String?, at time: Date) -> CrashReport {
+            var report = Reports.crash(functions: [function])
+            report.process.crashTime = time
+            report.scope = trace.map { ["trace-id": $0] }
+            return report
+        }
+        let now = Date()
+        _ = try await store.index([
+            Self.newBundle(
+                project: project,
+                reports: [
+                    report("shop.b() -> ()", trace: "t-1", at: now),
+                    report("shop.a() -> ()", trace: "t-1", at: now - 5),
+                    report("shop.c() -> ()", trace: "t-2", at: now), report("shop.d() -> ()", trace: nil, at: now),
+                    report("shop.e() -> ()", trace: String(repeating: "x", count: 65), at: now),
+                ]),
+            Self.newBundle(project: other, reports: [report("shop.a() -> ()", trace: "t-1", at: now)]),
+        ])
+        let scope = ProjectScope(projectID: project)
+        let traced = try await store.reports(traceID: "t-1", in: scope, page: Page())
+        #expect(traced.map(\.reason) == [nil, nil] && traced.count == 2, "only this project's, oldest first")
+        #expect(traced.first.map { $0.occurredAt.timeIntervalSince(now) < -4 } == true)
+        #expect(Set(traced.map(\.groupID)).count == 2)
+        #expect(try await store.reports(traceID: "t-2", in: scope, page: Page()).count == 1)
+        #expect(try await store.reports(traceID: String(repeating: "x", count: 65), in: scope, page: Page()).isEmpty)
+        #expect(try await store.reports(traceID: "t-1", in: ProjectScope(projectID: other), page: Page()).count == 1)
+    }
+
     @Test("migrations are idempotent; projects and keys: create, authenticate, revoke", arguments: Kind.allCases)
     func projectsAndKeys(_ kind: Kind) async throws {
         let (store, cleanup) = try Self.makeStore(kind)

@@ -142,6 +142,12 @@ public struct APIError: HTTPResponseError, Sendable, Equatable, CustomStringConv
     static func notFound(_ what: String) -> Self {
         .init(status: 404, code: "not_found", message: "no such \(what) in this project")
     }
+    static func invalidTraceID() -> Self {
+        .init(
+            status: 400, code: "invalid_trace_id",
+            message: "a trace id is 1-\(TraceID.maxLength) letters, digits, '-', '_', '.' or ':'")
+    }
+
     static func invalidID() -> Self { .init(status: 400, code: "invalid_id", message: "the id must be a number") }
     static func missingQuery() -> Self {
         .init(status: 400, code: "missing_query", message: "give the search words as q=")

@@ -109,6 +109,21 @@ struct ReadAPI {
                 ],
                 body: FileStreamer(reader: reader).body(of: file.path, inBlob: bundle.blob))
         }
+        // What one failing request's trace left: its reports (crashes and captured errors, in whichever
+        // group) and the log lines that carry the trace id.
+        group.get("traces/:traceID") { request, context in
+            guard let traceID = context.parameters.get("traceID").flatMap(TraceID.checked) else {
+                throw APIError.invalidTraceID()
+            }
+            struct Trace: Encodable {
+                var traceID: String
+                var reports: [TracedReport]
+                var logLines: [LogHit]
+            }
+            let reports = try await store.reports(traceID: traceID, in: context.scope, page: Page(limit: 100))
+            let lines = try await store.searchLogs(in: context.scope, query: traceID, page: Page(limit: 100))
+            return try JSONResponse.make(Trace(traceID: traceID, reports: reports, logLines: lines))
+        }
         group.get("logs/search") { request, context in
             let query: String
             switch SearchQuery.normalized(request.uri.queryParameters.get("q") ?? "") {

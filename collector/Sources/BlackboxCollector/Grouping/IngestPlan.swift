@@ -42,6 +42,9 @@ public struct IngestPlan: Sendable {
         var appVersion: String?
         var host: String
         var reason: String?
+        /// The trace of the request that failed (the scope's `trace-id`), when it is one
+        /// (`TraceID.checked`).
+        var traceID: String?
         /// What the group tallies: "unknown" when the report gives none.
         var versionKey: String
         var hostKey: String
@@ -107,6 +110,7 @@ public struct IngestPlan: Sendable {
                     appVersion: report.app.version,
                     host: report.host.name,
                     reason: report.reason ?? report.fatalMessage,
+                    traceID: report.scope?["trace-id"].flatMap(TraceID.checked),
                     versionKey: report.app.version ?? "unknown",
                     hostKey: report.host.name.isEmpty ? "unknown" : report.host.name,
                     json: try encoder.encode(report), images: ReportSymbols.imageUses(report)))

@@ -14,6 +14,8 @@ public protocol ProjectReader: Sendable {
     /// Newest first.
     func occurrences(groupID: Int64, in scope: ProjectScope, page: Page) async throws -> [Occurrence]
     func report(id: Int64, in scope: ProjectScope) async throws -> StoredReport?
+    /// The reports whose scope carried `traceID`, oldest first.
+    func reports(traceID: String, in scope: ProjectScope, page: Page) async throws -> [TracedReport]
     /// Most recently received first.
     func bundles(in scope: ProjectScope, page: Page) async throws -> [BundleRecord]
     func bundle(id: Int64, in scope: ProjectScope) async throws -> BundleRecord?

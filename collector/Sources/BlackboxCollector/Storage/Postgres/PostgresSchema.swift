@@ -193,5 +193,10 @@ enum PostgresSchema {
             "ALTER TABLE reports ADD COLUMN symbolication_failure TEXT",
             "ALTER TABLE symbol_files ADD COLUMN symbolizer_failures BIGINT NOT NULL DEFAULT 0",
         ],
+        // 9: the trace a report belongs to (its scope's trace id).
+        [
+            "ALTER TABLE reports ADD COLUMN trace_id TEXT",
+            "CREATE INDEX reports_trace ON reports (project_id, trace_id) WHERE trace_id IS NOT NULL",
+        ],
     ]
 }

@@ -182,6 +182,15 @@ enum SQLiteSchema {
         migrator.registerMigration("v9-file-day") { db in
             try db.execute(sql: "ALTER TABLE bundle_files ADD COLUMN received_day TEXT")
         }
+        // The trace a report belongs to (its scope's trace id), for finding a failing request's
+        // reports from the trace.
+        migrator.registerMigration("v10-trace-ids") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE reports ADD COLUMN trace_id TEXT;
+                    CREATE INDEX reports_trace ON reports (project_id, trace_id) WHERE trace_id IS NOT NULL;
+                    """)
+        }
         return migrator
     }
 }

@@ -73,6 +73,21 @@ extension SQLDatabase {
                 failure: try row.decode("symbolication_failure")))
     }
 
+    public func reports(traceID: String, in scope: ProjectScope, page: Page) async throws -> [TracedReport] {
+        try await rows(
+            """
+            SELECT id, group_id, kind, occurred_at, app_version, host, reason FROM reports
+            WHERE project_id = \(scope.projectID) AND trace_id = \(traceID) ORDER BY occurred_at, id
+            LIMIT \(page.limit) OFFSET \(page.offset)
+            """
+        ).map { row in
+            TracedReport(
+                reportID: try row.decode("id"), groupID: try row.decode("group_id"), kind: try row.decode("kind"),
+                occurredAt: try row.decode("occurred_at"), appVersion: try row.decode("app_version"),
+                host: try row.decode("host"), reason: try row.decode("reason"))
+        }
+    }
+
     public func bundles(in scope: ProjectScope, page: Page) async throws -> [BundleRecord] {
         try await rows(
             """
