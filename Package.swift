@@ -13,6 +13,7 @@ let upload: TargetDependencyCondition? = .when(traits: ["Upload"])
 let tools: TargetDependencyCondition? = .when(traits: ["Tools"])
 let hummingbird: TargetDependencyCondition? = .when(traits: ["Hummingbird"])
 let vapor: TargetDependencyCondition? = .when(traits: ["Vapor"])
+let serviceLifecycle: TargetDependencyCondition? = .when(traits: ["ServiceLifecycle"])
 
 let package = Package(
     name: "blackbox",
@@ -33,6 +34,7 @@ let package = Package(
         // Request scopes and the one-call logging setup for Vapor 4; empty unless the `Vapor` trait is
         // enabled (Examples/vapor-service).
         .library(name: "BlackboxVapor", targets: ["BlackboxVapor"]),
+        .library(name: "BlackboxServiceLifecycle", targets: ["BlackboxServiceLifecycle"]),
         // Temporary directories and the like for both packages' tests (never linked by apps).
         .library(name: "BlackboxTestSupport", targets: ["BlackboxTestSupport"]),
         .executable(name: "blackbox", targets: ["blackbox"]),
@@ -44,10 +46,18 @@ let package = Package(
             description:
                 "BlackboxUpload: bundles and the background uploader (SwiftNIO, AsyncHTTPClient, swift-crypto, ZIPFoundation)"
         ),
-        .trait(name: "Hummingbird", description: "BlackboxHummingbird: a request-scope middleware for Hummingbird 2"),
+        .trait(
+            name: "ServiceLifecycle",
+            description:
+                "BlackboxServiceLifecycle: the Blackbox runtime as a service of a swift-service-lifecycle ServiceGroup"
+        ),
+        .trait(
+            name: "Hummingbird", description: "BlackboxHummingbird: a request-scope middleware for Hummingbird 2",
+            enabledTraits: ["ServiceLifecycle"]),
         .trait(name: "Vapor", description: "BlackboxVapor: a request-scope middleware and logging setup for Vapor 4"),
         .trait(
-            name: "Tools", description: "the blackbox command-line tool and the example app", enabledTraits: ["Upload"]),
+            name: "Tools", description: "the blackbox command-line tool and the example app (and every test)",
+            enabledTraits: ["Upload", "ServiceLifecycle"]),
         .default(enabledTraits: []),
     ],
     dependencies: [
@@ -60,6 +70,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
         .package(url: "https://github.com/vapor/vapor", from: "4.100.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
     ],
     targets: [
         // zlib, for gzip-compressing rotated archives. A module map only: no C code of ours.
@@ -108,6 +119,12 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird", condition: hummingbird),
             ]),
         .target(
+            name: "BlackboxServiceLifecycle",
+            dependencies: [
+                "Blackbox",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: serviceLifecycle),
+            ]),
+        .target(
             name: "BlackboxVapor",
             dependencies: [
                 "Blackbox", .product(name: "Logging", package: "swift-log"),
@@ -143,7 +160,10 @@ let package = Package(
             name: "BlackboxTests",
             dependencies: [
                 "Blackbox", "BlackboxFormat", "BlackboxCompression", "BlackboxSymbols", "BlackboxTestSupport",
-                .product(name: "Logging", package: "swift-log"),
+                "BlackboxServiceLifecycle", .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: serviceLifecycle),
+                .product(
+                    name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle", condition: serviceLifecycle),
             ]),
         .testTarget(
             name: "BlackboxUploadTests",

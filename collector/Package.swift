@@ -11,7 +11,7 @@ let package = Package(
         .executable(name: "blackbox-collector-bench", targets: ["blackbox-collector-bench"]),
     ],
     dependencies: [
-        .package(name: "blackbox", path: ".."),
+        .package(name: "blackbox", path: "..", traits: ["ServiceLifecycle"]),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -55,6 +55,7 @@ let package = Package(
                 "BlackboxCollector",
                 // The collector logs through Blackbox itself.
                 .product(name: "Blackbox", package: "blackbox"),
+                .product(name: "BlackboxServiceLifecycle", package: "blackbox"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

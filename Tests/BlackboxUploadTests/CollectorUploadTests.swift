@@ -66,7 +66,7 @@
             #expect(await upload.runPass(context) == nil)
         }
 
-        @Test func startedRunsAPassInTheBackgroundAfterStart() async throws {
+        @Test func runStartsWithAPass() async throws {
             let scratch = TemporaryDirectory()
             defer { scratch.remove() }
             let server = try await StubCollector.start()
@@ -77,16 +77,23 @@
             configuration.delivery = CollectorUpload(endpoint: try CollectorEndpoint(url: server.baseURL, key: "k"))
             let core = try LoggingCore(configuration: configuration)
             defer { core.shutdown() }
-            configuration.delivery?.started(DeliveryContext(configuration: configuration, core: core))
+            let delivery = try #require(configuration.delivery)
+            let (events, announcer) = AsyncStream.makeStream(of: DeliveryEvent.self)
+            defer { announcer.finish() }
+            let running = Task {
+                await delivery.run(DeliveryContext(configuration: configuration, core: core), events: events)
+            }
             let deadline = ContinuousClock.now + .seconds(120)
             while server.received.isEmpty && ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(50))
             }
+            running.cancel()
+            await running.value
             await server.stop()
             #expect(server.received.count == 1)
         }
 
-        @Test func stopEndsTheLoopMidBackoffLosesNothingAndALaterStartBeginsAgain() async throws {
+        @Test func cancellingEndsTheLoopMidBackoffLosesNothingAndALaterRunBeginsAgain() async throws {
             let scratch = TemporaryDirectory()
             defer { scratch.remove() }
             // The collector answers 503 first: the pass waits out a long backoff when stop comes.
@@ -103,7 +110,10 @@
             configuration.delivery = upload
             let core = try LoggingCore(configuration: configuration)
             defer { core.shutdown() }
-            upload.started(DeliveryContext(configuration: configuration, core: core))
+            let context = DeliveryContext(configuration: configuration, core: core)
+            let (events, announcer) = AsyncStream.makeStream(of: DeliveryEvent.self)
+            defer { announcer.finish() }
+            let first = Task { await upload.run(context, events: events) }
             // Bounds for liveness only (the backoff is an hour): generous, because a fresh clone's CI runs
             // under load, where a first pass once took over 20 s to reach the collector.
             let deadline = ContinuousClock.now + .seconds(120)
@@ -112,10 +122,10 @@
             }
             try #require(server.received.count == 1, "the first attempt reached the collector")
 
-            upload.stop()
+            first.cancel()
             let ended = await withTaskGroup(of: Bool.self) { group in
                 group.addTask {
-                    await upload.waitUntilStopped()
+                    await first.value
                     return true
                 }
                 group.addTask {
@@ -128,15 +138,15 @@
             #expect(ended, "the loop ended without waiting out its hour of backoff")
             #expect(Spool(diagnosticsDirectory: scratch.path).pending().count == 1, "the bundle waits in the spool")
 
-            upload.started(DeliveryContext(configuration: configuration, core: core))
+            let again = Task { await upload.run(context, events: events) }
             let second = ContinuousClock.now + .seconds(120)
             while server.received.count < 2 && ContinuousClock.now < second {
                 try await Task.sleep(for: .milliseconds(20))
             }
             #expect(server.received.count == 2, "a start after stop runs a pass again")
             #expect(server.received.map(\.uploadID) == [server.received[0].uploadID, server.received[0].uploadID])
-            upload.stop()
-            await upload.waitUntilStopped()
+            again.cancel()
+            await again.value
         }
     }
 #endif

@@ -14,19 +14,22 @@ public final class BlackboxRuntime: Sendable {
     let assertions: AssertionReporter
 
     private enum Phase {
-        case running
-        /// Set under the lock before delivery is told to stop, so the start-up thread cannot start
-        /// delivery after `shutdown` stopped it.
+        /// With the delivery's task once the start-up thread began it.
+        case running(delivery: Task<Void, Never>?)
+        /// Set under the lock before the delivery's task is cancelled, so the start-up thread cannot
+        /// begin delivery after `shutdown` ended it.
         case stopped
     }
-    private let phase = Mutex(Phase.running)
+    private let phase = Mutex(Phase.running(delivery: nil))
 
     init(core: LoggingCore) {
         self.core = core
         self.assertions = AssertionReporter(core: core)
     }
 
-    public var isRunning: Bool { phase.withLock { $0 == .running } }
+    public var isRunning: Bool {
+        phase.withLock { if case .running = $0 { true } else { false } }
+    }
 
     /// Crash capture, the run record and the background start-up work, after the core is running.
     func startServices() {
@@ -35,18 +38,46 @@ public final class BlackboxRuntime: Sendable {
         startBackgroundWork()
     }
 
-    /// Stops in order: hang watching, then delivery (nothing reads the directory any more), then
-    /// logging (drained to the file, at most `timeout`), then the run record (a clean end). Crash
-    /// capture stays installed: a crash after shutdown is still recorded. Idempotent.
+    /// Stops in order: hang watching, then delivery (its task is cancelled; it stops reading the
+    /// directory and keeps what it did not send), then logging (drained to the file, at most
+    /// `timeout`), then the run record (a clean end). Crash capture stays installed: a crash after
+    /// shutdown is still recorded. Idempotent. Returns at once; `shutdownAndWait` also waits for
+    /// delivery to have ended before logging stops.
     public func shutdown(timeout: Duration = .seconds(5)) {
-        let wasRunning = phase.withLock { phase in
-            defer { phase = .stopped }
-            return phase == .running
+        guard let delivery = stopPhase() else { return }
+        delivery?.cancel()
+        finishShutdown(timeout: timeout)
+    }
+
+    /// `shutdown`, waiting for the delivery's task to end (at most `timeout`) before logging stops:
+    /// what delivery logs on its way out is in the log. For async code (a server's shutdown).
+    public func shutdownAndWait(timeout: Duration = .seconds(5)) async {
+        guard let delivery = stopPhase() else { return }
+        if let delivery {
+            delivery.cancel()
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await delivery.value }
+                group.addTask { try? await Task.sleep(for: timeout) }
+                await group.next()
+                group.cancelAll()
+            }
         }
-        guard wasRunning else { return }
+        finishShutdown(timeout: timeout)
+    }
+
+    /// Marks the runtime stopped; nil when it was already, else the delivery task to end (if any).
+    private func stopPhase() -> Task<Void, Never>?? {
+        phase.withLock { phase -> Task<Void, Never>?? in
+            defer { phase = .stopped }
+            guard case .running(let delivery) = phase else { return nil }
+            return .some(delivery)
+        }
+    }
+
+    private func finishShutdown(timeout: Duration) {
         Blackbox.forget(self)
         HangWatchdog.shared.stop()
-        configuration.delivery?.stop()
+        core.announcements.finish()
         core.shutdown(timeout: timeout)
         CurrentRun.end()
     }
@@ -111,10 +142,15 @@ public final class BlackboxRuntime: Sendable {
         startThread(name: CrashReportProcessor.processingThreadName) { [self] in
             if processPending { _ = processPendingCrashReports(while: { self.isRunning }) }
             guard let delivery = configuration.delivery else { return }
-            // Under the lock: `shutdown` either sees delivery started (and stops it) or keeps it from starting.
+            // Under the lock: `shutdown` either sees delivery started (and cancels it) or keeps it from
+            // starting. The one task the runtime starts, and owns: its `run` is structured within.
             phase.withLock { phase in
-                guard phase == .running else { return }
-                delivery.started(DeliveryContext(configuration: configuration, core: core))
+                guard case .running = phase else { return }
+                let (context, events) = (
+                    DeliveryContext(configuration: configuration, core: core), core.announcements.events
+                )
+                phase = .running(
+                    delivery: Task.detached(priority: .background) { await delivery.run(context, events: events) })
             }
         }
     }

@@ -2,26 +2,22 @@
 ///
 /// `Blackbox` itself only defines this hook, so an app that just logs links no HTTP client:
 /// `BlackboxUpload.CollectorUpload` implements it, and `BlackboxConfiguration.delivery` plugs it in.
-/// Every method is called on a Blackbox background thread and must return quickly (start work of
-/// its own for anything slow).
+/// The running `BlackboxRuntime` runs it in one background task of its own (swift-service-lifecycle's
+/// habit: a `run()`, no callbacks, no tasks started by the delivery itself).
 public protocol DiagnosticsDelivery: Sendable {
-    /// Once per `Blackbox.start`, after the reports earlier runs left behind have been processed into
-    /// the outbox (or at once when crash processing is off).
-    func started(_ context: DeliveryContext)
-    /// A log archive was finished (rotated, and compressed when compression is on).
-    func archiveFinished(path: String)
-    /// A non-fatal report was written to the outbox.
-    func reportWritten(path: String)
-    /// `Blackbox.shutdown` is stopping: end background work now (work in flight may be cancelled;
-    /// what was not delivered must stay where the next start finds it). Called before the logging
-    /// core stops.
-    func stop()
+    /// Delivers until the task is cancelled (`Blackbox.shutdown`): what is there at once, then what
+    /// `events` announces, and on a schedule of its own. Started after the reports earlier runs left
+    /// behind were processed into the outbox. Cancellation may interrupt work in flight; what was not
+    /// delivered must stay where the next start finds it.
+    func run(_ context: DeliveryContext, events: AsyncStream<DeliveryEvent>) async
 }
 
-extension DiagnosticsDelivery {
-    public func archiveFinished(path: String) {}
-    public func reportWritten(path: String) {}
-    public func stop() {}
+/// What a running delivery is told about.
+public enum DeliveryEvent: Sendable, Equatable {
+    /// A log archive was finished (rotated, and compressed when compression is on).
+    case archiveFinished(path: String)
+    /// A non-fatal report (assertion, captured error, hang) was written to the outbox.
+    case reportWritten(path: String)
 }
 
 /// What a delivery needs to know about the running app.
@@ -36,4 +32,20 @@ public struct DeliveryContext: Sendable {
     }
     /// The diagnostics directory (`configuration.directory`).
     public var directory: String { configuration.directory }
+}
+
+/// The announcements of one core to its delivery: finished archives and written reports. Buffered
+/// (the newest 64) while no delivery runs yet; a delivery only needs to know that something is new.
+final class DeliveryAnnouncements: Sendable {
+    let events: AsyncStream<DeliveryEvent>
+    private let continuation: AsyncStream<DeliveryEvent>.Continuation
+
+    init() {
+        (events, continuation) = AsyncStream.makeStream(of: DeliveryEvent.self, bufferingPolicy: .bufferingNewest(64))
+    }
+
+    func announce(_ event: DeliveryEvent) { continuation.yield(event) }
+
+    /// No more announcements: a delivery waiting for one ends its wait.
+    func finish() { continuation.finish() }
 }

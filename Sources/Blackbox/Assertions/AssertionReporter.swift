@@ -72,7 +72,7 @@ struct AssertionReporter: Sendable {
         if suppressed > 0 { report.notes.append("\(suppressed) more failures at this call site since the last report") }
         do {
             let path = try Outbox(DiagnosticsDirectory(configuration.directory)).write(report)
-            configuration.delivery?.reportWritten(path: path)
+            core.announcements.announce(.reportWritten(path: path))
         } catch {
             InternalDiagnostics.report("cannot write a \(kind.rawValue) report: \(error)", key: "nonfatal-write")
         }

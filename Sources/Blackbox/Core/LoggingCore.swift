@@ -20,6 +20,8 @@ public final class LoggingCore: @unchecked Sendable {
     }
 
     public let configuration: BlackboxConfiguration
+    /// Finished archives and written reports, for the delivery (`DiagnosticsDelivery.run`).
+    let announcements = DeliveryAnnouncements()
     let journal: Journal
     /// Which instance of the app on its directory this is (0 unless another process holds `journal`).
     package let instance: Int
@@ -142,10 +144,11 @@ public final class LoggingCore: @unchecked Sendable {
         self.journal = journal
         self.recovery = RecoveryReport(records: recovered.records, skippedBytes: recovered.skippedBytes)
 
+        let announcements = self.announcements
         self.maintainer = sink.map { sink in
             ArchiveMaintainer(
                 directory: logs, baseName: baseName, policy: configuration.retention,
-                clock: configuration.clock, onArchive: Self.archiveHook(configuration),
+                clock: configuration.clock, onArchive: Self.archiveHook(configuration, announcements),
                 activeFileSize: { [path = sink.activePath] in fileSize(path) })
         }
         self.writer = LogWriter(
@@ -172,13 +175,15 @@ public final class LoggingCore: @unchecked Sendable {
         }
     }
 
-    /// The configuration's own hook first, then the delivery's.
-    private static func archiveHook(_ configuration: BlackboxConfiguration) -> (@Sendable (String) -> Void)? {
+    /// The configuration's own hook first, then the announcement to the delivery.
+    private static func archiveHook(_ configuration: BlackboxConfiguration, _ announcements: DeliveryAnnouncements)
+        -> (@Sendable (String) -> Void)?
+    {
         let hook = configuration.onArchive
-        guard let delivery = configuration.delivery else { return hook }
+        guard configuration.delivery != nil else { return hook }
         return { path in
             hook?(path)
-            delivery.archiveFinished(path: path)
+            announcements.announce(.archiveFinished(path: path))
         }
     }
 

@@ -63,7 +63,7 @@ enum HangReporter {
         RunRecord.mark(.hung, pid: getpid(), in: directory)
         do {
             let path = try Outbox(directory).write(report)
-            configuration.delivery?.reportWritten(path: path)
+            core.announcements.announce(.reportWritten(path: path))
             return path
         } catch {
             InternalDiagnostics.report("cannot write a hang report: \(error)", key: "hang-write")

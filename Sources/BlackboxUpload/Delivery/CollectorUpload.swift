@@ -16,7 +16,9 @@
     ///
     /// A pass runs at start (after pending crash reports are processed), after each finished archive
     /// and non-fatal report (debounced), and every `interval`: consent, then new reports and logs into
-    /// bundles in the spool, then the spool to the collector (docs/uploading.md).
+    /// bundles in the spool, then the spool to the collector (docs/uploading.md). The running
+    /// `BlackboxRuntime` runs it (`run`) and cancels it at shutdown; a pass cancelled mid-way leaves
+    /// what it had not sent in the spool for the next start.
     public struct CollectorUpload: DiagnosticsDelivery {
         public var endpoint: CollectorEndpoint
         public var consent: UploadConsent
@@ -28,37 +30,54 @@
         public var debounce: Duration = .seconds(2)
         /// Bytes per second for uploads, or nil for no limit. Default none.
         public var rateLimit: Int?
-        private let loop = DeliveryLoop()
+        private let progress = DeliveryProgress()
 
         public init(endpoint: CollectorEndpoint, consent: UploadConsent = .always) {
             self.endpoint = endpoint
             self.consent = consent
         }
 
-        public func started(_ context: DeliveryContext) { loop.start(self, context: context) }
+        /// Passes until cancelled: one at once, then after announcements (debounced) and every
+        /// `interval`, one at a time.
+        public func run(_ context: DeliveryContext, events: AsyncStream<DeliveryEvent>) async {
+            progress.startPassFinished.store(false, ordering: .relaxed)
+            _ = await runPass(context)
+            progress.startPassFinished.store(true, ordering: .releasing)
+            let (wakeups, wakeup) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+            await withTaskGroup(of: Void.self) { group in
+                if let interval {
+                    group.addTask {
+                        while !Task.isCancelled {
+                            try? await Task.sleep(for: interval)
+                            wakeup.yield()
+                        }
+                    }
+                }
+                group.addTask {
+                    for await _ in events { wakeup.yield() }
+                }
+                // Ends when the task is cancelled (the stream ends its iteration then).
+                for await _ in wakeups {
+                    try? await Task.sleep(for: debounce)
+                    guard !Task.isCancelled else { break }
+                    _ = await runPass(context)
+                }
+                group.cancelAll()
+            }
+        }
 
-        /// Ends the background loop (`Blackbox.shutdown` calls it): a pass in flight is cancelled, and
-        /// what it had not sent stays in the spool for the next start.
-        public func stop() { loop.stop() }
-
-        /// Test support: waits until the loop that `started` began has ended (after `stop`).
-        func waitUntilStopped() async { await loop.ended() }
-
-        /// Waits until the pass that `Blackbox.start` began has finished (true), at most `timeout`
+        /// Waits until the first pass of the latest `run` has finished (true), at most `timeout`
         /// (false). For short-lived programs that should not exit before their reports are sent.
         public func waitForStartPass(timeout: Duration) async -> Bool {
             let deadline = ContinuousClock.now + timeout
-            while !loop.startPassFinished {
+            while !progress.startPassFinished.load(ordering: .acquiring) {
                 guard ContinuousClock.now < deadline else { return false }
                 try? await Task.sleep(for: .milliseconds(50))
             }
             return true
         }
 
-        public func archiveFinished(path: String) { loop.announce() }
-        public func reportWritten(path: String) { loop.announce() }
-
-        /// One pass, on the caller's task; what `started` runs in a loop. Public for apps that want to
+        /// One pass, on the caller's task; what `run` repeats. Public for apps that want to
         /// upload at a moment of their choosing (e.g. before a planned shutdown).
         public func runPass(_ context: DeliveryContext) async -> SpoolUploader.Summary? {
             let logger = Logger(label: "blackbox.upload")
@@ -104,75 +123,9 @@
         }
     }
 
-    /// Runs passes one at a time: at start, after announcements (debounced) and on the interval. One
-    /// loop per `CollectorUpload` value; a later `Blackbox.start` with the same value hands the running
-    /// loop its new context instead of starting a second one. `stop` ends it; a later start begins anew.
-    final class DeliveryLoop: Sendable {
-        private struct State {
-            var context: DeliveryContext?
-            var task: Task<Void, Never>?
-            /// Wakes the running loop; a new one per run (a stream whose consumer was cancelled is over).
-            var wakeup: AsyncStream<Void>.Continuation?
-        }
-        private let state = Mutex(State())
-        private let startPass = Atomic<Bool>(false)
-
-        var startPassFinished: Bool { startPass.load(ordering: .acquiring) }
-
-        func announce() { _ = state.withLock { $0.wakeup?.yield() } }
-
-        func start(_ upload: CollectorUpload, context newContext: DeliveryContext) {
-            state.withLock { state in
-                let running = state.context != nil
-                state.context = newContext
-                if running {
-                    state.wakeup?.yield()
-                    return
-                }
-                let (wakeups, wakeup) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-                state.wakeup = wakeup
-                startPass.store(false, ordering: .relaxed)
-                state.task = Task.detached(priority: .background) {
-                    await self.run(upload, first: newContext, wakeups: wakeups, wakeup: wakeup)
-                }
-            }
-        }
-
-        func stop() {
-            let task = state.withLock { state in
-                state.context = nil
-                state.wakeup?.finish()
-                state.wakeup = nil
-                return state.task
-            }
-            task?.cancel()
-        }
-
-        /// Waits for the last loop started to end.
-        func ended() async {
-            await state.withLock { $0.task }?.value
-        }
-
-        private func run(
-            _ upload: CollectorUpload, first: DeliveryContext, wakeups: AsyncStream<Void>,
-            wakeup: AsyncStream<Void>.Continuation
-        ) async {
-            _ = await upload.runPass(first)
-            startPass.store(true, ordering: .releasing)
-            let ticker = upload.interval.map { interval in
-                Task.detached {
-                    while !Task.isCancelled {
-                        try? await Task.sleep(for: interval)
-                        wakeup.yield()
-                    }
-                }
-            }
-            defer { ticker?.cancel() }
-            for await _ in wakeups {
-                try? await Task.sleep(for: upload.debounce)
-                guard !Task.isCancelled, let current = state.withLock({ $0.context }) else { break }
-                _ = await upload.runPass(current)
-            }
-        }
+    /// Shared by the copies of one `CollectorUpload` value (the configuration holds one, the app may
+    /// hold another).
+    final class DeliveryProgress: Sendable {
+        let startPassFinished = Atomic<Bool>(false)
     }
 #endif

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Blackbox
 import BlackboxCollector
+import BlackboxServiceLifecycle
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -126,7 +127,7 @@ struct Serve: AsyncParsableCommand {
         var logging = BlackboxConfiguration(
             appName: "blackbox-collector", directory: configuration.diagnosticsDirectory)
         logging.sinks = quiet ? Sinks.file : [Sinks.console, Sinks.file]
-        try Blackbox.start(logging)
+        let blackbox = try Blackbox.start(logging)
 
         let server = try CollectorServer(configuration: configuration)
         let bootstrap = try await Bootstrap.ensureFirstProject(
@@ -168,12 +169,14 @@ struct Serve: AsyncParsableCommand {
         // Hummingbird's runService, with bounds: a service that does not finish within 30 s of SIGTERM
         // is cancelled, and one that ignores cancellation for 10 s more ends the process (a crash
         // report names it) instead of keeping a supervisor's restart waiting forever.
+        // Blackbox first: the group stops services in reverse order, so it stops last and the others'
+        // shutdown is logged.
         var group = ServiceGroupConfiguration(
-            services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: Logger(label: "collector.services"))
+            services: [blackbox, app], gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: Logger(label: "collector.services"))
         group.maximumGracefulShutdownDuration = .seconds(30)
         group.maximumCancellationDuration = .seconds(10)
         try await ServiceGroup(configuration: group).run()
-        Blackbox.shutdown()
     }
 }
 
