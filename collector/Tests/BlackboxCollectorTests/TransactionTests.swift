@@ -87,9 +87,9 @@ struct TransactionTests {
         #expect(connection.ran("UPDATE crash_groups SET count").isEmpty && connection.ran("INSERT INTO alert").isEmpty)
     }
 
-    @Test("an occurrence in a version past the fix regresses its resolved group, in the same transaction")
-    func regressionDuringIngest() throws {
-        let connection = ScriptedConnection(.sqlite) { sql in
+    /// An ingest whose new report lands in group 5, counted there as its 4th occurrence, resolved in 1.2.
+    static func ingestIntoResolvedGroup() -> ScriptedConnection {
+        ScriptedConnection(.sqlite) { sql in
             if sql.hasPrefix("INSERT INTO bundles") { return [Self.bundle] }
             if sql.hasPrefix("INSERT INTO crash_groups") { return [Self.row(["id": .integer(5)])] }
             if sql.hasPrefix("INSERT INTO reports") { return [Self.row(["id": .integer(11)])] }
@@ -104,26 +104,17 @@ struct TransactionTests {
             }
             return []
         }
+    }
+
+    @Test("an occurrence in a version past the fix regresses its resolved group, in the same transaction")
+    func regressionDuringIngest() throws {
+        let connection = Self.ingestIntoResolvedGroup()
         _ = try IngestTransaction.apply(Self.plan(version: "1.3"), in: connection)
         let update = try #require(connection.ran("UPDATE crash_groups SET state").first)
         #expect(update.first == .text("regressed"), "\(update)")
         #expect(connection.ran("INSERT INTO group_history").first?.contains(.text("regressed")) == true)
         // In 1.1, before the fix: stays resolved, nothing written.
-        let before = ScriptedConnection(.sqlite) { sql in
-            if sql.hasPrefix("INSERT INTO bundles") { return [Self.bundle] }
-            if sql.hasPrefix("INSERT INTO crash_groups") { return [Self.row(["id": .integer(5)])] }
-            if sql.hasPrefix("INSERT INTO reports") { return [Self.row(["id": .integer(11)])] }
-            if sql.hasPrefix("UPDATE crash_groups SET count") {
-                return [
-                    Self.row([
-                        "count": .integer(4), "state": .text("resolved"), "resolved_in": .text("1.2"),
-                        "resolved_after": .null, "ignored_until_count": .null, "ignored_until": .null,
-                        "state_changed_at": .real(1_700_000_000),
-                    ])
-                ]
-            }
-            return []
-        }
+        let before = Self.ingestIntoResolvedGroup()
         _ = try IngestTransaction.apply(Self.plan(version: "1.1"), in: before)
         #expect(before.ran("UPDATE crash_groups SET state").isEmpty)
     }

@@ -160,30 +160,28 @@ enum IngestTransaction {
                 RETURNING count, \(GroupStatus.columns)
                 """)
         else { throw StorageError.notFound("group \(groupID)") }
-        let limit = CrashGroup.maxTrackedValues
-        let other = CrashGroup.otherValues
-        // Past the limit of distinct values, a new one is counted under `other` (see CrashGroup).
-        // (`WHERE true` lets SQLite tell the upsert's ON from a join's.)
-        try connection.execute(
-            """
-            INSERT INTO group_versions (group_id, app_version, count)
-            SELECT \(groupID), CASE WHEN EXISTS (
-                    SELECT 1 FROM group_versions WHERE group_id = \(groupID) AND app_version = \(version))
-                OR (SELECT count(*) FROM group_versions WHERE group_id = \(groupID)) < \(limit)
-                THEN \(version) ELSE \(other) END, 1
-            WHERE true
-            ON CONFLICT (group_id, app_version) DO UPDATE SET count = group_versions.count + 1
-            """)
-        try connection.execute(
-            """
-            INSERT INTO group_hosts (group_id, host, count)
-            SELECT \(groupID), CASE WHEN EXISTS (
-                    SELECT 1 FROM group_hosts WHERE group_id = \(groupID) AND host = \(host))
-                OR (SELECT count(*) FROM group_hosts WHERE group_id = \(groupID)) < \(limit)
-                THEN \(host) ELSE \(other) END, 1
-            WHERE true
-            ON CONFLICT (group_id, host) DO UPDATE SET count = group_hosts.count + 1
-            """)
+        try tally(version, in: "group_versions", column: "app_version", of: groupID, connection)
+        try tally(host, in: "group_hosts", column: "host", of: groupID, connection)
         return (try counted.decode("count"), try GroupStatus(row: counted))
+    }
+
+    /// Counts `value` in one of a group's tallies (`group_versions`, `group_hosts`): past the limit of
+    /// distinct values, a new one is counted under `other` (see CrashGroup). (`WHERE true` lets
+    /// SQLite tell the upsert's ON from a join's.)
+    private static func tally(
+        _ value: String, in table: StaticString, column: StaticString, of groupID: Int64,
+        _ connection: some SQLConnection
+    ) throws {
+        let (table, column) = (table.description, column.description)
+        try connection.execute(
+            """
+            INSERT INTO \(unsafeSQL: table) (group_id, \(unsafeSQL: column), count)
+            SELECT \(groupID), CASE WHEN EXISTS (
+                    SELECT 1 FROM \(unsafeSQL: table) WHERE group_id = \(groupID) AND \(unsafeSQL: column) = \(value))
+                OR (SELECT count(*) FROM \(unsafeSQL: table) WHERE group_id = \(groupID)) < \(CrashGroup.maxTrackedValues)
+                THEN \(value) ELSE \(CrashGroup.otherValues) END, 1
+            WHERE true
+            ON CONFLICT (group_id, \(unsafeSQL: column)) DO UPDATE SET count = \(unsafeSQL: table).count + 1
+            """)
     }
 }
