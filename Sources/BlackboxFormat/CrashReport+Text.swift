@@ -105,9 +105,7 @@ extension CrashReport {
     fileprivate func renderFrames(_ frames: [Frame], omission: Omission?) -> String {
         var out = ""
         for frame in frames {
-            let imageName =
-                frame.imageIndex.flatMap { images.indices.contains($0) ? images[$0].path : nil }
-                .map { String($0.split(separator: "/").last ?? "") } ?? "???"
+            let imageName = image(of: frame).map { String($0.path.split(separator: "/").last ?? "") } ?? "???"
             let prefix =
                 String(frame.index).padded(4)
                 + imageName.padded(28) + " " + frame.address

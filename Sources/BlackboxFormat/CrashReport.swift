@@ -455,3 +455,12 @@ extension Int64 {
         return r < 0 ? (q - 1, r + divisor) : (q, r)
     }
 }
+
+extension CrashReport {
+    /// The image `frame` is in, when the report has it (a frame of another report, or one whose
+    /// address no image holds, has none).
+    public func image(of frame: Frame) -> Image? {
+        guard let index = frame.imageIndex, images.indices.contains(index) else { return nil }
+        return images[index]
+    }
+}

@@ -49,7 +49,7 @@ public enum CrashSignature {
             title = "\(what): \(normalized.prefix(120))"
         } else {
             let offsets = report.frames.prefix(3).map { frame in
-                let image = frame.imageIndex.flatMap { report.images.indices.contains($0) ? report.images[$0] : nil }
+                let image = report.image(of: frame)
                 let name = image.map { String($0.path.split(separator: "/").last ?? "") } ?? "?"
                 return "\(name)+\(frame.imageOffset ?? "?")"
             }
@@ -68,7 +68,7 @@ public enum CrashSignature {
     static func inAppFunctions(_ report: CrashReport, limit: Int = .max) -> [String] {
         var functions: [String] = []
         for frame in report.frames where functions.count < limit {
-            let image = frame.imageIndex.flatMap { report.images.indices.contains($0) ? report.images[$0].path : nil }
+            let image = report.image(of: frame)?.path
             if let image, isSystemImage(image) { continue }
             for symbol in frame.symbols where !symbol.function.hasPrefix("Swift runtime failure") {
                 let name = normalizeFunction(symbol.function)

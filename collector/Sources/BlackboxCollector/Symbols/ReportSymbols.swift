@@ -52,8 +52,7 @@ enum ReportSymbols {
     }
 
     static func buildID(of frame: CrashReport.Frame, in report: CrashReport) -> String? {
-        guard let index = frame.imageIndex, report.images.indices.contains(index) else { return nil }
-        let image = report.images[index]
+        guard let image = report.image(of: frame) else { return nil }
         guard !image.path.hasPrefix("["), let buildID = image.buildID, !buildID.isEmpty else { return nil }
         return buildID
     }

@@ -29,13 +29,18 @@ enum ReportPage {
     /// The simplified name of the innermost frame of the app's own code.
     static func culprit(_ report: CrashReport) -> String? {
         for frame in report.frames {
-            let image = frame.imageIndex.flatMap { report.images.indices.contains($0) ? report.images[$0].path : nil }
-            if image.map(CrashSignature.isSystemImage) ?? true { continue }
-            for symbol in frame.symbols where isAppCode(symbol.function, file: symbol.file ?? "") {
+            for symbol in frame.symbols where isApp(symbol, of: frame, in: report) {
                 return SwiftNames.simplified(symbol.function)
             }
         }
         return nil
+    }
+
+    /// A symbol of the app's own code: in one of the app's images (not the system's, not an unknown
+    /// one) and `isAppCode`. The headline's culprit and the frame rows' `app` use this one rule.
+    static func isApp(_ symbol: CrashReport.Symbol, of frame: CrashReport.Frame, in report: CrashReport) -> Bool {
+        guard let image = report.image(of: frame), !CrashSignature.isSystemImage(image.path) else { return false }
+        return isAppCode(symbol.function, file: symbol.file ?? "")
     }
 
     /// The app's own code: not the runtime, Blackbox or compiler-made glue (thunks, forwarders,
@@ -62,9 +67,7 @@ enum ReportPage {
             glueRun = []
         }
         for frame in frames {
-            let image = frame.imageIndex.flatMap { report.images.indices.contains($0) ? report.images[$0].path : nil }
-            let imageName = image.map { String($0.split(separator: "/").last ?? "") } ?? "?"
-            let systemImage = image.map(CrashSignature.isSystemImage) ?? false
+            let imageName = report.image(of: frame).map { String($0.path.split(separator: "/").last ?? "") } ?? "?"
             var symbolRows: [(function: String, short: String, location: String, inlined: Bool, app: Bool)] = []
             if frame.symbols.isEmpty {
                 let name = frame.imageOffset.map { "\(imageName) + \($0)" } ?? "?"
@@ -78,7 +81,7 @@ enum ReportPage {
                 symbolRows.append(
                     (
                         marker + symbol.function, marker + SwiftNames.simplified(symbol.function), location,
-                        symbol.inlined, !systemImage && isAppCode(symbol.function, file: symbol.file ?? "")
+                        symbol.inlined, isApp(symbol, of: frame, in: report)
                     ))
             }
             for row in symbolRows {
