@@ -168,6 +168,9 @@ check_quiet() {
     start_service "$name" "$(build_example "$name")" "$command" "$work/$name-quiet" "$environment"
     curl -sf -o /dev/null "http://127.0.0.1:$port/items/2" || fail "$name: GET /items/2 failed"
     kill -TERM "$pid"
+    # SIGTERM ends the service and Blackbox with it (a supervisor's restart should not wait).
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$pid" 2>/dev/null && fail "$name: still running 10 s after SIGTERM"
     wait "$pid" 2>/dev/null || true
     grep -q '"msg":"pricing item"' "$work/$name-quiet.out" && fail "$name: info lines logged at level warning"
     return 0

@@ -16,6 +16,7 @@ let package = Package(
         .package(path: "../..", traits: ["Hummingbird"]),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
     ],
     targets: [
         .executableTarget(
@@ -23,6 +24,8 @@ let package = Package(
             dependencies: [
                 .product(name: "Blackbox", package: blackbox),
                 .product(name: "BlackboxHummingbird", package: blackbox),
+                .product(name: "BlackboxServiceLifecycle", package: blackbox),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ])

@@ -1,8 +1,10 @@
 import Blackbox
 import BlackboxHummingbird
+import BlackboxServiceLifecycle
 import Foundation
 import Hummingbird
 import Logging
+import ServiceLifecycle
 
 // Usage: hummingbird-service DIRECTORY [PORT]  (port 0: any free port; the bound one is printed as
 // "listening on PORT" on stderr).
@@ -21,7 +23,7 @@ let port = arguments.count > 2 ? Int(arguments[2]) ?? 8080 : 8080
 var configuration = BlackboxConfiguration(appName: "hummingbird-service", directory: directory)
 configuration.appVersion = "1.0.0"
 // With swift-otel: configuration.metadataProvider = OTel.makeLoggingMetadataProvider()
-try Blackbox.start(configuration)
+let blackbox = try Blackbox.start(configuration)
 
 let prices = [120, 80, 45]
 
@@ -56,4 +58,9 @@ let app = Application(
     },
     // LOG_LEVEL honoured through Blackbox's levels, not pinned on the logger.
     logger: Blackbox.applicationLogger(label: "hummingbird-service"))
-try await app.runService()
+// Blackbox first: the group stops services in reverse order, so on SIGTERM the server stops, then
+// Blackbox ends delivery and drains the log.
+let services = ServiceGroup(
+    services: [blackbox, app], gracefulShutdownSignals: [.sigterm, .sigint],
+    logger: Blackbox.applicationLogger(label: "services"))
+try await services.run()
