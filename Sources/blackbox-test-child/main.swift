@@ -30,6 +30,9 @@ import Logging
 //   default-dir APP           print the default diagnostics directory for APP (run with HOME unset)
 //   own-core-ensure DIR       build a LoggingCore without Blackbox.start, fail an ensure at level
 //                             warning (traps off)
+//   hangs-per-runtime DIR     start on DIR/a, let a heartbeat miss its deadline, shut down; start on
+//                             DIR/b, the same; print each hang report's path and the watchdog
+//                             threads alive after each shutdown
 //   capture-errors DIR        own core; in a scope, capture a DiagnosticError three times at one call
 //                             site (one report), then another error type at the same site
 
@@ -296,6 +299,36 @@ case "capture-errors":
     say("captured")
     core.shutdown()
 
+case "hangs-per-runtime":
+    func watchdogThreads() -> Int {
+        directoryNames("/proc/self/task").filter { task in
+            fileText("/proc/self/task/\(task)/comm")?.hasPrefix("bbx-hang-watch") == true
+        }.count
+    }
+    for run in ["a", "b"] {
+        var settings = configuration()
+        settings.directory = "\(directory)/\(run)"
+        guard let runtime = try? Blackbox.start(settings) else { fail("cannot start on \(settings.directory)") }
+        // Never beats: the watchdog of the runtime running now must report it, into its directory.
+        let heartbeat = Blackbox.hangHeartbeat("loop \(run)", deadline: .milliseconds(200))
+        let outbox = "\(settings.directory)/outbox"
+        let deadline = monotonicSeconds() + 30
+        while directoryNames(outbox).filter({ $0.hasPrefix("hang-") && $0.hasSuffix(".json") }).isEmpty,
+            monotonicSeconds() < deadline
+        {
+            usleep(20_000)
+        }
+        for name in directoryNames(outbox) where name.hasPrefix("hang-") && name.hasSuffix(".json") {
+            say("report \(outbox)/\(name)")
+        }
+        runtime.shutdown()
+        heartbeat.beat()
+        // The thread ends at its next turn (at most a quarter of the deadline).
+        let ended = monotonicSeconds() + 10
+        while watchdogThreads() > 0, monotonicSeconds() < ended { usleep(10_000) }
+        say("watchdog threads after shutdown \(run): \(watchdogThreads())")
+    }
+
 case "process-crashes":
     let outcome = CrashReportProcessor(directory: directory).processPending()
     for (report, path) in outcome.processed { say("\(path)\n\(report.textRendering)") }
@@ -339,4 +372,30 @@ enum DispatchBlocking {
         sem_wait(finished.value!)
         return box.value!
     }
+}
+
+func directoryNames(_ path: String) -> [String] {
+    guard let stream = opendir(path) else { return [] }
+    defer { closedir(stream) }
+    var names: [String] = []
+    while let entry = readdir(stream) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        if name != ".", name != ".." { names.append(name) }
+    }
+    return names
+}
+
+func fileText(_ path: String) -> String? {
+    let fd = open(path, O_RDONLY)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var bytes = [UInt8](repeating: 0, count: 256)
+    let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+    return count >= 0 ? String(decoding: bytes.prefix(count), as: UTF8.self) : nil
+}
+
+func monotonicSeconds() -> Double {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
 }

@@ -102,3 +102,22 @@ struct HangTests {
         #expect(!log.contains("blackbox.hangs"))
     }
 }
+
+@Suite("Hang watching belongs to a runtime")
+struct HangRuntimeTests {
+    @Test("each runtime's watchdog reports into its own directory, and its shutdown ends the thread")
+    func perRuntime() throws {
+        let directory = TemporaryDirectory()
+        let result = try runProgram(helperExecutable("blackbox-test-child"), ["hangs-per-runtime", directory.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        let reports = result.stdout.split(separator: "\n").filter { $0.hasPrefix("report ") }
+        #expect(reports.count == 2, "one hang per runtime: \(result.stdout)")
+        #expect(reports.first?.contains("\(directory.path)/a/outbox/hang-") == true, "\(reports)")
+        #expect(reports.last?.contains("\(directory.path)/b/outbox/hang-") == true, "\(reports)")
+        #expect(result.stdout.contains("watchdog threads after shutdown a: 0"), "\(result.stdout)")
+        #expect(result.stdout.contains("watchdog threads after shutdown b: 0"), "\(result.stdout)")
+        let second = try CrashReport.decode(
+            try #require(FileManager.default.contents(atPath: String(reports.last!.dropFirst("report ".count)))))
+        #expect(second.reason?.hasPrefix("loop b did not respond") == true, "\(second.reason ?? "")")
+    }
+}

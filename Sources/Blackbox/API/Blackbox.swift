@@ -87,9 +87,10 @@ public enum Blackbox {
     /// on): the watchdog sends it an empty block a few times per `deadline` and, when one waits
     /// longer than that, writes one `hang` report for the episode (every thread's stack, the last log
     /// lines) and logs a warning; when the queue runs again, it logs how long the hang lasted. Opt-in;
-    /// nothing runs while no target is watched. See docs/crash-capture.md, "Hangs".
+    /// nothing runs while no target is watched. The running runtime watches it until its shutdown;
+    /// without one (before `start`), nothing does. See docs/crash-capture.md, "Hangs".
     public static func watchForHangs(queue: DispatchQueue, name: String, deadline: Duration = .seconds(2)) {
-        HangWatchdog.shared.add(HangTarget(name: name, deadline: deadline, source: .queue(queue)))
+        current?.hangs.add(HangTarget(name: name, deadline: deadline, source: .queue(queue)))
     }
 
     /// A heartbeat for a loop that is not a dispatch queue (a run loop, an event loop, a worker): call
@@ -98,8 +99,9 @@ public enum Blackbox {
     public static func hangHeartbeat(_ name: String, deadline: Duration = .seconds(2)) -> HangHeartbeat {
         let target = HangTarget(name: name, deadline: deadline, source: .heartbeat)
         target.showedLife()
-        HangWatchdog.shared.add(target)
-        return HangHeartbeat(target: target)
+        let watchdog = current?.hangs
+        watchdog?.add(target)
+        return HangHeartbeat(target: target, watchdog: watchdog)
     }
 
     /// The last `count` lines logged (crash and non-fatal reports embed them).

@@ -6,12 +6,17 @@ import Synchronization
 /// delivery. `shutdown()` stops them in order (docs/concurrency.md lists every thread and who stops it).
 ///
 /// `Blackbox.current` is the one process-wide reference (as swift-log's `LoggingSystem` is); the rest
-/// of the library reaches the running runtime through it.
+/// of the library reaches the running runtime through it. What stays process-wide outside it, and
+/// why, is listed in docs/concurrency.md ("Process-wide state").
 public final class BlackboxRuntime: Sendable {
     /// The logging core: build loggers on it when the app bootstraps swift-log itself.
     public let core: LoggingCore
     public var configuration: BlackboxConfiguration { core.configuration }
     let assertions: AssertionReporter
+    /// The hang targets the app asked to watch (`Blackbox.watchForHangs`, `hangHeartbeat`).
+    let hangs: HangWatchdog
+    /// This process's run record, for unseen-death detection and release health.
+    let run = CurrentRun()
 
     private enum Phase {
         /// With the delivery's task once the start-up thread began it.
@@ -25,6 +30,7 @@ public final class BlackboxRuntime: Sendable {
     init(core: LoggingCore) {
         self.core = core
         self.assertions = AssertionReporter(core: core)
+        self.hangs = HangWatchdog(core: core)
     }
 
     public var isRunning: Bool {
@@ -76,10 +82,10 @@ public final class BlackboxRuntime: Sendable {
 
     private func finishShutdown(timeout: Duration) {
         Blackbox.forget(self)
-        HangWatchdog.shared.stop()
+        hangs.stop()
         core.announcements.finish()
         core.shutdown(timeout: timeout)
-        CurrentRun.end()
+        run.end()
     }
 
     /// Turns the raw reports earlier runs left in `crashes/pending/` into outbox reports, on the
@@ -124,7 +130,7 @@ public final class BlackboxRuntime: Sendable {
             configuration.sinks.contains(.file)
             ? "\(directory.logs)/\(LogFiles.activeFileName(baseName: core.logBaseName))" : nil
         _ = UnseenDeaths(directory: directory, logFile: logFile, logTailLines: options.logTailLines).reportAll()
-        CurrentRun.begin(
+        run.begin(
             .current(
                 appName: configuration.appName, appVersion: configuration.appVersion,
                 appBuild: configuration.appBuild, outputs: configuration.sinks.names),

@@ -13,9 +13,8 @@ import CCrashHandler
 /// Writes a `hang` report: every thread's stack, captured the way the crash handler does
 /// (`bbx_capture_other_threads`, in a living process), the unresponsive thread first.
 enum HangReporter {
-    /// The report's path, or nil when there is no running Blackbox or the capture failed.
-    static func write(_ target: HangTarget, unresponsiveFor silent: UInt64) -> String? {
-        guard let core = Blackbox.core else { return nil }
+    /// The report's path in `core`'s outbox, or nil when the capture failed.
+    static func write(_ target: HangTarget, unresponsiveFor silent: UInt64, core: LoggingCore) -> String? {
         let configuration = core.configuration
         let directory = DiagnosticsDirectory(configuration.directory)
         // Without the other threads (another capture still running) the report still says what hung.

@@ -62,9 +62,12 @@ final class HangTarget: Sendable {
 /// between two beats is a hang. A beat is two atomic stores and a clock read.
 public struct HangHeartbeat: Sendable {
     let target: HangTarget
+    /// The watchdog of the runtime that was running when the heartbeat was made (nil: none was, and
+    /// nothing watches it).
+    let watchdog: HangWatchdog?
 
     public func beat() { target.showedLife() }
 
     /// Stops watching (for a loop that ends on purpose).
-    public func stop() { HangWatchdog.shared.remove(target) }
+    public func stop() { watchdog?.remove(target) }
 }

@@ -2,13 +2,14 @@ import BlackboxFormat
 import Logging
 import Synchronization
 
-/// The opt-in hang detector (`Blackbox.watchForHangs`, `Blackbox.hangHeartbeat`): one thread,
-/// `bbx-hang-watch`, started with the first target, that checks each target a few times per
-/// deadline. A missed deadline starts an episode: one `hang` report with every thread's stack and
+/// The opt-in hang detector (`Blackbox.watchForHangs`, `Blackbox.hangHeartbeat`) of one runtime:
+/// one thread, `bbx-hang-watch`, started with the first target, that checks each target a few times
+/// per deadline. A missed deadline starts an episode: one `hang` report with every thread's stack and
 /// the last log lines, and a warning in the log; when the target shows life again, an info line says
 /// how long it lasted. Nothing runs on the app's threads but a queue target's ping block.
 final class HangWatchdog: Sendable {
-    static let shared = HangWatchdog()
+    /// Whose directory and log the reports go to.
+    private let core: LoggingCore
 
     private struct State {
         var targets: [HangTarget] = []
@@ -17,7 +18,14 @@ final class HangWatchdog: Sendable {
     }
     private let state = Mutex(State())
     private let wake = ConditionLock()
-    private let logger = Logger(label: "blackbox.hangs")
+    /// Straight into the runtime's core, whoever bootstrapped swift-log (the runtime is made before
+    /// `LoggingSystem.bootstrap`, and an app may bootstrap it elsewhere).
+    private let logger: Logger
+
+    init(core: LoggingCore) {
+        self.core = core
+        self.logger = Logger(label: "blackbox.hangs") { BlackboxLogHandler(label: $0, core: core) }
+    }
 
     func add(_ target: HangTarget) {
         let start = state.withLock { state in
@@ -34,7 +42,7 @@ final class HangWatchdog: Sendable {
         state.withLock { $0.targets.removeAll { $0 === target } }
     }
 
-    /// Ends the thread (`Blackbox.shutdown`); targets are dropped.
+    /// Ends the thread (the runtime's shutdown); targets are dropped.
     func stop() {
         state.withLock { state in
             state.targets = []
@@ -67,7 +75,7 @@ final class HangWatchdog: Sendable {
         let since = target.hungSince.load(ordering: .relaxed)
         if since == 0, silent > target.deadline.nanoseconds {
             target.hungSince.store(now - silent, ordering: .relaxed)
-            let path = HangReporter.write(target, unresponsiveFor: silent)
+            let path = HangReporter.write(target, unresponsiveFor: silent, core: core)
             logger.warning(
                 "hang: \(target.name) has not responded for \(Self.seconds(silent)) s (deadline \(Self.seconds(target.deadline.nanoseconds)) s)\(path.map { "; report \($0)" } ?? "")"
             )

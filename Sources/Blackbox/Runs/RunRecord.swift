@@ -74,14 +74,16 @@ package struct RunRecord: Codable, Equatable {
     }
 }
 
-/// The record of the running process: written by `Blackbox.start`, removed by a clean exit (`exit`,
-/// a return from `main`, `Blackbox.shutdown`). A forked child shares the parent's atexit handlers;
-/// only the process the record names removes it.
-enum CurrentRun {
-    private static let state = Mutex<(record: RunRecord, directory: DiagnosticsDirectory)?>(nil)
+/// The record of the running process, kept by its runtime: written by `Blackbox.start`, removed by a
+/// clean exit (`exit`, a return from `main`, the runtime's shutdown). A forked child shares the
+/// parent's atexit handlers; only the process the record names removes it.
+final class CurrentRun: Sendable {
+    private let state = Mutex<(record: RunRecord, directory: DiagnosticsDirectory)?>(nil)
+    /// atexit handlers belong to the process and cannot be removed: one hook, registered with the
+    /// first run recorded, ends the run of whichever runtime is running at exit.
     private static let exitHookRegistered = Atomic<Bool>(false)
 
-    static func begin(_ record: RunRecord, in directory: DiagnosticsDirectory) {
+    func begin(_ record: RunRecord, in directory: DiagnosticsDirectory) {
         do {
             try record.write(in: directory)
         } catch {
@@ -89,13 +91,13 @@ enum CurrentRun {
             return
         }
         state.withLock { $0 = (record, directory) }
-        if exitHookRegistered.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged {
-            atexit { CurrentRun.end() }
+        if Self.exitHookRegistered.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged {
+            atexit { Blackbox.current?.run.end() }
         }
     }
 
     /// The run ended cleanly: it is counted as a clean session, and its record goes.
-    static func end() {
+    func end() {
         let current = state.withLock { state in
             defer { state = nil }
             return state

@@ -80,7 +80,7 @@ struct BundleReaderTests {
         close(upload.descriptor)
         try zip.write(to: URL(fileURLWithPath: upload.path))
         let sha256 = BundleArchive.sha256(zip)
-        _ = try blobs.commit(temporaryPath: upload.path, sha256: sha256, size: Int64(zip.count))
+        try blobs.commit(temporaryPath: upload.path, sha256: sha256, size: Int64(zip.count))
         let blob = ZipBundleFormat.blobName(sha256: sha256)
         let reader = BundleReader(
             blobs: blobs, maxBytes: 64 << 20, formats: [ZipBundleFormat(limits: IngestLimits(), inspectionMemory: nil)])

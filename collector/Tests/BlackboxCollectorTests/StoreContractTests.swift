@@ -526,7 +526,7 @@ struct StoreContractTests {
                 let file = try blobs.makeTemporaryFile()
                 close(file.descriptor)
                 try bytes.write(to: URL(fileURLWithPath: file.path))
-                _ = try blobs.commit(temporaryPath: file.path, sha256: sha256, size: Int64(bytes.count))
+                try blobs.commit(temporaryPath: file.path, sha256: sha256, size: Int64(bytes.count))
                 return file.path
             }
             func bundle(receivedAt: Date) -> NewBundle {
@@ -897,7 +897,7 @@ struct PostgresCoordinationTests {
         }
         #expect(try await partitions().count == 2)
         _ = try await store.deleteBundles(receivedBefore: Date().addingTimeInterval(-86_400))
-        #expect(try await partitions() == [PostgresStore.partitionName(PostgresStore.day(Date()))])
+        #expect(try await partitions() == [PostgresStore.partitionName(Date().receivedDay)])
     }
 
     @Test("stopping the server on PostgreSQL closes its database connections (the client is one of its services)")

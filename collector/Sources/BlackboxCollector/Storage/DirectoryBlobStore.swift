@@ -69,11 +69,10 @@ final class DirectoryBlobStore: BlobStorage {
 
     func path(of blob: String) -> String { "\(root)/\(blob)" }
 
-    /// Makes a closed temporary file durable under its hash; returns the blob's relative name. When
-    /// the blob existed already, the temporary file stays as a standby copy until
-    /// `releaseStandby` (see there).
-    @discardableResult
-    func commit(temporaryPath: String, sha256: String, size: Int64) throws -> String {
+    /// Makes one closed temporary file durable under its hash (the file-by-file way of `commit`). When
+    /// the blob existed already, the temporary file stays as a standby copy until `releaseStandby`
+    /// (see there).
+    private func commitOne(temporaryPath: String, sha256: String, size: Int64) throws {
         let fd = open(temporaryPath, O_RDONLY | O_CLOEXEC)
         guard fd >= 0, fsync(fd) == 0 else {
             if fd >= 0 { close(fd) }
@@ -83,7 +82,6 @@ final class DirectoryBlobStore: BlobStorage {
         close(fd)
         try place(temporaryPath: temporaryPath, sha256: sha256)
         Self.syncDirectory("\(root)/\(sha256.prefix(2))")
-        return name(sha256: sha256)
     }
 
     /// Makes many temporary files durable at once: each is linked into place under its hash, then one
@@ -99,7 +97,7 @@ final class DirectoryBlobStore: BlobStorage {
     func commit(_ files: [(temporaryPath: String, sha256: String, size: Int64)], fileByFile: Bool = false) throws {
         guard let flush = Self.syncfs, files.count > 1, !fileByFile else {
             for file in files {
-                _ = try commit(temporaryPath: file.temporaryPath, sha256: file.sha256, size: file.size)
+                try commitOne(temporaryPath: file.temporaryPath, sha256: file.sha256, size: file.size)
             }
             return
         }

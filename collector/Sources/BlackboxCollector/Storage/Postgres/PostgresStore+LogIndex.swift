@@ -69,7 +69,7 @@ extension PostgresStore {
         }
         let name = partitionName(day)
         try await connection.query("SELECT pg_advisory_xact_lock(hashtext(\(name)))", logger: logger)
-        let next = Self.day(date.addingTimeInterval(86_400))
+        let next = date.addingTimeInterval(86_400).receivedDay
         // Both bounds come from our own date formatting, never from input.
         try await connection.query(
             PostgresQuery(
@@ -80,6 +80,4 @@ extension PostgresStore {
     }
 
     static func partitionName(_ day: String) -> String { "log_lines_p" + day.filter(\.isNumber) }
-
-    static func day(_ date: Date) -> String { date.receivedDay }
 }

@@ -89,3 +89,14 @@ extension Date {
     /// The UTC day (`YYYY-MM-DD`) a bundle was received: on PostgreSQL, the partition of its log lines.
     var receivedDay: String { formatted(.iso8601.year().month().day()) }
 }
+
+extension SymbolFile {
+    init(row: SQLRow) throws {
+        self.init(
+            id: try row.decode("id"), projectID: try row.decode("project_id"), buildID: try row.decode("build_id"),
+            fileName: try row.decode("file_name"), size: try row.decode("size"), sha256: try row.decode("sha256"),
+            blob: try row.decode("blob"), hasDebugInfo: try row.decode("has_debug_info"),
+            hasCode: try row.decode("has_code"), uploadedAt: try row.decode("uploaded_at"),
+            symbolizerFailures: try row.decode("symbolizer_failures"))
+    }
+}
