@@ -1,15 +1,18 @@
 # Blackbox. `make run` and `make test` work on a fresh Debian machine with the Swift toolchain.
 SWIFT ?= swift
-APT_PACKAGES := zlib1g-dev libunwind-dev pkg-config libsqlite3-dev llvm
-TEST_PACKAGES := chromium zip postgresql nginx debuginfod python3 curl
+APT_PACKAGES := zlib1g-dev libunwind-dev pkg-config libsqlite3-dev llvm libbrotli-dev
+TEST_PACKAGES := chromium zip postgresql nginx debuginfod python3 python3-venv curl
 BENCH_PACKAGES := libspdlog-dev g++
 # The repository's own builds enable every trait (Package.swift): the CLI and the uploader. Apps get
 # neither unless they ask.
 TRAITS := --traits Tools
 RUN_DIR ?= $(CURDIR)/.run/example
 COLLECTOR_DATA ?= $(CURDIR)/.run/collector
+# Pinned third-party peers from PyPI (scripts/python-peers.txt): the real Sentry SDK for the Sentry
+# protocol tests.
+PYTHON_VENV := $(CURDIR)/.venv
 
-.PHONY: help run example demo test check lint test-library test-collector test-adoption test-examples deps test-deps bench-deps bench bench-crash bench-collector format clean
+.PHONY: help run example demo test check lint test-library test-collector test-adoption test-examples deps test-deps python-peers bench-deps bench bench-crash bench-collector format clean
 
 ## This list.
 help:
@@ -69,7 +72,7 @@ test-library:
 
 # The end-to-end tests run the root package's CLI and example app against collector processes; the
 # demo runs once as a smoke test.
-test-collector:
+test-collector: python-peers
 	$(SWIFT) build $(TRAITS) --product blackbox
 	$(SWIFT) build $(TRAITS) --product blackbox-example
 	$(SWIFT) build $(TRAITS) -c release --product blackbox-crash-child
@@ -78,9 +81,18 @@ test-collector:
 		BLACKBOX_COLLECTOR_BIN=$$($(SWIFT) build --show-bin-path)/blackbox-collector \
 		BLACKBOX_BIN_DIR=$$(cd .. && $(SWIFT) build --show-bin-path) \
 		BLACKBOX_RELEASE_BIN_DIR=$$(cd .. && $(SWIFT) build -c release --show-bin-path) \
+		BLACKBOX_PYTHON=$(PYTHON_VENV)/bin/python \
 		$(SWIFT) test --skip-build --parallel
 	cd collector && $(SWIFT) build --product blackbox-collector
 	DEMO_KEEP_RUNNING=0 DEMO_PORT=0 scripts/demo.sh
+
+## The pinned PyPI peers in .venv (remade when scripts/python-peers.txt changes).
+python-peers: $(PYTHON_VENV)/.installed
+$(PYTHON_VENV)/.installed: scripts/python-peers.txt
+	rm -rf $(PYTHON_VENV)
+	python3 -m venv $(PYTHON_VENV)
+	$(PYTHON_VENV)/bin/pip install -q --disable-pip-version-check -r scripts/python-peers.txt
+	touch $@
 
 ## Installs only what is missing (apt-get needs root; CI runs as root).
 deps:

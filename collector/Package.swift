@@ -27,9 +27,13 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
+        // Brotli's decoder, for Sentry SDKs that send `Content-Encoding: br` (sentry-python does
+        // whenever the `brotli` module is installed). A module map only: no C code of ours.
+        .systemLibrary(name: "CBlackboxBrotli", pkgConfig: "libbrotlidec", providers: [.apt(["libbrotli-dev"])]),
         .target(
             name: "BlackboxCollector",
             dependencies: [
+                "CBlackboxBrotli",
                 .product(name: "BlackboxCompression", package: "blackbox"),
                 .product(name: "BlackboxFormat", package: "blackbox"),
                 .product(name: "BlackboxSymbols", package: "blackbox"),

@@ -245,6 +245,9 @@ public struct CrashReport: Codable, Sendable, Equatable {
         /// True for a Swift async caller: the resume point of a function that awaited the frame
         /// before it (`address` is where it resumes, not a return address). Nil otherwise.
         public var asyncResume: Bool?
+        /// Whether the frame is the app's own code, when the producer knows (a Sentry SDK's `in_app`);
+        /// nil: decided from the image (`CrashSignature`, the report page).
+        public var inApp: Bool?
 
         /// The address to look up in the image: a return address is one past its call instruction,
         /// so every frame but a thread's first and the async resume points is looked up one earlier.

@@ -53,10 +53,10 @@ public final class CollectorProcess: @unchecked Sendable {
         // Printed at the first start only; later starts read the file it keeps (as people do).
         let saved =
             FileManager.default.contents(atPath: "\(dataDirectory)/bootstrap-credentials")
-            .flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: String] } ?? [:]
+            .flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] } ?? [:]
         let printed = seen.contains("ingest key:")
-        ingestKey = printed ? value("ingest key:") : saved["ingestKey"] ?? ""
-        adminToken = printed ? value("admin token:") : saved["adminToken"] ?? ""
+        ingestKey = printed ? value("ingest key:") : saved["ingestKey"] as? String ?? ""
+        adminToken = printed ? value("admin token:") : saved["adminToken"] as? String ?? ""
     }
 
     /// Starts it on a thread of its own: waiting for its banner on one of a test process's few
@@ -78,21 +78,25 @@ public final class CollectorProcess: @unchecked Sendable {
     }
 
     /// Sends `signal` and waits for the exit, at most `deadline`, then sends SIGKILL (and says so on
-    /// stderr): a collector that does not stop must not hang the test run. Polls instead of
-    /// `waitUntilExit`, which spins a run loop at full CPU on whichever thread calls it.
+    /// stderr): a collector that does not stop must not hang the test run. Polls the kernel's view of
+    /// the process (`hasExited`), never `Process.isRunning` or `waitUntilExit` (see `ChildExit`).
     public func kill(_ signal: Int32, deadline: Duration = .seconds(60)) {
         Foundation.kill(process.processIdentifier, signal)
         let end = ContinuousClock.now + deadline
-        while process.isRunning && ContinuousClock.now < end { usleep(20_000) }
-        if process.isRunning {
+        while !hasExited && ContinuousClock.now < end { usleep(20_000) }
+        if !hasExited {
             FileHandle.standardError.write(
                 Data(
                     "collector \(process.processIdentifier) still running \(deadline) after signal \(signal): killed\n"
                         .utf8))
             Foundation.kill(process.processIdentifier, SIGKILL)
+            let killed = ContinuousClock.now + .seconds(10)
+            while !hasExited && ContinuousClock.now < killed { usleep(20_000) }
         }
-        process.waitUntilExit()
     }
+
+    /// Whether the process has ended (`ChildExit`: never Foundation's `isRunning`).
+    public var hasExited: Bool { ChildExit.of(process.processIdentifier) != .running }
 
     /// Resident set of the collector and every process it started (the symbolizers), in MiB.
     public var treeRSS: Double {

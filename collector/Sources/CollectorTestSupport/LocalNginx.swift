@@ -50,7 +50,7 @@ public final class LocalNginx: @unchecked Sendable {
 
     public func stop() {
         process.terminate()
-        process.waitUntilExit()
+        process.waitForExit()
     }
 }
 

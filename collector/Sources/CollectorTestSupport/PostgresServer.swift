@@ -98,7 +98,7 @@ public final class PostgresServer: @unchecked Sendable {
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try? process.run()
-            process.waitUntilExit()
+            process.waitForExit()
             if let data = command.last(where: { $0.hasSuffix("/data") }) {
                 try? FileManager.default.removeItem(atPath: String(data.dropLast(5)))
             }
@@ -117,8 +117,8 @@ public final class PostgresServer: @unchecked Sendable {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        process.waitUntilExit()
-        return process.terminationStatus
+        process.waitForExit()
+        return process.exitStatus
     }
 
     /// A port nothing listens on right now (bind to 0, read it, close).

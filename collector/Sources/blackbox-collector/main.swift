@@ -138,6 +138,7 @@ struct Serve: AsyncParsableCommand {
         let host = configuration.host
         let dataDirectory = configuration.dataDirectory
         let storeDescription = configuration.storeDescription
+        let publicURL = configuration.publicURL
         let signInLink = try await credentials.asyncMap { try await server.loginLink(adminToken: $0.adminToken) }
         let app = try await server.makeApplication { port in
             let base = "http://\(host):\(port)"
@@ -154,9 +155,11 @@ struct Serve: AsyncParsableCommand {
                     "  keys:         printed at the first start only; in \(bootstrap.path) (delete it in production)")
             }
             if let credentials, bootstrap.created {
+                let dsn = credentials.withSentryDSN(publicURL: publicURL ?? base, savedAt: bootstrap.path).sentryDSN
                 lines += [
                     "  ingest key:   \(credentials.ingestKey)",
                     "  admin token:  \(credentials.adminToken)",
+                    "  Sentry DSN:   \(dsn ?? "-") (for any Sentry SDK)",
                     "  upload a bundle:",
                     "    curl -sS -H 'Authorization: Bearer \(credentials.ingestKey)' -H \"Upload-Id: $(cat /proc/sys/kernel/random/uuid)\" \\",
                     "         -H 'Content-Type: application/zip' --data-binary @\(example) \(base)/api/v1/bundles",
@@ -251,6 +254,8 @@ struct Keys: AsyncParsableCommand {
         @Option(
             help: "ingest (upload bundles only), admin (read everything) or symbols (upload and fetch symbols only).")
         var kind: String = "ingest"
+        @Option(help: "The collector's address as SDKs reach it, for the Sentry DSN of an ingest key.")
+        var publicURL = "http://127.0.0.1:8080"
         func run() async throws {
             guard let kind = APIKey.Kind(rawValue: kind) else {
                 throw ValidationError("--kind must be ingest, admin or symbols, got \(self.kind)")
@@ -263,6 +268,11 @@ struct Keys: AsyncParsableCommand {
             let secret = Bootstrap.newSecret("bbx_\(kind.rawValue)_")
             let key = try await store.createKey(projectID: project, kind: kind, secret: secret)
             print("key \(key.id) (\(kind.rawValue)) for project \(project): \(secret)")
+            if kind == .ingest {
+                print(
+                    "Sentry DSN: \(SentryAuthentication.dsn(publicURL: publicURL, ingestKey: secret, projectID: project))"
+                )
+            }
             print("this is the only time the secret is shown")
         }
     }

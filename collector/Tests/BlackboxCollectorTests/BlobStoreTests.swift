@@ -1,4 +1,5 @@
 import BlackboxTestSupport
+import CollectorTestSupport
 import Crypto
 import Foundation
 import Testing
@@ -16,12 +17,13 @@ struct BlobStoreTests {
             blobs = try DirectoryBlobStore(root: "\(scratch.path)/blobs", temporaryDirectory: "\(scratch.path)/tmp")
         }
 
-        /// A closed temporary file holding `bytes`, their sha256 and size.
-        func upload(_ bytes: Data) throws -> (temporaryPath: String, sha256: String, size: Int64) {
+        /// A closed temporary file holding `bytes`, their blob name, sha256 and size.
+        func upload(_ bytes: Data) throws -> (temporaryPath: String, name: String, sha256: String, size: Int64) {
             let file = try blobs.makeTemporaryFile()
             close(file.descriptor)
             try bytes.write(to: URL(fileURLWithPath: file.path))
-            return (file.path, SHA256.hash(data: bytes).lowercaseHex, Int64(bytes.count))
+            let sha256 = SHA256.hash(data: bytes).lowercaseHex
+            return (file.path, blobs.name(sha256: sha256), sha256, Int64(bytes.count))
         }
 
         /// How many of the file's pages are in the page cache (mincore over a mapping of it).
@@ -102,7 +104,7 @@ struct BlobStoreTests {
         #expect(FileManager.default.contents(atPath: stored) == bytes)
         // The upload's copy waits as a standby until its transaction is done, then goes.
         #expect(FileManager.default.fileExists(atPath: again.temporaryPath))
-        fixture.blobs.releaseStandby(temporaryPath: again.temporaryPath, sha256: again.sha256)
+        fixture.blobs.releaseStandby(temporaryPath: again.temporaryPath, name: again.name)
         #expect(!FileManager.default.fileExists(atPath: again.temporaryPath))
         #expect(fixture.inode(stored) == original)
     }
@@ -141,14 +143,9 @@ struct BlobStoreTests {
     /// tmpfs keeps files only in memory: nothing there can leave the page cache. (`statfs` is not in
     /// Swift's Glibc module; stat(1) reads the same.)
     static var temporaryDirectoryIsTmpfs: Bool {
-        let stat = Process()
-        stat.executableURL = URL(fileURLWithPath: "/usr/bin/stat")
-        stat.arguments = ["-f", "-c", "%T", NSTemporaryDirectory()]
-        let output = Pipe()
-        stat.standardOutput = output
-        guard (try? stat.run()) != nil else { return false }
-        stat.waitUntilExit()
-        return String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).hasPrefix("tmpfs")
+        guard let (_, output) = try? ChildRun.run("/usr/bin/stat", ["-f", "-c", "%T", NSTemporaryDirectory()])
+        else { return false }
+        return String(decoding: output, as: UTF8.self).hasPrefix("tmpfs")
     }
 
     @Test(

@@ -1,4 +1,5 @@
 import BlackboxTestSupport
+import CollectorTestSupport
 import Foundation
 
 /// A real browser session for web UI tests: Tests/browser/drive.py runs headless Chromium through
@@ -52,20 +53,12 @@ enum BrowserDriver {
         try stepsJSON.write(to: URL(fileURLWithPath: stepsFile))
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("browser/drive.py").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script, chromium, stepsFile, output]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let (status, data) = try ChildRun.run(
+            "/usr/bin/env", ["python3", script, chromium, stepsFile, output], errors: .discarded)
         guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             return Run(
                 urls: [], values: [], errors: [],
-                failed:
-                    "the driver printed no result (exit \(process.terminationStatus)): \(String(decoding: data, as: UTF8.self))"
+                failed: "the driver printed no result (exit \(status)): \(String(decoding: data, as: UTF8.self))"
             )
         }
         let results = object["steps"] as? [[String: Any]] ?? []

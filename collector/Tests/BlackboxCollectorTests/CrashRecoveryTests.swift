@@ -59,7 +59,7 @@ struct CrashRecoveryTests {
                 }
             }
         }
-        while acknowledged.all.count < ackedBeforeKill, first.process.isRunning {
+        while acknowledged.all.count < ackedBeforeKill, !first.hasExited {
             try await Task.sleep(for: .milliseconds(5))
         }
         try await Task.sleep(for: .milliseconds(extraDelay))

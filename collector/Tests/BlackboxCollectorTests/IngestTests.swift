@@ -1,5 +1,6 @@
 import BlackboxFormat
 import BlackboxTestSupport
+import CollectorTestSupport
 import Foundation
 import Testing
 
@@ -434,6 +435,6 @@ func run(_ executable: String, _ arguments: [String], in directory: String) thro
     process.arguments = arguments
     process.currentDirectoryURL = URL(fileURLWithPath: directory)
     try process.run()
-    process.waitUntilExit()
-    return process.terminationStatus
+    process.waitForExit()
+    return process.exitStatus
 }

@@ -9,16 +9,8 @@ import Testing
 @Suite("Management commands")
 struct ManagementCommandTests {
     func collector(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: CollectorProcess.executable)
-        process.arguments = arguments
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = out
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let (status, output) = try ChildRun.run(CollectorProcess.executable, arguments)
+        return (status, String(decoding: output, as: UTF8.self))
     }
 
     @Test("the first start prints the keys; later starts print where they are, never the secrets again")
@@ -28,6 +20,11 @@ struct ManagementCommandTests {
         let first = try await CollectorProcess.start(dataDirectory: scratch.path)
         #expect(!first.adminToken.isEmpty && first.banner.contains(first.adminToken), "\(first.banner)")
         #expect(first.banner.contains(first.ingestKey))
+        // The Sentry DSN: the ingest key as the public key, the first project's id, the bound port.
+        let dsn = "http://\(first.ingestKey)@\(first.baseURL.dropFirst("http://".count))/1"
+        #expect(first.banner.contains("Sentry DSN:   \(dsn)"), "\(first.banner)")
+        let saved = try #require(FileManager.default.contents(atPath: "\(scratch.path)/bootstrap-credentials"))
+        #expect((try JSONSerialization.jsonObject(with: saved) as? [String: Any])?["sentryDSN"] as? String == dsn)
         first.kill(SIGTERM)
         let second = try await CollectorProcess.start(dataDirectory: scratch.path)
         defer { second.kill(SIGTERM) }
@@ -58,6 +55,12 @@ struct ManagementCommandTests {
         #expect(try collector(["keys", "list"] + data).output.contains("\(keyID)\tproject \(projectID)\tadmin"))
         #expect(try collector(["keys", "revoke", String(keyID)] + data).status == 0)
         #expect(try collector(["keys", "list"] + data).output.contains("revoked"))
+        let ingest = try collector(
+            ["keys", "create", "--project", String(projectID), "--public-url", "https://crashes.example.com"] + data)
+        let ingestSecret = try #require(ingest.output.split(separator: "\n").first?.split(separator: " ").last)
+        #expect(
+            ingest.output.contains("Sentry DSN: https://\(ingestSecret)@crashes.example.com/\(projectID)"),
+            "\(ingest.output)")
         let symbols = try collector(["keys", "create", "--project", String(projectID), "--kind", "symbols"] + data)
         #expect(symbols.status == 0 && symbols.output.contains("(symbols)") && symbols.output.contains("bbx_symbols_"))
 

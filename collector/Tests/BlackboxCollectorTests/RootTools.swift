@@ -1,4 +1,5 @@
 import BlackboxTestSupport
+import CollectorTestSupport
 import Foundation
 
 /// The root package's programs (`blackbox`, `blackbox-example`), run as processes. `make
@@ -42,19 +43,19 @@ enum Tool {
 
         func kill(_ signal: Int32) {
             Foundation.kill(process.processIdentifier, signal)
-            process.waitUntilExit()
+            process.waitForExit()
         }
 
         /// Waits with `Task.sleep`, not `waitUntilExit`: tests run in parallel on the small cooperative
         /// pool, and a thread blocked there delays every other test's sleeps and servers (a 2 s sleep
         /// took over 15 s under load, and timing-based tests failed).
+        /// (The end is asked of the kernel, `ChildExit`: Foundation can miss a child's exit.)
         func wait() async -> Result {
-            while process.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
-            process.waitUntilExit()
+            _ = await ChildExit.wait(for: process)
             defer { output.remove() }
-            let signaled = process.terminationReason == .uncaughtSignal
+            let (status, signal) = ChildExit.outcome(of: process)
             return Result(
-                status: signaled ? -1 : process.terminationStatus, signal: signaled ? process.terminationStatus : nil,
+                status: status, signal: signal,
                 stdout: (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? "",
                 stderr: (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "")
         }

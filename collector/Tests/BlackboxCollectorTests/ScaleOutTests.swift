@@ -122,7 +122,7 @@ struct ScaleOutTests {
             return started
         }
         defer { for instance in instances { instance.kill(SIGTERM) } }
-        #expect(instances.allSatisfy { $0.process.isRunning && !$0.baseURL.isEmpty })
+        #expect(instances.allSatisfy { !$0.hasExited && !$0.baseURL.isEmpty })
         #expect(instances.filter { !$0.ingestKey.isEmpty }.count == 1)
         let keyed = try #require(instances.first { !$0.ingestKey.isEmpty })
         let projects = try await HTTP.request(

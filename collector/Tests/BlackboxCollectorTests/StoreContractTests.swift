@@ -535,7 +535,7 @@ struct StoreContractTests {
                 return new
             }
             // An old bundle holds the blob; retention deletes the bundle.
-            blobs.releaseStandby(temporaryPath: try upload(), sha256: sha256)
+            blobs.releaseStandby(temporaryPath: try upload(), name: blob)
             _ = try await store.index([bundle(receivedAt: Date().addingTimeInterval(-10 * 86_400))])
             let outcome = try await store.deleteBundles(receivedBefore: Date().addingTimeInterval(-86_400))
             #expect(outcome.unreferencedBlobs == [blob])
@@ -550,11 +550,11 @@ struct StoreContractTests {
                 #expect(try await store.referencedBlobs([blob]).isEmpty)
                 blobs.removeAside(aside)
                 _ = try await store.index([bundle(receivedAt: Date())])
-                blobs.releaseStandby(temporaryPath: standby, sha256: sha256)
+                blobs.releaseStandby(temporaryPath: standby, name: blob)
             } else {
                 // ...B's transaction commits first: A sees the reference and puts the blob back.
                 _ = try await store.index([bundle(receivedAt: Date())])
-                blobs.releaseStandby(temporaryPath: standby, sha256: sha256)
+                blobs.releaseStandby(temporaryPath: standby, name: blob)
                 #expect(try await store.referencedBlobs([blob]) == [blob])
                 blobs.restore(aside, as: blob)
             }

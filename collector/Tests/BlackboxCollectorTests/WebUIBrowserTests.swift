@@ -95,6 +95,15 @@ struct WebUIBrowserTests {
             ("/bundles/\(bundleID)", ["logs/shop.log", "reports/crash-"]),
             ("/files/\(logID)", ["&lt;script&gt;alert(1)&lt;/script&gt; browser-needle"]),
             ("/logs?q=browser-needle", ["logs/shop.log:1", "browser-needle"]),
+            // The project page: the Sentry DSN's shape for this collector and its ingest key.
+            (
+                "/project",
+                [
+                    "Send from a Sentry SDK",
+                    "http://&lt;ingest key&gt;@\(collector.baseURL.dropFirst("http://".count))/1",
+                    "<td>ingest</td>", "<td>admin</td>",
+                ]
+            ),
             // The report page's trace link: the trace's lines.
             ("/logs?q=4bf92f3577b34da6a3ce929d0e0e4736", ["logs/shop.log:2", "charging the card"]),
         ]
@@ -120,21 +129,14 @@ struct WebUIBrowserTests {
     }
 
     static func dumpDOMBlocking(_ chromium: String, url: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: chromium)
         let profileScratch = TemporaryDirectory(prefix: "chromium")
         defer { profileScratch.remove() }
-        let profile = profileScratch.path
-        process.arguments = [
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--user-data-dir=\(profile)",
-            "--virtual-time-budget=2000", "--dump-dom", url,
-        ]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let (_, data) = try ChildRun.run(
+            chromium,
+            [
+                "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--user-data-dir=\(profileScratch.path)", "--virtual-time-budget=2000", "--dump-dom", url,
+            ], errors: .discarded)
         return String(decoding: data, as: UTF8.self)
     }
 }

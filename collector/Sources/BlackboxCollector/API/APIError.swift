@@ -169,10 +169,19 @@ public struct APIError: HTTPResponseError, Sendable, Equatable, CustomStringConv
             message:
                 "give the file's name as name=, at most 255 bytes, without slashes, control characters, or . and ..")
     }
-    static func unsupportedEncoding(_ value: String) -> Self {
+    static func unsupportedEncoding(_ value: String, accepted: [String] = ["gzip", "identity"]) -> Self {
         .init(
             status: 415, code: "unsupported_encoding",
-            message: "Content-Encoding must be gzip or identity, got \"\(value.prefix(64))\"")
+            message: "Content-Encoding must be \(accepted.joined(separator: ", ")), got \"\(value.prefix(64))\"")
+    }
+    static func projectMismatch(_ projectID: Int64) -> Self {
+        .init(status: 403, code: "project_mismatch", message: "the key is not a key of project \(projectID)")
+    }
+    static func invalidEnvelope(_ detail: String) -> Self {
+        .init(status: 400, code: "invalid_envelope", message: "the body is not a valid Sentry envelope: \(detail)")
+    }
+    static func corruptEncoding(_ detail: String) -> Self {
+        .init(status: 400, code: "corrupt_encoding", message: "the encoded body cannot be decoded: \(detail)")
     }
     static func notGzip(_ detail: String) -> Self {
         .init(status: 422, code: "corrupt_gzip", message: "the gzip body is damaged or truncated: \(detail)")

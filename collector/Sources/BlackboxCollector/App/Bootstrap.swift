@@ -10,6 +10,23 @@ public struct Bootstrap: Sendable {
         public var project: String
         public var ingestKey: String
         public var adminToken: String
+        /// The project's id (the last part of its Sentry DSN).
+        public var projectID: Int64?
+        /// The DSN a Sentry SDK sends to this collector with (written once the address is known).
+        public var sentryDSN: String?
+
+        /// With the DSN for the collector at `publicURL`, written back to `path` (0600).
+        public func withSentryDSN(publicURL: String, savedAt path: String) -> Credentials {
+            var credentials = self
+            guard let projectID else { return credentials }
+            credentials.sentryDSN = SentryAuthentication.dsn(
+                publicURL: publicURL, ingestKey: ingestKey, projectID: projectID)
+            if let data = try? JSONEncoder().encode(credentials) {
+                _ = FileManager.default.createFile(
+                    atPath: path, contents: data, attributes: [.posixPermissions: 0o600])
+            }
+            return credentials
+        }
     }
 
     public static func newSecret(_ prefix: String) -> String {
@@ -44,7 +61,8 @@ public struct Bootstrap: Sendable {
                 return Outcome(credentials: nil, created: false, path: path)
             }
             let credentials = Credentials(
-                project: project.name, ingestKey: newSecret("bbx_ingest_"), adminToken: newSecret("bbx_admin_"))
+                project: project.name, ingestKey: newSecret("bbx_ingest_"), adminToken: newSecret("bbx_admin_"),
+                projectID: project.id)
             _ = try await store.createKey(projectID: project.id, kind: .ingest, secret: credentials.ingestKey)
             _ = try await store.createKey(projectID: project.id, kind: .admin, secret: credentials.adminToken)
             let data = try JSONEncoder().encode(credentials)

@@ -18,8 +18,10 @@ public struct CollectorServer: Sendable {
     let symbolication: SymbolicationService
     let alerts: AlertDispatcher
     let reader: BundleReader
-    /// Blackbox's own upload format (the only one so far).
+    /// Blackbox's own upload format.
     let zipFormat: ZipBundleFormat
+    /// The Sentry protocol's envelopes (`POST /api/<project id>/envelope/`).
+    let sentryFormat: SentryEnvelopeFormat
 
     public init(configuration: CollectorConfiguration, store: (any CollectorStore)? = nil) throws {
         self.configuration = configuration
@@ -41,10 +43,11 @@ public struct CollectorServer: Sendable {
             root: configuration.symbolDirectory, temporaryDirectory: configuration.temporaryDirectory,
             fileExtension: "elf")
         self.committer = GroupCommitter(store: self.store, blobs: blobs, window: configuration.groupCommitWindow)
-        self.zipFormat = ZipBundleFormat(
-            limits: configuration.limits,
-            inspectionMemory: MemoryBudget(limit: configuration.limits.maxReportBytesInFlight))
-        self.reader = BundleReader(blobs: blobs, maxBytes: configuration.limits.maxEntryBytes, formats: [zipFormat])
+        let inspectionMemory = MemoryBudget(limit: configuration.limits.maxReportBytesInFlight)
+        self.zipFormat = ZipBundleFormat(limits: configuration.limits, inspectionMemory: inspectionMemory)
+        self.sentryFormat = SentryEnvelopeFormat(limits: configuration.limits, inspectionMemory: inspectionMemory)
+        self.reader = BundleReader(
+            blobs: blobs, maxBytes: configuration.limits.maxEntryBytes, formats: [zipFormat, sentryFormat])
         self.indexer = LogIndexer(
             store: self.store, reader: reader, activity: activity,
             maxLinesPerFile: configuration.limits.maxIndexedLinesPerFile)
@@ -170,6 +173,7 @@ public struct CollectorServer: Sendable {
             uploadActivity: { [activity] started in activity.noteUpload(started: started) })
         router.post("api/v1/bundles") { request, context in try await ingest.receive(request, context: context) }
         router.get("api/v1/key") { request, _ in try await ingest.describeKey(request) }
+        SentryIngestService(ingest: ingest, format: sentryFormat).register(on: router)
 
         let sessions = WebSessions(store: store, lifetime: configuration.sessionLifetime)
         let api = router.group("api/v1")
@@ -204,7 +208,7 @@ public struct CollectorServer: Sendable {
 
         let web = WebUI(
             store: store, reader: reader, symbolizer: symbolication.executable, symbolBlobs: symbolBlobs,
-            library: try await WebUI.loadTemplates(), sessions: sessions)
+            library: try await WebUI.loadTemplates(), sessions: sessions, publicURL: configuration.publicURL)
         web.registerLogin(on: router)
         web.register(
             on: router.group()

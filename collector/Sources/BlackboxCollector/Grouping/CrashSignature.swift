@@ -18,8 +18,16 @@ import Foundation
 /// - with no usable frames (unsymbolicated, or only system frames), the normalized fatal message or
 ///   reason stands in, then the unsymbolicated image-relative offsets of the top frames.
 /// The stored signature is the sha256 of that text; the text itself is the group's title source.
+///
+/// Frames whose producer marked them as not the app's (`inApp == false`, from a Sentry SDK) are never
+/// in-app functions. A Sentry event's `fingerprint` replaces the text: `kind | fingerprint:<values>`,
+/// with `{{ default }}` standing for the text above (Sentry's rule).
 public enum CrashSignature {
     public static let version = 2
+
+    /// The metadata entry a Sentry event's `fingerprint` travels in, its values joined by the separator.
+    static let fingerprintKey = "sentry.fingerprint"
+    static let fingerprintSeparator = "\u{1F}"
 
     public struct Result: Sendable, Equatable {
         public var hash: String
@@ -56,7 +64,13 @@ public enum CrashSignature {
             parts += offsets
             title = "\(what) at \(offsets.first ?? "unknown location")"
         }
-        let text = parts.joined(separator: " | ")
+        var text = parts.joined(separator: " | ")
+        if let fingerprint = report.metadata[Self.fingerprintKey] {
+            let values = fingerprint.components(separatedBy: Self.fingerprintSeparator).map {
+                $0 == "{{ default }}" || $0 == "{{default}}" ? text : $0
+            }
+            text = [report.kind.rawValue, "fingerprint:" + values.joined(separator: " | ")].joined(separator: " | ")
+        }
         let hash = SHA256.hash(data: Data(("v\(version)|" + text).utf8)).lowercaseHex
         // The title is for lists: a function name of megabytes must not make every page that large.
         let shownTitle = title.count > Self.maxTitleCharacters ? title.prefix(Self.maxTitleCharacters) + "…" : title
@@ -67,12 +81,14 @@ public enum CrashSignature {
     /// expressions: a deep stack is not normalized past what the signature uses).
     static func inAppFunctions(_ report: CrashReport, limit: Int = .max) -> [String] {
         var functions: [String] = []
-        for frame in report.frames where functions.count < limit {
+        for frame in report.frames where functions.count < limit && frame.inApp != false {
             let image = report.image(of: frame)?.path
             if let image, isSystemImage(image) { continue }
             for symbol in frame.symbols where !symbol.function.hasPrefix("Swift runtime failure") {
                 let name = normalizeFunction(symbol.function)
-                if isExcludedFunction(name) { continue }
+                // The producer's word (a Sentry SDK's `in_app`) outranks the name rules, which are
+                // about Swift and C (a Python module `__main__` is the app's).
+                if frame.inApp != true, isExcludedFunction(name) { continue }
                 if functions.last != name { functions.append(name) }
                 if functions.count == limit { break }
             }

@@ -117,7 +117,7 @@ public struct IngestPlan: Sendable {
         }
         self.occurrences = occurrences
         (sessions, implausibleSessionSummaries) = Self.plausibleSessionRows(
-            new.manifest?.sessions ?? [], receivedAt: new.receivedAt)
+            (new.manifest?.sessions ?? []) + new.sessions, receivedAt: new.receivedAt)
     }
 
     /// A bundle describes the runs of one installation since its last upload, so release health

@@ -25,7 +25,14 @@ struct BodyReceiver: Sendable {
     /// of at most `inlineBytes` is gathered in memory and written with one call (a write per network
     /// chunk, then reading the file back to inspect it, cost more than the rest of a small upload);
     /// a larger one is streamed. On a refusal the file is gone.
-    func receive(_ request: Request) async throws -> ReceivedBody {
+    ///
+    /// With `decoding` (a `Content-Encoding` the route accepts), what is hashed, kept and written is
+    /// the decoded body, at most `maxDecodedBytes` of it and at most `maxCompressionRatio` times what
+    /// arrived (checked past 1 MiB, as for bundles); the encoded body still counts against
+    /// `maxBodyBytes`.
+    func receive(_ request: Request, decoding: (any BodyDecoder)? = nil, maxDecodedBytes: Int? = nil) async throws
+        -> ReceivedBody
+    {
         let file = try blobs.makeTemporaryFile()
         var received = false
         defer {
@@ -34,7 +41,26 @@ struct BodyReceiver: Sendable {
         }
         var hasher = SHA256()
         var size = 0
+        var kept = 0
+        let maxKept = maxDecodedBytes ?? limits.maxBodyBytes
         var gathered: ByteBuffer? = ByteBuffer()
+        func keep(_ bytes: UnsafeRawBufferPointer) throws {
+            kept += bytes.count
+            if kept > maxKept { throw APIError.totalTooLarge(limit: maxKept) }
+            if decoding != nil, kept > 1 << 20, kept / max(size, 1) > limits.maxCompressionRatio {
+                throw APIError.compressionRatio(limit: limits.maxCompressionRatio)
+            }
+            hasher.update(bufferPointer: bytes)
+            if gathered != nil, kept <= Self.inlineBytes {
+                gathered?.writeBytes(bytes)
+                return
+            }
+            if let early = gathered {
+                try Self.write(early, to: file)
+                gathered = nil
+            }
+            try file.write(bytes)
+        }
         // A stalled body is closed by the connection's idle timeout; this bounds a trickling one.
         let deadline = ContinuousClock.now + limits.maxUploadDuration
         func receiveChunks() async throws {
@@ -42,31 +68,46 @@ struct BodyReceiver: Sendable {
                 size += buffer.readableBytes
                 if size > limits.maxBodyBytes { throw APIError.bodyTooLarge(limit: limits.maxBodyBytes) }
                 if ContinuousClock.now > deadline { throw APIError.uploadTooSlow(limit: limits.maxUploadDuration) }
-                buffer.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
-                if gathered != nil, size <= Self.inlineBytes {
-                    gathered?.writeImmutableBuffer(buffer)
-                    continue
+                try buffer.withUnsafeReadableBytes { bytes in
+                    if let decoding {
+                        try decoding.decode(bytes) { piece in try piece.withUnsafeBytes(keep) }
+                    } else {
+                        try keep(bytes)
+                    }
                 }
-                if let early = gathered {
-                    try Self.write(early, to: file)
-                    gathered = nil
-                }
-                try Self.write(buffer, to: file)
             }
+            if let decoding, !decoding.isComplete { throw APIError.corruptEncoding("the body ends before its end") }
         }
         do {
             try await receiveChunks()
         } catch let rejection as APIError {
             throw rejection
+        } catch let failure as BodyDecodingFailure {
+            throw APIError.corruptEncoding(failure.description)
         } catch {
             // The client went away or stalled past the idle timeout: its fault, not a server error.
             throw APIError.bodyIncomplete("\(error)")
         }
-        guard size > 0 else { throw APIError.emptyBody() }
+        guard kept > 0 else { throw APIError.emptyBody() }
         let bytes = gathered.map { Data($0.readableBytesView) }
         if let gathered { try Self.write(gathered, to: file) }
         received = true
-        return ReceivedBody(path: file.path, sha256: hasher.finalize().lowercaseHex, size: size, bytes: bytes)
+        return ReceivedBody(path: file.path, sha256: hasher.finalize().lowercaseHex, size: kept, bytes: bytes)
+    }
+
+    /// A body made here rather than received (the legacy Sentry `store/` endpoint's envelope).
+    func receive(_ data: Data) throws -> ReceivedBody {
+        let file = try blobs.makeTemporaryFile()
+        defer { close(file.descriptor) }
+        do {
+            try data.withUnsafeBytes { try file.write($0) }
+        } catch {
+            unlink(file.path)
+            throw error
+        }
+        return ReceivedBody(
+            path: file.path, sha256: SHA256.hash(data: data).lowercaseHex, size: data.count,
+            bytes: data.count <= Self.inlineBytes ? data : nil)
     }
 
     private static func write(_ buffer: ByteBuffer, to file: TemporaryBlobFile) throws {

@@ -157,7 +157,7 @@ final class GroupCommitter: Service, Sendable {
 
     private func commit(_ batch: [Waiter], lane: Lane) async {
         let blobs = self.blobs
-        let paths = batch.map { ($0.temporaryPath, $0.plan.bundle.sha256, $0.plan.bundle.size) }
+        let paths = batch.map { ($0.temporaryPath, $0.plan.bundle.blob, $0.plan.bundle.sha256, $0.plan.bundle.size) }
         let fileByFile = lane == .small && batch.count <= Self.fileByFileFlushLimit
         do {
             try await Self.flushPool.runIfActive { try blobs.commit(paths, fileByFile: fileByFile) }
@@ -173,7 +173,7 @@ final class GroupCommitter: Service, Sendable {
         // done, the standby replaces a blob that retention removed meanwhile (`DirectoryBlobStore`, "Deleting blobs safely").
         defer {
             for waiter in batch {
-                blobs.releaseStandby(temporaryPath: waiter.temporaryPath, sha256: waiter.plan.bundle.sha256)
+                blobs.releaseStandby(temporaryPath: waiter.temporaryPath, name: waiter.plan.bundle.blob)
             }
         }
         do {

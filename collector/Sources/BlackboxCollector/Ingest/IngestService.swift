@@ -70,15 +70,24 @@ struct IngestService: Sendable {
         defer { if !handedOn { unlink(body.path) } }
         // The same bytes under another Upload-Id are found by the index transaction itself.
         let plan = try await format.plan(body, for: upload, receivedAt: Date())
+        handedOn = true
+        let outcome = try await commit(plan, body: body, uploadID: upload.uploadID)
+        return (
+            Self.acknowledge(outcome.record, duplicate: { if case .duplicate = outcome { true } else { false } }()),
+            body.size
+        )
+    }
+
+    /// The last stage, for every format: from here the committer owns the body's temporary file (it
+    /// makes it durable with the others of its batch, then indexes them all in one transaction); then
+    /// the background services that the new bundle gives work are woken.
+    func commit(_ plan: IngestPlan, body: ReceivedBody, uploadID: String?) async throws -> IndexOutcome {
         if plan.implausibleSessionSummaries > 0 {
             metrics.rejected(reason: "implausible_sessions")
             logger.notice(
-                "upload \(upload.uploadID ?? "without an id"): \(plan.implausibleSessionSummaries) session summaries dropped as impossible for one installation"
+                "upload \(uploadID ?? "without an id"): \(plan.implausibleSessionSummaries) session summaries dropped as impossible for one installation"
             )
         }
-        // From here the committer owns the temporary file: it makes it durable with the others of
-        // its batch, then indexes them all in one transaction.
-        handedOn = true
         let outcome = try await committer.submit(plan, temporaryPath: body.path)
         if case .stored(let record) = outcome {
             if plan.files.contains(where: { $0.kind == .log }) { indexerWakeup() }
@@ -88,10 +97,7 @@ struct IngestService: Sendable {
                 "stored bundle \(record.id): \(body.size) bytes, \(plan.files.count) files, \(plan.bundle.reportCount) reports"
             )
         }
-        return (
-            Self.acknowledge(outcome.record, duplicate: { if case .duplicate = outcome { true } else { false } }()),
-            body.size
-        )
+        return outcome
     }
 
     /// `GET /api/v1/key`: lets a client (`blackbox doctor`) check its key without uploading, and

@@ -12,4 +12,7 @@ public struct NewBundle: Sendable {
     public var files: [InspectedFile]
     public var reports: [CrashReport]
     public var receivedAt: Date
+    /// Release health from another protocol than the manifest's (Sentry sessions), added to the
+    /// manifest's.
+    public var sessions: [SessionSummary] = []
 }

@@ -90,6 +90,18 @@ final class CollectorMetrics: Sendable {
         latency.record(duration)
     }
 
+    /// Sentry envelope items accepted and dropped (types Blackbox has no use for), by type.
+    func droppedSentryItems(_ counts: [String: Int]) {
+        for (type, count) in counts {
+            registry.makeCounter(
+                descriptor: .init(
+                    namespace: "blackbox", metricName: "sentry_items_dropped", unitName: "total",
+                    helpText: "Sentry envelope items accepted and dropped, by type"),
+                labels: [("type", type)]
+            ).increment(by: Int64(count))
+        }
+    }
+
     func rejected(reason: String) {
         registry.makeCounter(descriptor: Self.rejected, labels: [("reason", reason)]).increment()
     }

@@ -14,13 +14,16 @@ protocol BlobStorage: Sendable {
     func makeTemporaryFile() throws -> TemporaryBlobFile
     /// Free bytes where uploads are received and blobs kept; nil when unknown.
     func availableBytes() -> Int64?
-    /// This store's name for the blob with these bytes.
+    /// This store's name for the blob with these bytes, in its default format.
     func name(sha256: String) -> String
-    /// Makes received files durable under their names. A blob that exists already is kept, and the
-    /// upload's copy waits as a standby until `releaseStandby`, after the transaction that references
-    /// it (see `DirectoryBlobStore`, "Deleting blobs safely").
-    func commit(_ files: [(temporaryPath: String, sha256: String, size: Int64)], fileByFile: Bool) throws
-    func releaseStandby(temporaryPath: String, sha256: String)
+    /// The name for the blob with these bytes in another format (`envelope`): the extension says
+    /// which format reads it back (`BundleReader`).
+    func name(sha256: String, fileExtension: String) -> String
+    /// Makes received files durable under their names (each `name(sha256:…)` of its bytes). A blob
+    /// that exists already is kept, and the upload's copy waits as a standby until `releaseStandby`,
+    /// after the transaction that references it (see `DirectoryBlobStore`, "Deleting blobs safely").
+    func commit(_ files: [(temporaryPath: String, name: String, sha256: String, size: Int64)], fileByFile: Bool) throws
+    func releaseStandby(temporaryPath: String, name: String)
     /// A local file with the blob's bytes, for readers that need random access: a zip's directory,
     /// an ELF file for the symbolizer, a download.
     func localFile(of blob: String) throws -> String
@@ -35,7 +38,7 @@ protocol BlobStorage: Sendable {
 
 extension BlobStorage {
     func commit(temporaryPath: String, sha256: String, size: Int64) throws {
-        try commit([(temporaryPath, sha256, size)], fileByFile: true)
+        try commit([(temporaryPath, name(sha256: sha256), sha256, size)], fileByFile: true)
     }
 }
 

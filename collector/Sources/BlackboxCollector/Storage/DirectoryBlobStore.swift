@@ -65,14 +65,16 @@ final class DirectoryBlobStore: BlobStorage {
     }
 
     /// Relative name of this store's blob for a hash.
-    func name(sha256: String) -> String { "\(sha256.prefix(2))/\(sha256).\(fileExtension)" }
+    func name(sha256: String) -> String { name(sha256: sha256, fileExtension: fileExtension) }
+
+    func name(sha256: String, fileExtension: String) -> String { "\(sha256.prefix(2))/\(sha256).\(fileExtension)" }
 
     func path(of blob: String) -> String { "\(root)/\(blob)" }
 
     /// Makes one closed temporary file durable under its hash (the file-by-file way of `commit`). When
     /// the blob existed already, the temporary file stays as a standby copy until `releaseStandby`
     /// (see there).
-    private func commitOne(temporaryPath: String, sha256: String, size: Int64) throws {
+    private func commitOne(temporaryPath: String, name: String, sha256: String, size: Int64) throws {
         let fd = open(temporaryPath, O_RDONLY | O_CLOEXEC)
         guard fd >= 0, fsync(fd) == 0 else {
             if fd >= 0 { close(fd) }
@@ -80,8 +82,8 @@ final class DirectoryBlobStore: BlobStorage {
         }
         if size >= Self.uncachedBlobBytes { Self.dropCachedPages(fd) }
         close(fd)
-        try place(temporaryPath: temporaryPath, sha256: sha256)
-        Self.syncDirectory("\(root)/\(sha256.prefix(2))")
+        try place(temporaryPath: temporaryPath, name: name, sha256: sha256)
+        Self.syncDirectory((path(of: name) as NSString).deletingLastPathComponent)
     }
 
     /// Makes many temporary files durable at once: each is linked into place under its hash, then one
@@ -94,10 +96,12 @@ final class DirectoryBlobStore: BlobStorage {
     /// the new copy repairs. With `fileByFile`, or where `syncfs` is missing, each file and its
     /// directory are flushed on their own instead: cheaper for a few small files while others write
     /// a lot of data to the same file system (which `syncfs` would wait for too).
-    func commit(_ files: [(temporaryPath: String, sha256: String, size: Int64)], fileByFile: Bool = false) throws {
+    func commit(
+        _ files: [(temporaryPath: String, name: String, sha256: String, size: Int64)], fileByFile: Bool = false
+    ) throws {
         guard let flush = Self.syncfs, files.count > 1, !fileByFile else {
             for file in files {
-                try commitOne(temporaryPath: file.temporaryPath, sha256: file.sha256, size: file.size)
+                try commitOne(temporaryPath: file.temporaryPath, name: file.name, sha256: file.sha256, size: file.size)
             }
             return
         }
@@ -113,7 +117,7 @@ final class DirectoryBlobStore: BlobStorage {
                 let fd = open(file.temporaryPath, O_RDONLY | O_CLOEXEC)
                 if fd >= 0 { large.append(fd) }
             }
-            try place(temporaryPath: file.temporaryPath, sha256: file.sha256)
+            try place(temporaryPath: file.temporaryPath, name: file.name, sha256: file.sha256)
         }
         guard flush(rootDescriptor) == 0 else {
             throw StorageError.io(path: root, reason: "syncfs: \(String(cString: strerror(errno)))")
@@ -127,12 +131,12 @@ final class DirectoryBlobStore: BlobStorage {
     }
 
     /// Gives the temporary file its blob name without replacing a sound existing blob.
-    private func place(temporaryPath: String, sha256: String) throws {
-        let directory = "\(root)/\(sha256.prefix(2))"
+    private func place(temporaryPath: String, name: String, sha256: String) throws {
+        let target = path(of: name)
+        let directory = (target as NSString).deletingLastPathComponent
         if mkdir(directory, 0o700) != 0 && errno != EEXIST {
             throw StorageError.io(path: directory, reason: String(cString: strerror(errno)))
         }
-        let target = path(of: name(sha256: sha256))
         if link(temporaryPath, target) == 0 {
             unlink(temporaryPath)
             return
@@ -217,11 +221,11 @@ final class DirectoryBlobStore: BlobStorage {
         }
     }
 
-    /// After the transaction that references `sha256`'s blob: if the upload kept a standby copy and
-    /// the blob is gone, the standby takes its place; then the standby goes.
-    func releaseStandby(temporaryPath: String, sha256: String) {
+    /// After the transaction that references the blob: if the upload kept a standby copy and the
+    /// blob is gone, the standby takes its place; then the standby goes.
+    func releaseStandby(temporaryPath: String, name: String) {
         guard access(temporaryPath, F_OK) == 0 else { return }
-        let target = path(of: name(sha256: sha256))
+        let target = path(of: name)
         if access(target, F_OK) != 0, link(temporaryPath, target) == 0 {
             Self.syncDirectory((target as NSString).deletingLastPathComponent)
         }

@@ -118,7 +118,7 @@ struct SymbolUpload: Sendable {
                 projectID: project, buildID: claimed, fileName: name, size: body.size,
                 sha256: body.sha256, blob: blob, hasDebugInfo: elf.hasDebugInfo, hasCode: elf.hasCode,
                 uploadedAt: Date()))
-        blobs.releaseStandby(temporaryPath: temporary.path, sha256: body.sha256)
+        blobs.releaseStandby(temporaryPath: temporary.path, name: blobs.name(sha256: body.sha256))
         // Only once the new file is stored: a failure before leaves the old one in place.
         var replaced: [SymbolFile] = []
         let removal = SymbolFileRemoval(index: index, blobs: blobs)

@@ -36,9 +36,11 @@ enum ReportPage {
         return nil
     }
 
-    /// A symbol of the app's own code: in one of the app's images (not the system's, not an unknown
-    /// one) and `isAppCode`. The headline's culprit and the frame rows' `app` use this one rule.
+    /// A symbol of the app's own code: as its producer says (a Sentry SDK's `in_app`), else in one of
+    /// the app's images (not the system's, not an unknown one) and `isAppCode`. The headline's culprit
+    /// and the frame rows' `app` use this one rule.
     static func isApp(_ symbol: CrashReport.Symbol, of frame: CrashReport.Frame, in report: CrashReport) -> Bool {
+        if let inApp = frame.inApp { return inApp }
         guard let image = report.image(of: frame), !CrashSignature.isSystemImage(image.path) else { return false }
         return isAppCode(symbol.function, file: symbol.file ?? "")
     }

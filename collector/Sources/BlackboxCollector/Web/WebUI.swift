@@ -15,6 +15,8 @@ struct WebUI {
     let symbolBlobs: any BlobStorage
     let library: MustacheLibrary
     let sessions: WebSessions
+    /// The collector's address as SDKs reach it (`--public-url`); nil: the address the browser used.
+    var publicURL: String? = nil
 
     static func loadTemplates() async throws -> MustacheLibrary {
         guard let directory = Bundle.module.resourceURL?.appendingPathComponent("Templates").path else {
@@ -216,6 +218,28 @@ struct WebUI {
                 rows.append(row)
             }
             return render("releases", ["title": "Releases", "hasReleases": !releases.isEmpty, "releases": rows])
+        }
+        group.get("project") { request, context in
+            let projectID = context.scope.projectID
+            let project = try await store.projects().first { $0.id == projectID }
+            let keys = try await store.keys().filter { $0.projectID == projectID }
+            let base = publicURL ?? "http://\(request.head.authority ?? "localhost")"
+            return render(
+                "project",
+                [
+                    "title": "Project", "name": project?.name ?? "", "id": projectID, "publicURL": base,
+                    "dsnTemplate": SentryAuthentication.dsn(
+                        publicURL: base, ingestKey: "<ingest key>", projectID: projectID
+                    )
+                    .removingPercentEncoding ?? "",
+                    "keys": keys.map { key -> [String: Any] in
+                        [
+                            "id": key.id, "kind": key.kind.rawValue, "prefix": key.prefix,
+                            "createdAt": iso(key.createdAt),
+                            "state": key.revokedAt.map { "revoked \(iso($0))" } ?? "active",
+                        ]
+                    },
+                ])
         }
         group.get("alerts") { _, context in
             let webhooks = try await store.webhooks(in: context.scope)

@@ -1,0 +1,202 @@
+import BlackboxFormat
+import Crypto
+import Foundation
+import NIOPosix
+
+/// The Sentry protocol's envelope as an upload format beside Blackbox's zip: the decoded envelope is
+/// the stored blob, its events become reports, its sessions release health, its logs a log file of
+/// the bundle (indexed for search), its attachments files of the bundle. Items Blackbox has no use
+/// for (`client_report`, `transaction`, `span`, `profile`, `replay_*`, `check_in`, unknown types) are
+/// accepted and dropped, and counted. Files are named `items/<n>.<type>` (attachments
+/// `items/<n>-<file name>`), so `extract` finds an item again by its number.
+struct SentryEnvelopeFormat: BundleFormat {
+    let limits: IngestLimits
+    /// Envelopes held in memory by inspections running now (shared with the zip format's budget).
+    let inspectionMemory: MemoryBudget?
+    var events = SentryEventReport()
+
+    /// An envelope is inspected in memory: its decoded size is bounded like a bundle's reports
+    /// (`maxReportBytesPerBundle`, 32 MiB by default; Sentry's own limit for an event is 1 MB).
+    var maxEnvelopeBytes: Int { limits.maxReportBytesPerBundle }
+
+    var blobExtension: String { "envelope" }
+
+    static func blobName(sha256: String) -> String { "\(sha256.prefix(2))/\(sha256).envelope" }
+
+    /// What the route answers and counts besides the plan.
+    struct Inspection: Sendable {
+        var plan: IngestPlan
+        /// The envelope's `event_id`, else its first event's: what the SDK expects back.
+        var eventID: String?
+        /// Items accepted and dropped, by type (`other` for types Sentry does not define).
+        var dropped: [String: Int]
+    }
+
+    static let droppedTypes: Set<String> = [
+        "client_report", "transaction", "span", "profile", "profile_chunk", "replay_event", "replay_recording",
+        "replay_video", "check_in", "statsd", "metric_buckets", "user_report", "feedback", "otel_log",
+    ]
+
+    func plan(_ body: ReceivedBody, for upload: UploadAdmission.Admitted, receivedAt: Date) async throws -> IngestPlan {
+        try await inspect(body, for: upload, receivedAt: receivedAt).plan
+    }
+
+    /// Small envelopes are read right here; larger ones on a thread (decoding JSON blocks).
+    func inspect(_ body: ReceivedBody, for upload: UploadAdmission.Admitted, receivedAt: Date) async throws
+        -> Inspection
+    {
+        if let memory = inspectionMemory {
+            guard memory.take(body.size) else { throw APIError.tooManyUploads(limit: memory.limit) }
+        }
+        defer { inspectionMemory?.giveBack(body.size) }
+        if let bytes = body.bytes {
+            return try inspect(bytes, body: body, upload: upload, receivedAt: receivedAt)
+        }
+        let format = self
+        return try await NIOThreadPool.singleton.runIfActive {
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: body.path))
+            return try format.inspect(bytes, body: body, upload: upload, receivedAt: receivedAt)
+        }
+    }
+
+    func inspect(_ bytes: Data, body: ReceivedBody, upload: UploadAdmission.Admitted, receivedAt: Date) throws
+        -> Inspection
+    {
+        let envelope: SentryEnvelope
+        do {
+            envelope = try SentryEnvelope(bytes)
+        } catch {
+            throw APIError.invalidEnvelope(error.description)
+        }
+        let sanitizer = FieldSanitizer(maxFieldBytes: limits.maxFieldBytes)
+        var reports: [CrashReport] = []
+        var files: [InspectedFile] = []
+        var sessions: [SessionSummary] = []
+        var dropped: [String: Int] = [:]
+        var reportBytes = 0
+        for (number, item) in envelope.items.enumerated() {
+            let payload = bytes[
+                (bytes.startIndex + item.payload.lowerBound)..<(bytes.startIndex + item.payload.upperBound)]
+            func file(_ path: String, _ kind: BundleFile.Kind, lines: Int = 0) -> InspectedFile {
+                InspectedFile(
+                    path: path, kind: kind, size: Int64(payload.count),
+                    sha256: SHA256.hash(data: payload).lowercaseHex, lineCount: lines)
+            }
+            func json() throws -> SentryJSON {
+                do {
+                    return try SentryJSON.parse(payload)
+                } catch {
+                    throw APIError.invalidEnvelope("item \(number) (\(item.type)) is not valid JSON")
+                }
+            }
+            switch item.type {
+            case "event":
+                let path = "items/\(number).event.json"
+                guard payload.count <= limits.maxReportBytes else {
+                    throw APIError.invalidReport(path, "larger than \(limits.maxReportBytes) bytes")
+                }
+                reportBytes += payload.count
+                if reportBytes > limits.maxReportBytesPerBundle {
+                    throw APIError.reportsTooLarge(limit: limits.maxReportBytesPerBundle)
+                }
+                let event = try json()
+                guard event.object != nil else { throw APIError.invalidReport(path, "not a JSON object") }
+                let report = events.report(event, receivedAt: receivedAt)
+                let encoded = try CrashReport.makeEncoder().encode(report)
+                reports.append(try sanitizer.sanitized(report, raw: encoded, decode: CrashReport.decode))
+                files.append(file(path, .report))
+            case "session", "sessions":
+                sessions += SentrySessions.summaries(of: try json(), type: item.type, receivedAt: receivedAt)
+            case "log":
+                let lines = SentryLogs.lines(try json())
+                files.append(file("items/\(number).log", .log, lines: lines.count))
+            case "attachment":
+                files.append(file("items/\(number)-\(Self.fileName(item.header["filename"]?.string))", .other))
+            default:
+                dropped[Self.droppedTypes.contains(item.type) ? item.type : "other", default: 0] += 1
+            }
+        }
+        let eventID = envelope.eventID ?? reports.first.map { $0.id.uuidString.lowercased().filter { $0 != "-" } }
+        var new = NewBundle(
+            projectID: upload.key.projectID, uploadID: upload.uploadID, sha256: body.sha256, size: Int64(body.size),
+            blob: Self.blobName(sha256: body.sha256), manifest: nil, files: files, reports: reports,
+            receivedAt: receivedAt)
+        new.sessions = sessions
+        return Inspection(plan: try IngestPlan(new), eventID: eventID, dropped: dropped)
+    }
+
+    /// The envelope an SDK would have sent for one event (what the legacy `store/` endpoint receives).
+    static func envelope(ofEvent event: Data) -> Data {
+        var envelope = Data("{}\n".utf8)
+        envelope.append(Data("{\"type\":\"event\",\"length\":\(event.count)}\n".utf8))
+        envelope.append(event)
+        envelope.append(0x0A)
+        return envelope
+    }
+
+    /// An attachment's name as a file of the bundle: no directories, no control characters, at most
+    /// 100 bytes (display only: never a file system path).
+    static func fileName(_ name: String?) -> String {
+        let base = (name ?? "attachment").split(separator: "/").last.map(String.init) ?? "attachment"
+        let clean = String(base.unicodeScalars.filter { $0.value >= 0x20 && $0 != "\\" }.prefix(100))
+        return clean.isEmpty || clean == "." || clean == ".." ? "attachment" : clean
+    }
+
+    // MARK: reading back
+
+    func extract(
+        _ path: String, fromBlobAt blobFile: String, chunkBytes: Int, maxBytes: Int, consumer: (Data) throws -> Void
+    ) throws {
+        let data = try item(path, fromBlobAt: blobFile, maxBytes: maxBytes)
+        var offset = data.startIndex
+        while offset < data.endIndex {
+            let end = min(offset + chunkBytes, data.endIndex)
+            try consumer(data[offset..<end])
+            offset = end
+        }
+    }
+
+    func contents(of paths: Set<String>, fromBlobAt blobFile: String, maxBytes: Int) throws
+        -> [String: Result<Data, any Error>]
+    {
+        let (bytes, envelope) = try Self.open(blobFile, maxBytes: maxBytes)
+        var results: [String: Result<Data, any Error>] = [:]
+        for path in paths {
+            results[path] = Result { try Self.item(path, of: envelope, in: bytes, maxBytes: maxBytes) }
+        }
+        return results
+    }
+
+    private func item(_ path: String, fromBlobAt blobFile: String, maxBytes: Int) throws -> Data {
+        let (bytes, envelope) = try Self.open(blobFile, maxBytes: maxBytes)
+        return try Self.item(path, of: envelope, in: bytes, maxBytes: maxBytes)
+    }
+
+    /// The item a file name stands for: its payload, or for a log its lines as text.
+    private static func item(_ path: String, of envelope: SentryEnvelope, in bytes: Data, maxBytes: Int) throws
+        -> Data
+    {
+        guard path.hasPrefix("items/"),
+            let number = Int(path.dropFirst("items/".count).prefix { $0.isNumber }),
+            envelope.items.indices.contains(number)
+        else { throw BundleReader.Failure.missing(path) }
+        let item = envelope.items[number]
+        let payload = bytes[(bytes.startIndex + item.payload.lowerBound)..<(bytes.startIndex + item.payload.upperBound)]
+        let data: Data
+        if item.type == "log", path.hasSuffix(".log"), let records = try? SentryJSON.parse(payload) {
+            data = Data((SentryLogs.lines(records).joined(separator: "\n") + "\n").utf8)
+        } else {
+            data = Data(payload)
+        }
+        if data.count > maxBytes { throw BundleReader.Failure.tooLarge(path) }
+        return data
+    }
+
+    private static func open(_ blobFile: String, maxBytes: Int) throws -> (Data, SentryEnvelope) {
+        guard let bytes = try? Data(contentsOf: URL(fileURLWithPath: blobFile)) else {
+            throw BundleReader.Failure.unreadable(blobFile)
+        }
+        guard let envelope = try? SentryEnvelope(bytes) else { throw BundleReader.Failure.unreadable(blobFile) }
+        return (bytes, envelope)
+    }
+}

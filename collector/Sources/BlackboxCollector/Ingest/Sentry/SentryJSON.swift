@@ -1,0 +1,92 @@
+import Foundation
+
+/// Any JSON value, as Sentry SDKs send them: the protocol lets most fields take several shapes (a
+/// list or `{"values": [...]}`, a number or an RFC 3339 string, a string or an object), and SDKs add
+/// fields freely, so events are read as a tree and picked apart leniently (`SentryEventReport`). A
+/// field of an unexpected shape is ignored, never an error. Foundation's decoder bounds the nesting
+/// depth, so deep JSON is refused rather than overflowing the stack.
+enum SentryJSON: Decodable, Sendable, Equatable {
+    case null
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    case array([SentryJSON])
+    case object([String: SentryJSON])
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .number(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([SentryJSON].self) {
+            self = .array(value)
+        } else {
+            self = .object(try container.decode([String: SentryJSON].self))
+        }
+    }
+
+    static func parse(_ data: Data) throws -> SentryJSON {
+        try JSONDecoder().decode(SentryJSON.self, from: data)
+    }
+
+    subscript(key: String) -> SentryJSON? {
+        if case .object(let object) = self { object[key] } else { nil }
+    }
+
+    var string: String? { if case .string(let value) = self { value } else { nil } }
+    var number: Double? { if case .number(let value) = self { value } else { nil } }
+    var bool: Bool? { if case .bool(let value) = self { value } else { nil } }
+    var object: [String: SentryJSON]? { if case .object(let value) = self { value } else { nil } }
+
+    /// A list, also when the protocol wraps it as `{"values": [...]}` (exceptions, threads,
+    /// breadcrumbs).
+    var values: [SentryJSON]? {
+        switch self {
+        case .array(let values): values
+        case .object(let object): object["values"]?.values
+        default: nil
+        }
+    }
+
+    /// An integer from a number or a decimal string (ids, line numbers), within Int64.
+    var integer: Int64? {
+        switch self {
+        case .number(let value) where value.isFinite && abs(value) < 9e15: Int64(value)
+        case .string(let text): Int64(text)
+        default: nil
+        }
+    }
+
+    /// A scalar as text (tags, contexts); objects and lists as compact JSON-like text.
+    var text: String {
+        switch self {
+        case .null: "null"
+        case .bool(let value): value ? "true" : "false"
+        case .number(let value):
+            value.isFinite && value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+        case .string(let value): value
+        case .array(let values): "[" + values.map(\.text).joined(separator: ", ") + "]"
+        case .object(let object):
+            "{" + object.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value.text)" }.joined(separator: ", ") + "}"
+        }
+    }
+
+    /// A point in time from seconds since 1970 or an RFC 3339 string.
+    var date: Date? {
+        switch self {
+        case .number(let seconds) where seconds.isFinite && seconds > 0 && seconds < 1e11:
+            Date(timeIntervalSince1970: seconds)
+        case .string(let text):
+            (try? Date(text, strategy: .iso8601))
+                ?? (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+                ?? (try? Date(text + "Z", strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+                ?? (try? Date(text + "Z", strategy: .iso8601))
+        default: nil
+        }
+    }
+}

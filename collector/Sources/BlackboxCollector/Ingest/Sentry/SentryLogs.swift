@@ -1,0 +1,48 @@
+import Foundation
+
+/// Sentry structured logs (`log` items: `{"items": [{timestamp, level, body, trace_id, attributes}]}`)
+/// as text lines in Blackbox's log format, so the log indexer and log search treat them like an
+/// app's log file: `2026-11-26T06:47:10.542Z INFO  logger.name: body trace_id=… key=value`.
+enum SentryLogs {
+    static let maxRecords = 10_000
+    static let maxAttributes = 32
+
+    static func lines(_ payload: SentryJSON) -> [String] {
+        (payload["items"]?.values ?? []).prefix(maxRecords).map(line)
+    }
+
+    static func line(_ record: SentryJSON) -> String {
+        let time = record["timestamp"]?.date ?? Date(timeIntervalSince1970: 0)
+        let level = level(record["level"]?.string)
+        let attributes = record["attributes"]?.object ?? [:]
+        // Attribute values are `{"value": …, "type": "string"}`; older SDKs sent bare values.
+        func value(_ attribute: SentryJSON) -> String { (attribute["value"] ?? attribute).text }
+        let logger = attributes["logger.name"].map(value) ?? attributes["sentry.origin"].map(value) ?? "sentry"
+        var line = Self.timestamp(time) + " \(level.padding(toLength: 5, withPad: " ", startingAt: 0)) \(logger): "
+        line += (record["body"]?.text ?? "").replacingOccurrences(of: "\n", with: " ")
+        if let trace = record["trace_id"]?.string { line += " trace_id=\(trace)" }
+        for (key, attribute) in attributes.sorted(by: { $0.key < $1.key }).prefix(maxAttributes)
+        where !key.hasPrefix("sentry.") && key != "logger.name" {
+            line += " \(key)=\(value(attribute).replacingOccurrences(of: "\n", with: " "))"
+        }
+        return line
+    }
+
+    /// Milliseconds, UTC, as Blackbox writes its own lines.
+    static func timestamp(_ date: Date) -> String {
+        date.formatted(
+            Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt))
+    }
+
+    /// Sentry's levels (trace … fatal) as Blackbox's names.
+    static func level(_ name: String?) -> String {
+        switch name?.lowercased() {
+        case "trace": "TRACE"
+        case "debug": "DEBUG"
+        case "warn", "warning": "WARN"
+        case "error": "ERROR"
+        case "fatal": "CRIT"
+        default: "INFO"
+        }
+    }
+}

@@ -1,0 +1,193 @@
+import BlackboxFormat
+import BlackboxSymbols
+import BlackboxTestSupport
+import Foundation
+import Testing
+
+@testable import BlackboxCollector
+
+/// Issue 34: the collector speaks the Sentry protocol. The real sentry-python (PyPI, pinned) sends to
+/// a collector on loopback; what it sent is read back through the JSON API.
+@Suite("Sentry protocol: a real sentry-sdk against the collector")
+struct SentryIngestTests {
+    static func dsn(_ collector: TestCollector, key: String? = nil) -> String {
+        SentryAuthentication.dsn(publicURL: collector.baseURL, ingestKey: key ?? collector.ingestKey, projectID: 1)
+    }
+
+    @Test("exceptions, messages, a crashed session and structured logs, with brotli and with gzip")
+    func realSDK() async throws {
+        let collector = try await TestCollector.start()
+        defer { Task { await collector.stop() } }
+        for (compression, tag) in [("br", "run-br"), ("gzip", "run-gzip")] {
+            let result = try await PythonPeers.run(PythonPeers.sentryClient, [Self.dsn(collector), compression, tag])
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdout.hasPrefix(compression == "br" ? "brotli" : "no-brotli"), "\(result.stdout)")
+        }
+
+        let groups = try await HTTP.get(collector, "/api/v1/groups").json["items"] as? [[String: Any]] ?? []
+        let titles = groups.compactMap { $0["title"] as? String }
+        // The exception's two runs are one group, titled by its type and the app's innermost function.
+        let exception = try #require(
+            groups.first { ($0["title"] as? String)?.hasPrefix("ValueError") == true }, "\(titles)")
+        #expect(exception["title"] as? String == "ValueError in __main__.parse", "\(titles)")
+        #expect(exception["count"] as? Int == 2)
+        #expect(exception["versions"] as? [String: Int] == ["1.4.2": 2])
+        #expect(exception["hosts"] as? [String: Int] == ["web-7": 2])
+        // Messages group by their normalized text: the two runs' differ only in the tag's digits.
+        #expect(titles.contains { $0.hasPrefix("message: cache warm-up took too long in run-") }, "\(titles)")
+
+        let reportID = try #require(exception["latestReportID"] as? Int)
+        let report = try CrashReport.decode(try await HTTP.get(collector, "/api/v1/reports/\(reportID)").body)
+        #expect(report.kind == .error)
+        #expect(report.reason == "ValueError: invalid literal for int() with base 10: 'seven'")
+        let functions = report.frames.compactMap { $0.symbols.first?.function }
+        #expect(
+            Array(functions.prefix(3)) == ["__main__.parse", "__main__.handle", "__main__.<module>"], "\(functions)")
+        #expect(report.frames.first?.symbols.first?.line == 13, "file:line from the SDK (`return int(...)`)")
+        #expect(report.frames.allSatisfy { $0.inApp == true })
+        #expect(report.app == .init(name: "shop", version: "1.4.2", build: "77"))
+        #expect(report.metadata["sentry.environment"] == "test" && report.metadata["sentry.platform"] == "python")
+        #expect(report.annotations?["run"]?.hasPrefix("run-") == true, "tags become annotations")
+        // The user is kept only as a digest of its id: no email address is stored.
+        #expect(report.metadata["user.id-digest"]?.count == 16)
+        #expect(!String(decoding: try CrashReport.makeEncoder().encode(report), as: UTF8.self).contains("someone@"))
+        #expect(report.scope?["trace-id"]?.count == 32, "the trace context's id, as a field")
+
+        // Release health: each run's session ended crashed.
+        let releases = try await HTTP.get(collector, "/api/v1/releases").json["items"] as? [[String: Any]] ?? []
+        let release = try #require(releases.first { $0["version"] as? String == "1.4.2" }, "\(releases)")
+        #expect(release["crashed"] as? Int == 2 && release["sessions"] as? Int == 2, "\(release)")
+
+        // Structured logs are lines of the bundle, found by log search once indexed.
+        await collector.server.indexPendingLogs()
+        for tag in ["run-br", "run-gzip"] {
+            let hits =
+                try await HTTP.get(collector, "/api/v1/logs/search?q=\(tag)").json["items"] as? [[String: Any]] ?? []
+            let text = hits.compactMap { $0["text"] as? String }
+            #expect(text.contains { $0.contains("INFO  sentry: payment accepted for order \(tag)") }, "\(text)")
+        }
+    }
+
+    @Test("a wrong key is 401 and stores nothing; another project's URL is 403; the legacy store endpoint")
+    func authentication() async throws {
+        let collector = try await TestCollector.start()
+        defer { Task { await collector.stop() } }
+        let event = Data(#"{"event_id":"0123456789abcdef0123456789abcdef","message":"hello","level":"error"}"#.utf8)
+        let envelope = SentryEnvelopeFormat.envelope(ofEvent: event)
+        func post(_ path: String, key: String?, body: Data, headers: [(String, String)] = []) async throws -> HTTPResult
+        {
+            var all = headers
+            if let key {
+                all.append(("X-Sentry-Auth", "Sentry sentry_key=\(key), sentry_version=7, sentry_client=test/1"))
+            }
+            return try await HTTP.request(collector.baseURL + path, method: .POST, headers: all, body: body)
+        }
+        #expect(try await post("/api/1/envelope/", key: "bbx_ingest_wrong", body: envelope).status == 401)
+        #expect(try await post("/api/1/envelope/", key: nil, body: envelope).status == 401)
+        let mismatch = try await post("/api/2/envelope/", key: collector.ingestKey, body: envelope)
+        #expect(mismatch.status == 403 && mismatch.text.contains("project_mismatch"), "\(mismatch.text)")
+        let stored = try await HTTP.get(collector, "/api/v1/bundles").json["items"] as? [Any] ?? []
+        #expect(stored.isEmpty, "nothing stored for refused requests: \(stored)")
+
+        // The legacy endpoint: one event as JSON, the key as a query parameter, zlib-deflated.
+        let scratch = TemporaryDirectory()
+        defer { scratch.remove() }
+        let deflated = try Self.compress(event, with: "zlib", in: scratch)
+        let legacy = try await HTTP.request(
+            collector.baseURL + "/api/1/store/?sentry_key=\(collector.ingestKey)", method: .POST,
+            headers: [("Content-Encoding", "deflate")], body: deflated)
+        #expect(legacy.status == 200, "\(legacy.text)")
+        #expect(legacy.json["id"] as? String == "0123456789abcdef0123456789abcdef")
+        // The same event again (an SDK's retry) is stored once.
+        let again = try await post("/api/1/envelope/", key: collector.ingestKey, body: envelope)
+        #expect(again.status == 200, "\(again.text)")
+        let groups = try await HTTP.get(collector, "/api/v1/groups").json["items"] as? [[String: Any]] ?? []
+        #expect(groups.count == 1 && groups.first?["count"] as? Int == 1, "\(groups)")
+    }
+
+    @Test("a native event's frames are named from the symbol store: function and file:line")
+    func nativeEventSymbolicated() async throws {
+        let binary = "\(Tool.binDirectory)/blackbox-crash-child"
+        let buildID = try #require(ELFBuildID.read(path: binary), "no debug crash child at \(binary)")
+        let nm = try await Tool.Running("/usr/bin/env", ["nm", "--defined-only", binary], environment: [:]).wait()
+        let symbol = "$s20blackbox_crash_child20failEnsureRepeatedlySiyF"
+        let line = try #require(nm.stdout.split(separator: "\n").first { $0.hasSuffix(" T \(symbol)") }, "\(nm.stderr)")
+        let functionAddress = try #require(UInt64(line.split(separator: " ")[0], radix: 16))
+
+        let collector = try await TestCollector.start()
+        defer { Task { await collector.stop() } }
+        let upload = try await SymbolStoreTests.put(
+            collector, buildID: buildID, name: "blackbox-crash-child",
+            body: try Data(contentsOf: URL(fileURLWithPath: binary)),
+            token: try await SymbolStoreTests.symbolsKey(collector))
+        #expect(upload.status == 201, "\(upload.text)")
+
+        let base: UInt64 = 0x5555_5555_4000
+        let event: [String: Any] = [
+            "event_id": "fedcba9876543210fedcba9876543210", "platform": "native", "level": "fatal",
+            "release": "crashy@2.0",
+            "exception": [
+                "values": [
+                    [
+                        "type": "SIGSEGV", "value": "Segmentation fault",
+                        "mechanism": [
+                            "type": "signalhandler", "handled": false,
+                            "meta": ["signal": ["number": 11, "name": "SIGSEGV"]],
+                        ],
+                        // Oldest first, as Sentry orders them: an unknown caller, then the crashed frame.
+                        "stacktrace": [
+                            "frames": [
+                                ["instruction_addr": "0x7f0000001000"],
+                                ["instruction_addr": "0x" + String(base + functionAddress + 4, radix: 16)],
+                            ]
+                        ],
+                    ]
+                ]
+            ],
+            "debug_meta": [
+                "images": [
+                    [
+                        "type": "elf", "code_id": buildID, "image_addr": "0x" + String(base, radix: 16),
+                        "image_size": 64 << 20, "code_file": "/srv/app/blackbox-crash-child",
+                    ]
+                ]
+            ],
+        ]
+        let body = SentryEnvelopeFormat.envelope(ofEvent: try JSONSerialization.data(withJSONObject: event))
+        let answer = try await HTTP.request(
+            collector.baseURL + "/api/1/envelope/", method: .POST,
+            headers: [("X-Sentry-Auth", "Sentry sentry_key=\(collector.ingestKey)")], body: body)
+        #expect(answer.status == 200 && answer.json["id"] as? String == "fedcba9876543210fedcba9876543210")
+
+        await collector.server.symbolicatePending()
+        let groups = try await HTTP.get(collector, "/api/v1/groups").json["items"] as? [[String: Any]] ?? []
+        let group = try #require(groups.first, "\(groups)")
+        let report = try CrashReport.decode(
+            try await HTTP.get(collector, "/api/v1/reports/\(try #require(group["latestReportID"] as? Int))").body)
+        let top = try #require(report.frames.first?.symbols.last, "\(report.frames)")
+        #expect(top.function.contains("failEnsureRepeatedly"), "\(report.frames)")
+        #expect(top.file?.hasSuffix("Triggers.swift") == true && top.line != nil, "\(top)")
+        #expect(report.frames.first?.symbolication == .debugInfo)
+        #expect(report.kind == .crash && report.signal?.name == "SIGSEGV")
+        #expect(report.images.first?.buildID == buildID)
+        #expect((group["title"] as? String)?.contains("failEnsureRepeatedly") == true, "\(group)")
+    }
+
+    /// `python -c` with the venv's zlib/gzip/brotli, so the bytes are what real encoders make.
+    static func compress(_ data: Data, with encoding: String, in scratch: TemporaryDirectory) throws -> Data {
+        let input = scratch.write("plain-\(UUID().uuidString)", data)
+        let output = input + ".out"
+        let script = """
+            import sys, zlib, gzip
+            data = open(sys.argv[2], "rb").read()
+            if sys.argv[1] == "zlib": out = zlib.compress(data)
+            elif sys.argv[1] == "gzip": out = gzip.compress(data)
+            else:
+                import brotli
+                out = brotli.compress(data)
+            open(sys.argv[3], "wb").write(out)
+            """
+        #expect(try run(PythonPeers.python, ["-c", script, encoding, input, output], in: scratch.path) == 0)
+        return try Data(contentsOf: URL(fileURLWithPath: output))
+    }
+}
