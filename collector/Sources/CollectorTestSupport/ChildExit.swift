@@ -40,10 +40,15 @@ public enum ChildExit: Equatable, Sendable {
     /// The status and signal of an ended child, from the kernel or else from Foundation.
     public static func outcome(of process: Process) -> (status: Int32, signal: Int32?) {
         switch of(process.processIdentifier) {
-        case .exited(let status): (status, nil)
-        case .signaled(let signal): (-1, signal)
+        case .exited(let status): return (status, nil)
+        case .signaled(let signal): return (-1, signal)
         case .running, .reaped:
-            process.terminationReason == .uncaughtSignal
+            // Foundation reaped it: it sets its own state just after, on another thread, and its
+            // getters trap until then. Never wait forever, never read them early.
+            let end = ContinuousClock.now + .seconds(10)
+            while process.isRunning && ContinuousClock.now < end { usleep(1_000) }
+            guard !process.isRunning else { return (-1, nil) }
+            return process.terminationReason == .uncaughtSignal
                 ? (-1, process.terminationStatus) : (process.terminationStatus, nil)
         }
     }

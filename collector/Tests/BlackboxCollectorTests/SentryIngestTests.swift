@@ -103,6 +103,26 @@ struct SentryIngestTests {
         #expect(again.status == 200, "\(again.text)")
         let groups = try await HTTP.get(collector, "/api/v1/groups").json["items"] as? [[String: Any]] ?? []
         #expect(groups.count == 1 && groups.first?["count"] as? Int == 1, "\(groups)")
+
+        // The DSN in the envelope's header as the only credential (relays, browser tunnels).
+        func dsnEnvelope(_ dsn: String, message: String) -> Data {
+            var body = Data("{\"dsn\":\"\(dsn)\"}\n{\"type\":\"event\"}\n".utf8)
+            body += Data("{\"message\":\"\(message)\"}\n".utf8)
+            return body
+        }
+        let byDSN = try await post(
+            "/api/1/envelope/", key: nil, body: dsnEnvelope(Self.dsn(collector), message: "via dsn"))
+        #expect(byDSN.status == 200, "\(byDSN.text)")
+        let wrongProject = try await post(
+            "/api/2/envelope/", key: nil, body: dsnEnvelope(Self.dsn(collector), message: "elsewhere"))
+        #expect(wrongProject.status == 403, "\(wrongProject.text)")
+        let wrongKey = try await post(
+            "/api/1/envelope/", key: nil,
+            body: dsnEnvelope(Self.dsn(collector, key: "bbx_ingest_nope"), message: "no"))
+        #expect(wrongKey.status == 401, "\(wrongKey.text)")
+        let titles = (try await HTTP.get(collector, "/api/v1/groups").json["items"] as? [[String: Any]] ?? [])
+            .compactMap { $0["title"] as? String }
+        #expect(titles.contains("message: via dsn") && !titles.contains { $0.contains("elsewhere") }, "\(titles)")
     }
 
     @Test("a native event's frames are named from the symbol store: function and file:line")
@@ -171,6 +191,39 @@ struct SentryIngestTests {
         #expect(report.kind == .crash && report.signal?.name == "SIGSEGV")
         #expect(report.images.first?.buildID == buildID)
         #expect((group["title"] as? String)?.contains("failEnsureRepeatedly") == true, "\(group)")
+    }
+
+    @Test("attachments are files of the upload; transactions, client reports and unknown items are dropped and counted")
+    func itemsKeptAndDropped() async throws {
+        let collector = try await TestCollector.start()
+        defer { Task { await collector.stop() } }
+        let attachment = Data("line one\nline two\n".utf8)
+        var body = Data(#"{"event_id":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}"#.utf8) + Data("\n".utf8)
+        body += Data(#"{"type":"event"}"#.utf8) + Data("\n".utf8) + Data(#"{"message":"with a file"}"#.utf8)
+        body += Data("\n".utf8)
+        body += Data(#"{"type":"attachment","length":\#(attachment.count),"filename":"../../notes.txt"}"#.utf8)
+        body += Data("\n".utf8) + attachment + Data("\n".utf8)
+        for type in ["transaction", "client_report", "made_up_type", "transaction"] {
+            body += Data(#"{"type":"\#(type)"}"#.utf8) + Data("\n{}\n".utf8)
+        }
+        let answer = try await HTTP.request(
+            collector.baseURL + "/api/1/envelope/", method: .POST,
+            headers: [("X-Sentry-Auth", "Sentry sentry_key=\(collector.ingestKey)")], body: body)
+        #expect(answer.status == 200 && answer.json["id"] as? String == "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa")
+
+        let bundle = try #require(
+            (try await HTTP.get(collector, "/api/v1/bundles").json["items"] as? [[String: Any]])?.first)
+        let bundleID = try #require(bundle["id"] as? Int)
+        let files = try await HTTP.get(collector, "/api/v1/bundles/\(bundleID)/files").body
+        let listed = (try JSONSerialization.jsonObject(with: files) as? [[String: Any]]) ?? []
+        let file = try #require(listed.first { $0["path"] as? String == "items/1-notes.txt" }, "\(listed)")
+        let download = try await HTTP.get(collector, "/api/v1/files/\(try #require(file["id"] as? Int))/content")
+        #expect(download.status == 200 && download.body == attachment, "\(download.text)")
+
+        let metrics = try await HTTP.request(collector.baseURL + "/metrics").text
+        #expect(metrics.contains(#"blackbox_sentry_items_dropped_total{type="transaction"} 2"#), "\(metrics)")
+        #expect(metrics.contains(#"blackbox_sentry_items_dropped_total{type="client_report"} 1"#))
+        #expect(metrics.contains(#"blackbox_sentry_items_dropped_total{type="other"} 1"#))
     }
 
     /// `python -c` with the venv's zlib/gzip/brotli, so the bytes are what real encoders make.

@@ -174,6 +174,9 @@ public struct APIError: HTTPResponseError, Sendable, Equatable, CustomStringConv
             status: 415, code: "unsupported_encoding",
             message: "Content-Encoding must be \(accepted.joined(separator: ", ")), got \"\(value.prefix(64))\"")
     }
+    static func invalidForm(_ detail: String) -> Self {
+        .init(status: 400, code: "invalid_form", message: detail)
+    }
     static func projectMismatch(_ projectID: Int64) -> Self {
         .init(status: 403, code: "project_mismatch", message: "the key is not a key of project \(projectID)")
     }

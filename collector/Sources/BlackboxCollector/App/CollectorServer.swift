@@ -202,6 +202,17 @@ public struct CollectorServer: Sendable {
         symbols.registerAPI(
             on: router.group("api/v1/symbols").add(middleware: symbolsAuthentication)
                 .group(context: AuthenticatedContext.self))
+        SentryDebugFiles(
+            store: store, upload: symbols.upload,
+            chunks: DebugFileChunks(
+                chunks: ChunkStore(
+                    directory: "\(configuration.temporaryDirectory)/sentry-chunks",
+                    maxBytesPerProject: Int64(configuration.limits.maxSymbolFileBytes)),
+                blobs: symbolBlobs, chunkBytes: SentryDebugFiles.chunkBytes,
+                maxRequestBytes: SentryDebugFiles.chunkBytes * SentryDebugFiles.chunksPerRequest + (64 << 10)),
+            publicURL: configuration.publicURL
+        ).register(
+            on: router.group("api/0").add(middleware: symbolsAuthentication).group(context: AuthenticatedContext.self))
         symbols.registerDebuginfod(
             on: router.group("buildid").add(middleware: symbolsAuthentication).group(context: AuthenticatedContext.self)
         )

@@ -42,7 +42,8 @@ public enum BundleArchive {
     }
 }
 
-extension SHA256Digest {
-    /// Lowercase hex, the form sha256 values take everywhere in the collector and the bundle format.
+extension Digest {
+    /// Lowercase hex, the form sha256 values take everywhere in the collector and the bundle format
+    /// (and the sha1 values sentry-cli names chunks and files by).
     var lowercaseHex: String { BlackboxFormat.lowercaseHex(self) }
 }

@@ -7,10 +7,14 @@ public struct SymbolFile: Codable, Sendable, Equatable {
     public var id: Int64
     public var projectID: Int64
     public var buildID: String
+    /// The debug id Sentry derives from the build-id (`sentry-cli debug-files check` prints it).
+    public var debugID: String?
     /// The name it was uploaded under, for people; never used as a path.
     public var fileName: String
     public var size: Int64
     public var sha256: String
+    /// The sha1 of the bytes: sentry-cli names files by it (nil for files stored before it was kept).
+    public var sha1: String?
     public var blob: String
     /// DWARF: function names with file:line and inlined frames (debuginfod's `debuginfo`).
     public var hasDebugInfo: Bool
@@ -29,6 +33,7 @@ public struct NewSymbolFile: Sendable, Equatable {
     public var fileName: String
     public var size: Int64
     public var sha256: String
+    public var sha1: String?
     public var blob: String
     public var hasDebugInfo: Bool
     public var hasCode: Bool

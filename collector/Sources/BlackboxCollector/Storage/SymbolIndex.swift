@@ -4,6 +4,8 @@ public protocol SymbolIndex: Sendable {
     /// Stores the file's record unless the project has the same bytes for this build-id already;
     /// `created` says which.
     func addSymbolFile(_ file: NewSymbolFile) async throws -> (record: SymbolFile, created: Bool)
+    /// The project's symbol file with these bytes, by their sha1 (sentry-cli's name for a file).
+    func symbolFile(sha1: String, in scope: ProjectScope) async throws -> SymbolFile?
     /// The project's symbol files with any of these build-ids.
     func symbolFiles(buildIDs: [String], in scope: ProjectScope) async throws -> [SymbolFile]
     /// Most recently uploaded first.

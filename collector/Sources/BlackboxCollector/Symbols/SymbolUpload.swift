@@ -61,7 +61,22 @@ struct SymbolUpload: Sendable {
         let replace = request.uri.queryParameters.get("replace") == "1"
         if replace, context.key.kind != .admin { throw APIError.forbidden() }
         let compressed = try Self.isGzip(request)
-        let project = context.scope.projectID
+        return try await admitted(
+            project: context.scope.projectID, declaredLength: request.headers[.contentLength].flatMap(Int.init)
+        ) { room in
+            let temporary = try blobs.makeTemporaryFile()
+            defer { unlink(temporary.path) }  // gone already once committed, unless kept as a standby
+            let body = try await receiveBody(request, compressed: compressed, room: room, into: temporary)
+            return try await store(
+                body, at: temporary.path, claimedBuildID: claimed, name: name, replace: replace, in: context.scope)
+        }
+    }
+
+    /// Runs `upload` with a symbol upload slot of the project, once its quota and the disk have room
+    /// (what is left of the quota is handed to `upload`). Every way a symbol file arrives starts here.
+    func admitted<Result>(
+        project: Int64, declaredLength: Int?, _ upload: (_ room: Int64) async throws -> Result
+    ) async throws -> Result {
         do {
             try inFlight.enter(
                 project: project, limit: limits.maxConcurrentSymbolUploads,
@@ -72,7 +87,6 @@ struct SymbolUpload: Sendable {
             )
         }
         defer { inFlight.leave(project: project) }
-        let declaredLength = request.headers[.contentLength].flatMap(Int.init)
         if let length = declaredLength, length > limits.maxSymbolFileBytes {
             throw APIError.bodyTooLarge(limit: limits.maxSymbolFileBytes)
         }
@@ -88,21 +102,31 @@ struct SymbolUpload: Sendable {
         }
         let room = limits.maxSymbolBytesPerProject - usage.bytes
         guard room > 0 else { throw Self.bytesQuota(limits) }
+        return try await upload(room)
+    }
 
-        let temporary = try blobs.makeTemporaryFile()
-        defer { unlink(temporary.path) }  // gone already once committed, unless kept as a standby
-        let body = try await receiveBody(request, compressed: compressed, room: room, into: temporary)
+    /// Checks a received file (an ELF file with something to symbolicate with; its own build-id note,
+    /// which must equal `claimedBuildID` when one is claimed), then stores it: the first file of a
+    /// build-id wins unless `replace`. The temporary file is moved into the store.
+    func store(
+        _ body: ReceivedBody, at path: String, claimedBuildID: String?, name: String, replace: Bool,
+        in scope: ProjectScope
+    ) async throws -> (Acknowledgement, Bool) {
         guard body.size > 0 else { throw APIError.emptyBody() }
         // Reading the ELF file and the fsyncs of the commit block: off the async executor, which
         // serves every other request (/health measured over a second behind them under load).
-        let path = temporary.path
         guard let elf = try await NIOThreadPool.singleton.runIfActive({ ELFSymbolFile(path: path) }) else {
             throw APIError.notELF()
         }
-        guard elf.buildID == claimed else { throw APIError.buildIDMismatch(claimed: claimed, found: elf.buildID) }
+        guard let buildID = elf.buildID, ELFBuildID.isValid(buildID) else {
+            throw APIError.buildIDMismatch(claimed: claimedBuildID ?? "any", found: elf.buildID)
+        }
+        if let claimedBuildID, buildID != claimedBuildID {
+            throw APIError.buildIDMismatch(claimed: claimedBuildID, found: buildID)
+        }
         guard elf.hasDebugInfo || elf.hasSymbolTable || elf.hasCode else { throw APIError.noSymbols() }
 
-        let existing = try await index.symbolFiles(buildIDs: [claimed], in: context.scope)
+        let existing = try await index.symbolFiles(buildIDs: [buildID], in: scope)
         var replacing: [SymbolFile] = []
         if !existing.contains(where: { $0.sha256 == body.sha256 }) {
             replacing = existing.filter { $0.hasDebugInfo == elf.hasDebugInfo && $0.hasCode == elf.hasCode }
@@ -115,17 +139,17 @@ struct SymbolUpload: Sendable {
         let blob = blobs.name(sha256: body.sha256)
         let (stored, created) = try await index.addSymbolFile(
             NewSymbolFile(
-                projectID: project, buildID: claimed, fileName: name, size: body.size,
-                sha256: body.sha256, blob: blob, hasDebugInfo: elf.hasDebugInfo, hasCode: elf.hasCode,
+                projectID: scope.projectID, buildID: buildID, fileName: name, size: body.size,
+                sha256: body.sha256, sha1: body.sha1, blob: blob, hasDebugInfo: elf.hasDebugInfo, hasCode: elf.hasCode,
                 uploadedAt: Date()))
-        blobs.releaseStandby(temporaryPath: temporary.path, name: blobs.name(sha256: body.sha256))
+        blobs.releaseStandby(temporaryPath: path, name: blob)
         // Only once the new file is stored: a failure before leaves the old one in place.
         var replaced: [SymbolFile] = []
         let removal = SymbolFileRemoval(index: index, blobs: blobs)
         for file in replacing {
-            replaced += try await removal.remove(buildID: claimed, sha256: file.sha256, in: context.scope)
+            replaced += try await removal.remove(buildID: buildID, sha256: file.sha256, in: scope)
         }
-        if elf.hasDebugInfo { try await lateSymbols(project, claimed) }
+        if elf.hasDebugInfo { try await lateSymbols(scope.projectID, buildID) }
         return (Acknowledgement(file: stored, duplicate: !created, replaced: replaced), created)
     }
 
@@ -153,6 +177,8 @@ struct SymbolUpload: Sendable {
 
     struct ReceivedBody {
         var sha256: String
+        /// sentry-cli's name for a file.
+        var sha1: String
         /// As stored (inflated).
         var size: Int64
     }
@@ -167,6 +193,7 @@ struct SymbolUpload: Sendable {
     ) async throws -> ReceivedBody {
         defer { close(file.descriptor) }
         var hasher = SHA256()
+        var sha1 = Insecure.SHA1()
         var received = 0
         var written = 0
         let limit = limits.maxSymbolFileBytes
@@ -190,6 +217,7 @@ struct SymbolUpload: Sendable {
                 throw APIError.compressionRatio(limit: limits.maxCompressionRatio)
             }
             hasher.update(bufferPointer: bytes)
+            sha1.update(bufferPointer: bytes)
             try file.write(bytes)
         }
         do {
@@ -224,6 +252,7 @@ struct SymbolUpload: Sendable {
         if let inflater, received > 0, !inflater.atMemberEnd {
             throw APIError.notGzip("it ends before the gzip trailer")
         }
-        return ReceivedBody(sha256: hasher.finalize().lowercaseHex, size: Int64(written))
+        return ReceivedBody(
+            sha256: hasher.finalize().lowercaseHex, sha1: sha1.finalize().lowercaseHex, size: Int64(written))
     }
 }

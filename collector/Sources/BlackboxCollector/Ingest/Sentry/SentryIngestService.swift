@@ -41,10 +41,17 @@ struct SentryIngestService: Sendable {
             }
             let coding = try ContentCoding.of(
                 request.headers[.contentEncoding], accepted: [.identity, .gzip, .deflate, .br])
-            let (eventID, bytes) = try await ingest.admission.admit(request, secret: SentryAuthentication.key(request))
-            { upload in
-                guard upload.key.projectID == projectID else { throw APIError.projectMismatch(projectID) }
-                return try await receive(request, upload: upload, coding: coding, legacyStore: legacyStore)
+            let (eventID, bytes): (String?, Int)
+            if let key = SentryAuthentication.key(request) {
+                (eventID, bytes) = try await ingest.admission.admit(request, secret: key) { upload in
+                    guard upload.key.projectID == projectID else { throw APIError.projectMismatch(projectID) }
+                    let body = try await receiveBody(request, coding: coding, legacyStore: legacyStore)
+                    return try await store(body, upload: upload, legacyStore: legacyStore)
+                }
+            } else if !legacyStore {
+                (eventID, bytes) = try await receiveAuthenticatedByDSN(request, coding: coding, projectID: projectID)
+            } else {
+                throw APIError.missingKey()
             }
             metrics.accepted(bytes: bytes, duplicate: false, latency: ContinuousClock.now - started)
             return try JSONResponse.make(Answer(id: eventID), status: .ok)
@@ -55,18 +62,72 @@ struct SentryIngestService: Sendable {
         }
     }
 
-    private func receive(
-        _ request: Request, upload: UploadAdmission.Admitted, coding: ContentCoding?, legacyStore: Bool
-    ) async throws -> (String?, Int) {
+    /// The body, decoded as it arrives, into a temporary file (the caller removes it unless stored).
+    private func receiveBody(_ request: Request, coding: ContentCoding?, legacyStore: Bool) async throws
+        -> ReceivedBody
+    {
         let decoder: (any BodyDecoder)?
         do {
             decoder = try coding?.makeDecoder()
         } catch {
             throw APIError.corruptEncoding("\(error)")
         }
-        var body = try await ingest.receiver.receive(
+        return try await ingest.receiver.receive(
             request, decoding: decoder,
             maxDecodedBytes: legacyStore ? ingest.admission.limits.maxReportBytes : format.maxEnvelopeBytes)
+    }
+
+    /// An envelope whose header's `dsn` is its only credential (relays, browser tunnels): the body is
+    /// read first, in the upload slots of no project (so such uploads share one project's share of
+    /// slots), then admitted with the DSN's key like any other.
+    private func receiveAuthenticatedByDSN(_ request: Request, coding: ContentCoding?, projectID: Int64) async throws
+        -> (String?, Int)
+    {
+        let admission = ingest.admission
+        do {
+            try admission.slots.enter(
+                project: Self.unauthenticated, limit: admission.limits.maxConcurrentUploads,
+                perProject: admission.limits.maxConcurrentUploadsPerProject)
+        } catch {
+            throw APIError.uploadSlots(
+                error, limit: admission.limits.maxConcurrentUploads,
+                perProject: admission.limits.maxConcurrentUploadsPerProject)
+        }
+        var body: ReceivedBody
+        do {
+            defer { admission.slots.leave(project: Self.unauthenticated) }
+            body = try await receiveBody(request, coding: coding, legacyStore: false)
+        }
+        var handedOn = false
+        defer { if !handedOn { unlink(body.path) } }
+        let bytes = try body.bytes ?? Self.firstLine(of: body.path)
+        let header = bytes.firstIndex(of: 0x0A).map { bytes[..<$0] } ?? bytes[...]
+        guard let dsn = (try? SentryJSON.parse(Data(header)))?["dsn"]?.string,
+            let (key, dsnProject) = SentryAuthentication.parseDSN(dsn)
+        else { throw APIError.missingKey() }
+        guard dsnProject == projectID else { throw APIError.projectMismatch(projectID) }
+        return try await admission.admit(request, secret: key) { upload in
+            guard upload.key.projectID == projectID else { throw APIError.projectMismatch(projectID) }
+            handedOn = true
+            return try await store(body, upload: upload, legacyStore: false)
+        }
+    }
+
+    /// The slots' name for uploads not yet authenticated (no project has a negative id).
+    static let unauthenticated: Int64 = -1
+
+    /// The start of a received file, up to a header line's limit.
+    private static func firstLine(of path: String) throws -> Data {
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw APIError.missingKey() }
+        defer { try? handle.close() }
+        return try handle.read(upToCount: SentryEnvelope.maxHeaderBytes + 1) ?? Data()
+    }
+
+    /// The format's inspection, then the shared commit; the body's file is handed on or removed.
+    private func store(_ received: ReceivedBody, upload: UploadAdmission.Admitted, legacyStore: Bool) async throws
+        -> (String?, Int)
+    {
+        var body = received
         var handedOn = false
         defer { if !handedOn { unlink(body.path) } }
         if legacyStore {

@@ -198,5 +198,10 @@ enum PostgresSchema {
             "ALTER TABLE reports ADD COLUMN trace_id TEXT",
             "CREATE INDEX reports_trace ON reports (project_id, trace_id) WHERE trace_id IS NOT NULL",
         ],
+        // 10: a symbol file's sha1, the checksum sentry-cli names files by.
+        [
+            "ALTER TABLE symbol_files ADD COLUMN sha1 TEXT",
+            "CREATE INDEX symbol_files_sha1 ON symbol_files (project_id, sha1) WHERE sha1 IS NOT NULL",
+        ],
     ]
 }

@@ -191,6 +191,13 @@ enum SQLiteSchema {
                     CREATE INDEX reports_trace ON reports (project_id, trace_id) WHERE trace_id IS NOT NULL;
                     """)
         }
+        migrator.registerMigration("v11-symbol-sha1") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE symbol_files ADD COLUMN sha1 TEXT;
+                    CREATE INDEX symbol_files_sha1 ON symbol_files (project_id, sha1) WHERE sha1 IS NOT NULL;
+                    """)
+        }
         return migrator
     }
 }

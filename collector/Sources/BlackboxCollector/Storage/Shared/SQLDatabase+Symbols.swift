@@ -8,10 +8,10 @@ extension SQLDatabase {
         try await write { connection in
             if let row = try connection.row(
                 """
-                INSERT INTO symbol_files (project_id, build_id, file_name, size, sha256, blob, has_debug_info,
+                INSERT INTO symbol_files (project_id, build_id, file_name, size, sha256, sha1, blob, has_debug_info,
                     has_code, uploaded_at)
                 VALUES (\(file.projectID), \(file.buildID), \(file.fileName), \(file.size), \(file.sha256),
-                    \(file.blob), \(file.hasDebugInfo), \(file.hasCode), \(file.uploadedAt))
+                    \(file.sha1), \(file.blob), \(file.hasDebugInfo), \(file.hasCode), \(file.uploadedAt))
                 ON CONFLICT (project_id, build_id, sha256) DO NOTHING
                 RETURNING *
                 """)
@@ -27,6 +27,12 @@ extension SQLDatabase {
             else { throw StorageError.notFound("symbol file \(file.buildID)") }
             return (try SymbolFile(row: row), false)
         }
+    }
+
+    public func symbolFile(sha1: String, in scope: ProjectScope) async throws -> SymbolFile? {
+        try await rows(
+            "SELECT * FROM symbol_files WHERE project_id = \(scope.projectID) AND sha1 = \(sha1) ORDER BY id LIMIT 1"
+        ).first.map(SymbolFile.init)
     }
 
     public func symbolFiles(buildIDs: [String], in scope: ProjectScope) async throws -> [SymbolFile] {

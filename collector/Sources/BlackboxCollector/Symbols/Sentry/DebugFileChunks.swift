@@ -1,0 +1,174 @@
+import BlackboxCompression
+import Crypto
+import Foundation
+import Hummingbird
+import MultipartKit
+import NIOCore
+
+/// `POST /api/0/organizations/<org>/chunk-upload/`: sentry-cli's chunks, a multipart form whose parts
+/// (`file`, or `file_gzip` when gzip-compressed) are named by the sha1 of their bytes. Each part is
+/// inflated into a temporary file as it arrives (at most one chunk's size), checked against its
+/// name and kept in the `ChunkStore`; a part that fails a check refuses the request. The form is read
+/// by MultipartKit's streaming parser, so a request never sits in memory whole.
+struct DebugFileChunks: Sendable {
+    let chunks: ChunkStore
+    let blobs: any BlobStorage
+    /// Bytes of one chunk, as advertised (`SentryDebugFiles.settings`).
+    let chunkBytes: Int
+    /// Bytes of one request on the wire.
+    let maxRequestBytes: Int
+
+    func receive(_ request: Request, project: Int64) async throws {
+        guard let contentType = request.headers[.contentType],
+            let boundary = Self.boundary(of: contentType)
+        else { throw APIError.invalidForm("send multipart/form-data with a boundary") }
+        let parser = MultipartParser(boundary: boundary)
+        let part = PartReader(chunks: chunks, blobs: blobs, maxBytes: chunkBytes, project: project)
+        parser.onHeader = { name, value in part.header(name, value) }
+        parser.onBody = { buffer in part.body(&buffer) }
+        parser.onPartComplete = { part.complete() }
+        defer { part.discard() }
+        var received = 0
+        do {
+            for try await buffer in request.body {
+                received += buffer.readableBytes
+                if received > maxRequestBytes { throw APIError.bodyTooLarge(limit: maxRequestBytes) }
+                try parser.execute(buffer)
+                if let failure = part.failure { throw failure }
+            }
+        } catch let refusal as APIError {
+            throw refusal
+        } catch {
+            throw APIError.invalidForm("the form cannot be read: \(error)")
+        }
+        guard part.stored > 0 else { throw APIError.invalidForm("no file part") }
+    }
+
+    /// `multipart/form-data; boundary=----abc` → `----abc` (1-70 characters, RFC 2046).
+    static func boundary(of contentType: String) -> String? {
+        let fields = contentType.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+        guard fields.first?.lowercased() == "multipart/form-data" else { return nil }
+        for field in fields.dropFirst() where field.lowercased().hasPrefix("boundary=") {
+            var value = field.dropFirst("boundary=".count)
+            if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 { value = value.dropFirst().dropLast() }
+            return (1...70).contains(value.count) ? String(value) : nil
+        }
+        return nil
+    }
+}
+
+/// One form part at a time, as the parser hands it over. Not Sendable: it lives within one request.
+private final class PartReader {
+    let chunks: ChunkStore
+    let blobs: any BlobStorage
+    let maxBytes: Int
+    let project: Int64
+    private(set) var failure: APIError?
+    private(set) var stored = 0
+
+    private var disposition = ""
+    private var file: TemporaryBlobFile?
+    private var inflater: GzipInflater?
+    private var hasher = Insecure.SHA1()
+    private var size = 0
+
+    init(chunks: ChunkStore, blobs: any BlobStorage, maxBytes: Int, project: Int64) {
+        self.chunks = chunks
+        self.blobs = blobs
+        self.maxBytes = maxBytes
+        self.project = project
+    }
+
+    func header(_ name: String, _ value: String) {
+        if name.lowercased() == "content-disposition" { disposition = value }
+    }
+
+    func body(_ buffer: inout ByteBuffer) {
+        guard failure == nil else { return }
+        do {
+            if file == nil { try begin() }
+            try buffer.withUnsafeReadableBytes { bytes in
+                if let inflater {
+                    try inflater.feed(bytes) { piece in try piece.withUnsafeBytes(keep) }
+                } else {
+                    try keep(bytes)
+                }
+            }
+        } catch let refusal as APIError {
+            failure = refusal
+        } catch {
+            failure = .invalidForm("a chunk cannot be read: \(error)")
+        }
+    }
+
+    func complete() {
+        defer { reset() }
+        guard failure == nil else { return }
+        do {
+            if file == nil { try begin() }  // an empty part
+            guard let file, let name = Self.parameter("filename", of: disposition) else { return }
+            if inflater?.atMemberEnd == false { throw APIError.notGzip("a chunk ends before its gzip trailer") }
+            let sha1 = hasher.finalize().lowercaseHex
+            guard sha1 == name.lowercased() else {
+                throw APIError.invalidForm("the chunk named \(name.prefix(64)) has the sha1 \(sha1)")
+            }
+            close(file.descriptor)
+            self.file = nil
+            do {
+                try chunks.keep(temporaryPath: file.path, sha1: sha1, size: Int64(size), project: project)
+            } catch {
+                unlink(file.path)
+                if case ChunkStore.Refusal.full(let limit) = error {
+                    throw APIError.quotaExceeded("\(limit) bytes of chunks waiting to be assembled")
+                }
+                throw error
+            }
+            stored += 1
+        } catch let refusal as APIError {
+            failure = refusal
+        } catch {
+            failure = .invalidForm("a chunk cannot be kept: \(error)")
+        }
+    }
+
+    func discard() { reset() }
+
+    private func begin() throws {
+        let field = Self.parameter("name", of: disposition)
+        guard field == "file" || field == "file_gzip",
+            let name = Self.parameter("filename", of: disposition), name.count == 40, name.allSatisfy(\.isHexDigit)
+        else { throw APIError.invalidForm("parts must be file or file_gzip, named by their sha1") }
+        inflater = field == "file_gzip" ? try GzipInflater() : nil
+        file = try blobs.makeTemporaryFile()
+    }
+
+    private func keep(_ bytes: UnsafeRawBufferPointer) throws {
+        size += bytes.count
+        guard size <= maxBytes else { throw APIError.entryTooLarge("chunk", limit: maxBytes) }
+        hasher.update(bufferPointer: bytes)
+        try file?.write(bytes)
+    }
+
+    private func reset() {
+        if let file {
+            close(file.descriptor)
+            unlink(file.path)
+        }
+        file = nil
+        inflater = nil
+        hasher = Insecure.SHA1()
+        size = 0
+        disposition = ""
+    }
+
+    /// `form-data; name="file_gzip"; filename="826099…"` → the quoted parameter's value.
+    static func parameter(_ key: String, of disposition: String) -> String? {
+        for field in disposition.split(separator: ";").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+            guard field.hasPrefix(key + "=") else { continue }
+            let value = field.dropFirst(key.count + 1)
+            return value.hasPrefix("\"") && value.hasSuffix("\"") && value.count >= 2
+                ? String(value.dropFirst().dropLast()) : String(value)
+        }
+        return nil
+    }
+}
