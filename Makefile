@@ -131,12 +131,12 @@ bench-crash: deps
 
 ## Collector benchmark: concurrent clients on loopback, beside dd and bare fsync numbers from the
 ## same run. Writes bench-results/collector.json.
-bench-collector:
+bench-collector: python-peers
 	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(APT_PACKAGES) postgresql nginx wrk"
 	cd collector && $(SWIFT) build -c release --product blackbox-collector
 	cd collector && $(SWIFT) build -c release --product blackbox-collector-bench
 	mkdir -p bench-results
-	BENCH_DIR=$(CURDIR) collector/.build/release/blackbox-collector-bench \
+	BENCH_DIR=$(CURDIR) BLACKBOX_PYTHON=$(PYTHON_VENV)/bin/python collector/.build/release/blackbox-collector-bench \
 		collector/.build/release/blackbox-collector bench-results/collector.json
 
 format:

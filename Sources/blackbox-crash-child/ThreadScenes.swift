@@ -57,8 +57,11 @@ func startEightNamedThreads() {
         sleepForever()
     }
     for _ in 0..<8 { ready.wait() }
-    // Each signalled just before it blocks: wait until the kernel has them asleep there.
+    // Each signalled just before it blocks: wait until the kernel has them asleep there, and the
+    // spinner has spun (a crash while it was still signalling found it in sem_post, under load).
     waitUntilAsleep(["bbx-holder", "bbx-mutex-1", "bbx-mutex-2", "bbx-mutex-3", "bbx-read", "bbx-cond", "bbx-sleep"])
+    let deadline = Date().addingTimeInterval(30)
+    while spinCounter.load(ordering: .relaxed) == 0 && Date() < deadline { usleep(1_000) }
 }
 
 /// `count` threads named `bbx-idle-<n>`, each sleeping in `sleepForever`.

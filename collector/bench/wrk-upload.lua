@@ -4,6 +4,8 @@
 -- Environment: BENCH_KEY (ingest key), BENCH_BODIES (a directory of 0.zip, 1.zip, ...),
 -- BENCH_COUNT (how many), BENCH_RUN_ID (8 hex digits, distinct per run: Upload-Ids must be new),
 -- and optionally BENCH_RATE (uploads per second).
+-- BENCH_PROTOCOL=sentry sends BENCH_BODIES' 0.envelope.gz, ... to /api/1/envelope/ instead, as a
+-- Sentry SDK does (X-Sentry-Auth, gzip), and counts 200 OK.
 --
 -- Without BENCH_RATE: closed loop, each connection sends its next upload when the previous one is
 -- answered; latency is wrk's own (send to answer).
@@ -38,19 +40,31 @@ function init(args)
     local directory = os.getenv("BENCH_BODIES")
     local count = tonumber(os.getenv("BENCH_COUNT"))
     rate = tonumber(os.getenv("BENCH_RATE") or "")
+    sentry = os.getenv("BENCH_PROTOCOL") == "sentry"
+    success = sentry and 200 or 201
     -- Every request is formatted here, once: building a multi-megabyte request string per call
     -- made wrk allocate (and the kernel zero) fresh memory for each, which cost more than sending it.
     requests = {}
     for index = 0, count - 1 do
-        local file = assert(io.open(directory .. "/" .. index .. ".zip", "rb"))
-        -- A version 4 UUID: the run's id, then the request's number.
-        local upload_id = string.format("%s-0000-4000-8000-%012x", run_id, index + 1)
-        table.insert(requests, wrk.format("POST", "/api/v1/bundles", {
-            ["Authorization"] = "Bearer " .. key,
-            ["Upload-Id"] = upload_id,
-            ["Content-Type"] = "application/zip",
-        }, file:read("*a")))
-        file:close()
+        if sentry then
+            local file = assert(io.open(directory .. "/" .. index .. ".envelope.gz", "rb"))
+            table.insert(requests, wrk.format("POST", "/api/1/envelope/", {
+                ["X-Sentry-Auth"] = "Sentry sentry_key=" .. key .. ", sentry_version=7, sentry_client=sentry.python/2.75.0",
+                ["Content-Type"] = "application/x-sentry-envelope",
+                ["Content-Encoding"] = "gzip",
+            }, file:read("*a")))
+            file:close()
+        else
+            local file = assert(io.open(directory .. "/" .. index .. ".zip", "rb"))
+            -- A version 4 UUID: the run's id, then the request's number.
+            local upload_id = string.format("%s-0000-4000-8000-%012x", run_id, index + 1)
+            table.insert(requests, wrk.format("POST", "/api/v1/bundles", {
+                ["Authorization"] = "Bearer " .. key,
+                ["Upload-Id"] = upload_id,
+                ["Content-Type"] = "application/zip",
+            }, file:read("*a")))
+            file:close()
+        end
     end
     sent = 0
     claimed = 0
@@ -84,7 +98,7 @@ end
 
 function response(status, headers, body)
     answered = answered + 1
-    if status == 201 then created = created + 1 end
+    if status == success then created = created + 1 end
     if rate then
         local k = tonumber(string.match(body, '"uploadID"%s*:%s*"%x+%-0000%-4000%-8000%-(%x+)"') or "", 16)
         if k then table.insert(latencies, now_ms() - due_ms(k)) end

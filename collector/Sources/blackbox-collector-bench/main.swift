@@ -296,16 +296,48 @@ struct WrkBodies {
     var directory: String
     var count: Int
     var meanBytes: Int
+    /// `bundles` (zip) or `sentry` (gzip-compressed envelopes): what `wrk-upload.lua` sends.
+    var wrkProtocol = "bundles"
 
-    init(_ bundles: [Data]) throws {
+    init(_ bundles: [Data], fileExtension: String = "zip") throws {
         directory = "\(workDirectory)/wrk-bodies-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         for (index, bundle) in bundles.enumerated() {
-            try bundle.write(to: URL(fileURLWithPath: "\(directory)/\(index).zip"))
+            try bundle.write(to: URL(fileURLWithPath: "\(directory)/\(index).\(fileExtension)"))
         }
         count = bundles.count
         meanBytes = bundles.reduce(0) { $0 + $1.count } / max(1, bundles.count)
     }
+
+    /// `count` Sentry error events as sentry-python sends them (gzip-compressed envelopes, about 5 KB
+    /// of JSON each, fresh event ids), made by the pinned sentry-sdk (`collector/bench/sentry-event.py`).
+    static func sentryEvents(count: Int) throws -> WrkBodies {
+        let directory = "\(workDirectory)/wrk-sentry-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("bench/sentry-event.py").path
+        let python =
+            ProcessInfo.processInfo.environment["BLACKBOX_PYTHON"]
+            ?? URL(fileURLWithPath: script).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent(".venv/bin/python").path
+        let (status, output) = try ChildRun.run(python, [script, directory, String(count)])
+        guard status == 0 else {
+            throw CocoaError(
+                .fileReadCorruptFile,
+                userInfo: [NSLocalizedDescriptionKey: "sentry-event.py failed: \(String(decoding: output, as: UTF8.self))"])
+        }
+        let sizes = (0..<count).map { (try? fileSize("\(directory)/\($0).envelope.gz")) ?? 0 }
+        var bodies = try WrkBodies([])
+        bodies.directory = directory
+        bodies.count = count
+        bodies.meanBytes = sizes.reduce(0, +) / max(1, count)
+        bodies.wrkProtocol = "sentry"
+        return bodies
+    }
+}
+
+func fileSize(_ path: String) throws -> Int {
+    (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
 }
 
 func measureWithWrk(
@@ -326,6 +358,7 @@ func measureWithWrk(
     environment["BENCH_COUNT"] = "\(bodies.count)"
     environment["BENCH_RATE"] = offeredRate.map { "\($0)" }
     environment["BENCH_RUN_ID"] = String(format: "%08x", UInt32.random(in: 0...UInt32.max))
+    environment["BENCH_PROTOCOL"] = bodies.wrkProtocol
     wrk.environment = environment
     let output = Pipe()
     wrk.standardOutput = output
@@ -379,6 +412,7 @@ print(
         ddRuns.map { String(format: "%.0f", $0) }.joined(separator: ", "), bare))
 
 // BENCH_ROWS=small,large,flood,symbols,postgres (default: all) runs a subset while investigating.
+// The small rows include the Sentry envelope row (it needs `make python-peers`).
 let rows = Set(
     (ProcessInfo.processInfo.environment["BENCH_ROWS"] ?? "small,large,flood,symbols,postgres").split(separator: ",")
         .map(
@@ -391,7 +425,10 @@ var measurements: [Measurement] = []
 // collector is not overrun. Then the closed loop again with the Swift client, as earlier notes measured.
 let offered = Double(ProcessInfo.processInfo.environment["BENCH_OFFERED_RATE"] ?? "") ?? 1_000
 if rows.contains("small") {
-    let collector = try startCollector("\(workDirectory)/small")
+    // 64 connections into one project: the per-project upload slots (16 by default, a bound against
+    // one tenant's flood) are raised to 64 so that these rows measure ingest, not refusals.
+    let collector = try startCollector(
+        "\(workDirectory)/small", arguments: ["--limit", "maxConcurrentUploadsPerProject=64"])
     let database = "\(workDirectory)/small/collector.sqlite"
     // Warm-up: connections, SQLite pages.
     _ = try await measure(
@@ -401,6 +438,12 @@ if rows.contains("small") {
         try await measureWithWrk(
             name: "10 KB bundles", bundles: try makeBundles(count: 24_000, targetBytes: 10_000), connections: 64,
             seconds: 6, collector: collector, indexDatabase: database))
+    // Beside the 10 KB bundles, as the same collector receives them: Sentry error events (Bugsink
+    // documents 30 events/s of 50 KB on 2 vCPU).
+    measurements.append(
+        try await measureWithWrk(
+            name: "5 KB Sentry error events (sentry-python, gzip)", bodies: try WrkBodies.sentryEvents(count: 30_000),
+            connections: 64, seconds: 6, collector: collector, indexDatabase: nil))
     measurements.append(
         try await measureWithWrk(
             name: "10 KB bundles, open loop at \(Int(offered))/s",

@@ -9,6 +9,17 @@ protocol BodyDecoder: AnyObject {
     var isComplete: Bool { get }
 }
 
+extension Optional where Wrapped == any BodyDecoder {
+    /// Hands `bytes` to `keep` as they are (no decoder) or decoded, piece by piece.
+    func pass(_ bytes: UnsafeRawBufferPointer, to keep: (UnsafeRawBufferPointer) throws -> Void) throws {
+        if let decoder = self {
+            try decoder.decode(bytes) { piece in try piece.withUnsafeBytes(keep) }
+        } else {
+            try keep(bytes)
+        }
+    }
+}
+
 struct BodyDecodingFailure: Error, CustomStringConvertible {
     var description: String
 }

@@ -68,13 +68,7 @@ struct BodyReceiver: Sendable {
                 size += buffer.readableBytes
                 if size > limits.maxBodyBytes { throw APIError.bodyTooLarge(limit: limits.maxBodyBytes) }
                 if ContinuousClock.now > deadline { throw APIError.uploadTooSlow(limit: limits.maxUploadDuration) }
-                try buffer.withUnsafeReadableBytes { bytes in
-                    if let decoding {
-                        try decoding.decode(bytes) { piece in try piece.withUnsafeBytes(keep) }
-                    } else {
-                        try keep(bytes)
-                    }
-                }
+                try buffer.withUnsafeReadableBytes { try decoding.pass($0, to: keep) }
             }
             if let decoding, !decoding.isComplete { throw APIError.corruptEncoding("the body ends before its end") }
         }

@@ -1,4 +1,3 @@
-import BlackboxCompression
 import BlackboxSymbols
 import Crypto
 import Foundation
@@ -197,7 +196,7 @@ struct SymbolUpload: Sendable {
         var received = 0
         var written = 0
         let limit = limits.maxSymbolFileBytes
-        let inflater = compressed ? try GzipInflater() : nil
+        let inflater: (any BodyDecoder)? = compressed ? try ZlibBodyDecoder() : nil
         let started = ContinuousClock.now
         let deadline = started + limits.maxSymbolUploadDuration
         var checkedSpaceAt = 0
@@ -232,24 +231,18 @@ struct SymbolUpload: Sendable {
                 {
                     throw APIError.slowerThan(bytesPerSecond: limits.minSymbolUploadBytesPerSecond)
                 }
-                try buffer.withUnsafeReadableBytes { bytes in
-                    if let inflater {
-                        try inflater.feed(bytes) { piece in try piece.withUnsafeBytes(keep) }
-                    } else {
-                        try keep(bytes)
-                    }
-                }
+                try buffer.withUnsafeReadableBytes { try inflater.pass($0, to: keep) }
             }
         } catch let refusal as APIError {
             throw refusal
-        } catch let failure as GzipData.Failure {
+        } catch let failure as BodyDecodingFailure {
             throw APIError.notGzip(failure.description)
         } catch let failure as StorageError {
             throw failure
         } catch {
             throw APIError.bodyIncomplete("\(error)")
         }
-        if let inflater, received > 0, !inflater.atMemberEnd {
+        if let inflater, received > 0, !inflater.isComplete {
             throw APIError.notGzip("it ends before the gzip trailer")
         }
         return ReceivedBody(

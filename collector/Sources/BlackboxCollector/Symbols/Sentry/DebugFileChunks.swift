@@ -1,4 +1,3 @@
-import BlackboxCompression
 import Crypto
 import Foundation
 import Hummingbird
@@ -68,7 +67,7 @@ private final class PartReader {
 
     private var disposition = ""
     private var file: TemporaryBlobFile?
-    private var inflater: GzipInflater?
+    private var inflater: (any BodyDecoder)?
     private var hasher = Insecure.SHA1()
     private var size = 0
 
@@ -87,13 +86,7 @@ private final class PartReader {
         guard failure == nil else { return }
         do {
             if file == nil { try begin() }
-            try buffer.withUnsafeReadableBytes { bytes in
-                if let inflater {
-                    try inflater.feed(bytes) { piece in try piece.withUnsafeBytes(keep) }
-                } else {
-                    try keep(bytes)
-                }
-            }
+            try buffer.withUnsafeReadableBytes { try inflater.pass($0, to: keep) }
         } catch let refusal as APIError {
             failure = refusal
         } catch {
@@ -107,7 +100,7 @@ private final class PartReader {
         do {
             if file == nil { try begin() }  // an empty part
             guard let file, let name = Self.parameter("filename", of: disposition) else { return }
-            if inflater?.atMemberEnd == false { throw APIError.notGzip("a chunk ends before its gzip trailer") }
+            if inflater?.isComplete == false { throw APIError.notGzip("a chunk ends before its gzip trailer") }
             let sha1 = hasher.finalize().lowercaseHex
             guard sha1 == name.lowercased() else {
                 throw APIError.invalidForm("the chunk named \(name.prefix(64)) has the sha1 \(sha1)")
@@ -138,7 +131,7 @@ private final class PartReader {
         guard field == "file" || field == "file_gzip",
             let name = Self.parameter("filename", of: disposition), name.count == 40, name.allSatisfy(\.isHexDigit)
         else { throw APIError.invalidForm("parts must be file or file_gzip, named by their sha1") }
-        inflater = field == "file_gzip" ? try GzipInflater() : nil
+        inflater = field == "file_gzip" ? try ZlibBodyDecoder() : nil
         file = try blobs.makeTemporaryFile()
     }
 
