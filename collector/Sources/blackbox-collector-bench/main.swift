@@ -324,7 +324,9 @@ struct WrkBodies {
         guard status == 0 else {
             throw CocoaError(
                 .fileReadCorruptFile,
-                userInfo: [NSLocalizedDescriptionKey: "sentry-event.py failed: \(String(decoding: output, as: UTF8.self))"])
+                userInfo: [
+                    NSLocalizedDescriptionKey: "sentry-event.py failed: \(String(decoding: output, as: UTF8.self))"
+                ])
         }
         let sizes = (0..<count).map { (try? fileSize("\(directory)/\($0).envelope.gz")) ?? 0 }
         var bodies = try WrkBodies([])
