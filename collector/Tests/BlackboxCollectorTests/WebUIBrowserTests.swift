@@ -67,6 +67,24 @@ struct WebUIBrowserTests {
         let files = try JSONSerialization.jsonObject(
             with: try await HTTP.request("\(collector.baseURL)/api/v1/bundles/\(bundleID)/files", headers: admin).body)
         let logID = try #require((files as? [[String: Any]])?.first { $0["kind"] as? String == "log" }?["id"] as? Int)
+        // A Sentry SDK's error event: Python frames, no images, the SDK's in_app.
+        let event = #"""
+            {"event_id":"5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e","platform":"python","level":"error","release":"orders@2.1",
+             "exception":{"values":[{"type":"ValueError","value":"invalid literal for int(): 'seven'",
+              "stacktrace":{"frames":[
+               {"function":"handle","module":"orders","abs_path":"/srv/app/orders.py","lineno":20,"in_app":true},
+               {"function":"parse","module":"orders","abs_path":"/srv/app/orders.py","lineno":13,"in_app":true}]}}]},
+             "breadcrumbs":{"values":[{"category":"http","message":"GET /orders/7"}]}}
+            """#
+        let sentry = try await HTTP.request(
+            "\(collector.baseURL)/api/1/envelope/", method: .POST,
+            headers: [("X-Sentry-Auth", "Sentry sentry_key=\(collector.ingestKey)")],
+            body: SentryEnvelopeFormat.envelope(ofEvent: Data(event.utf8)))
+        #expect(sentry.status == 200, "\(sentry.text)")
+        let sentryGroup = try #require(
+            (try await HTTP.request("\(collector.baseURL)/api/v1/groups", headers: admin).json["items"]
+                as? [[String: Any]])?.first { ($0["title"] as? String)?.hasPrefix("ValueError") == true })
+        let sentryReportID = try #require(sentryGroup["latestReportID"] as? Int)
         // The indexer runs in the background; wait until the line is searchable.
         _ = try await HTTP.searchLogs(collector.baseURL, token: collector.adminToken, query: "browser-needle")
 
@@ -95,6 +113,11 @@ struct WebUIBrowserTests {
             ("/bundles/\(bundleID)", ["logs/shop.log", "reports/crash-"]),
             ("/files/\(logID)", ["&lt;script&gt;alert(1)&lt;/script&gt; browser-needle"]),
             ("/logs?q=browser-needle", ["logs/shop.log:1", "browser-needle"]),
+            // A Sentry event's report: its frames, innermost first, as the app's own.
+            (
+                "/reports/\(sentryReportID)",
+                ["orders.parse", "/srv/app/orders.py:13", "orders.handle", "received through the Sentry protocol"]
+            ),
             // The project page: the Sentry DSN's shape for this collector and its ingest key.
             (
                 "/project",
