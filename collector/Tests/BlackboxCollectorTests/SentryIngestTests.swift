@@ -226,6 +226,29 @@ struct SentryIngestTests {
         #expect(metrics.contains(#"blackbox_sentry_items_dropped_total{type="other"} 1"#))
     }
 
+    @Test("a fingerprint decides the group: equal fingerprints join, {{ default }} keeps the usual split")
+    func fingerprints() async throws {
+        let collector = try await TestCollector.start()
+        defer { Task { await collector.stop() } }
+        func send(_ type: String, fingerprint: [String]) async throws {
+            let event: [String: Any] = [
+                "exception": ["values": [["type": type, "value": "boom"]]], "fingerprint": fingerprint,
+            ]
+            let answer = try await HTTP.request(
+                collector.baseURL + "/api/1/envelope/", method: .POST,
+                headers: [("X-Sentry-Auth", "Sentry sentry_key=\(collector.ingestKey)")],
+                body: SentryEnvelopeFormat.envelope(ofEvent: try JSONSerialization.data(withJSONObject: event)))
+            #expect(answer.status == 200, "\(answer.text)")
+        }
+        try await send("TimeoutError", fingerprint: ["payments-gateway"])
+        try await send("ConnectionError", fingerprint: ["payments-gateway"])
+        try await send("KeyError", fingerprint: ["{{ default }}", "eu"])
+        try await send("IndexError", fingerprint: ["{{ default }}", "eu"])
+        let groups = try await HTTP.get(collector, "/api/v1/groups").json["items"] as? [[String: Any]] ?? []
+        let counts = groups.compactMap { $0["count"] as? Int }.sorted()
+        #expect(counts == [1, 1, 2], "one group for the shared fingerprint, two for the defaults: \(groups)")
+    }
+
     /// `python -c` with the venv's zlib/gzip/brotli, so the bytes are what real encoders make.
     static func compress(_ data: Data, with encoding: String, in scratch: TemporaryDirectory) throws -> Data {
         let input = scratch.write("plain-\(UUID().uuidString)", data)

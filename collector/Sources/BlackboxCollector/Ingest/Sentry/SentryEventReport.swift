@@ -136,9 +136,6 @@ struct SentryEventReport {
         report.scope = Self.scope(event)
         report.logTail = Self.breadcrumbLines(event["breadcrumbs"]?.values ?? [])
         report.notes = ["received through the Sentry protocol" + (metadata["sentry.sdk"].map { " from \($0)" } ?? "")]
-        if let crashed = report.threads?.firstIndex(where: \.crashed), report.threads?[crashed].frames.isEmpty == true {
-            report.threads?[crashed].frames = report.frames
-        }
         return report
     }
 
