@@ -249,6 +249,39 @@ struct SentryIngestTests {
         #expect(counts == [1, 1, 2], "one group for the shared fingerprint, two for the defaults: \(groups)")
     }
 
+    @Test("session aggregates feed release health; over the quota the answer is a 429 SDKs understand")
+    func aggregatesAndRateLimits() async throws {
+        let collector = try await TestCollector.start { $0.limits.maxBundleBytesPerProject = 4_096 }
+        defer { Task { await collector.stop() } }
+        let started = Date().addingTimeInterval(-60).formatted(.iso8601)
+        let aggregates =
+            #"{"attrs":{"release":"api@3.0"},"aggregates":[{"started":"\#(started)","exited":7,"errored":2,"crashed":1,"abnormal":1}]}"#
+        var body = Data("{}\n".utf8) + Data(#"{"type":"sessions"}"#.utf8) + Data("\n\(aggregates)\n".utf8)
+        func post(_ body: Data) async throws -> HTTPResult {
+            try await HTTP.request(
+                collector.baseURL + "/api/1/envelope/", method: .POST,
+                headers: [("X-Sentry-Auth", "Sentry sentry_key=\(collector.ingestKey)")], body: body)
+        }
+        #expect(try await post(body).status == 200)
+        let releases = try await HTTP.get(collector, "/api/v1/releases").json["items"] as? [[String: Any]] ?? []
+        let release = try #require(releases.first { $0["version"] as? String == "3.0" }, "\(releases)")
+        #expect(release["sessions"] as? Int == 11 && release["clean"] as? Int == 9, "\(release)")
+        #expect(release["crashed"] as? Int == 1 && release["abnormal"] as? Int == 1, "\(release)")
+
+        // Past the project's quota (4 KiB here): 429, with the headers every SDK honours.
+        var refused: HTTPResult?
+        for attempt in 0..<40 where refused == nil {
+            body = SentryEnvelopeFormat.envelope(
+                ofEvent: Data(#"{"message":"filler \#(attempt) \#(String(repeating: "x", count: 2_000))"}"#.utf8))
+            let answer = try await post(body)
+            if answer.status == 429 { refused = answer } else { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        let limited = try #require(refused, "never refused past the quota")
+        #expect(limited.headers["retry-after"] == "3600", "\(limited.headers)")
+        #expect(limited.headers["x-sentry-rate-limits"] == "3600::organization:quota_exceeded", "\(limited.headers)")
+        #expect(limited.json["detail"] as? String != nil, "\(limited.text)")
+    }
+
     /// `python -c` with the venv's zlib/gzip/brotli, so the bytes are what real encoders make.
     static func compress(_ data: Data, with encoding: String, in scratch: TemporaryDirectory) throws -> Data {
         let input = scratch.write("plain-\(UUID().uuidString)", data)
