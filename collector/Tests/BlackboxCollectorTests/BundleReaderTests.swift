@@ -8,7 +8,7 @@ import Testing
 struct BundleReaderTests {
     /// A second format in the manner of a new upload protocol: the blob is the one file itself.
     struct SingleFileFormat: BundleFormat {
-        var blobExtension: String { "one" }
+        static var blobExtension: String { "one" }
         func plan(_ body: ReceivedBody, for upload: UploadAdmission.Admitted, receivedAt: Date) async throws
             -> IngestPlan
         { throw APIError.notAZip() }

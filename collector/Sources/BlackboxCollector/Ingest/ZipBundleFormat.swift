@@ -8,10 +8,7 @@ struct ZipBundleFormat: BundleFormat {
     /// Manifests and reports held in memory by inspections running now.
     let inspectionMemory: MemoryBudget?
 
-    var blobExtension: String { "zip" }
-
-    /// The name a bundle's blob has (`DirectoryBlobStore.name` of a store for `zip`).
-    static func blobName(sha256: String) -> String { "\(sha256.prefix(2))/\(sha256).zip" }
+    static var blobExtension: String { "zip" }
 
     /// Small bodies inflate up to this much on the calling task before moving to a thread.
     static let inlineInflateBytes = 1 << 20

@@ -36,6 +36,14 @@ protocol BlobStorage: Sendable {
     func recover()
 }
 
+/// The one naming rule of content-addressed blobs: `<2 hex>/<sha256>.<extension>`. Formats name the
+/// blob a plan records with it; a store places bytes under it.
+enum BlobName {
+    static func of(sha256: String, fileExtension: String) -> String {
+        "\(sha256.prefix(2))/\(sha256).\(fileExtension)"
+    }
+}
+
 extension BlobStorage {
     func commit(temporaryPath: String, sha256: String, size: Int64) throws {
         try commit([(temporaryPath, name(sha256: sha256), sha256, size)], fileByFile: true)

@@ -34,7 +34,7 @@ struct BundleReader {
     /// The format that stored `blob`, by the blob's extension.
     private func format(of blob: String) throws -> any BundleFormat {
         let blobExtension = blob.split(separator: ".").last.map(String.init) ?? ""
-        guard let format = formats.first(where: { $0.blobExtension == blobExtension }) else {
+        guard let format = formats.first(where: { type(of: $0).blobExtension == blobExtension }) else {
             throw Failure.unreadable(blob)
         }
         return format

@@ -67,7 +67,9 @@ final class DirectoryBlobStore: BlobStorage {
     /// Relative name of this store's blob for a hash.
     func name(sha256: String) -> String { name(sha256: sha256, fileExtension: fileExtension) }
 
-    func name(sha256: String, fileExtension: String) -> String { "\(sha256.prefix(2))/\(sha256).\(fileExtension)" }
+    func name(sha256: String, fileExtension: String) -> String {
+        BlobName.of(sha256: sha256, fileExtension: fileExtension)
+    }
 
     func path(of blob: String) -> String { "\(root)/\(blob)" }
 

@@ -19,9 +19,7 @@ struct SentryEnvelopeFormat: BundleFormat {
     /// (`maxReportBytesPerBundle`, 32 MiB by default; Sentry's own limit for an event is 1 MB).
     var maxEnvelopeBytes: Int { limits.maxReportBytesPerBundle }
 
-    var blobExtension: String { "envelope" }
-
-    static func blobName(sha256: String) -> String { "\(sha256.prefix(2))/\(sha256).envelope" }
+    static var blobExtension: String { "envelope" }
 
     /// What the route answers and counts besides the plan.
     struct Inspection: Sendable {

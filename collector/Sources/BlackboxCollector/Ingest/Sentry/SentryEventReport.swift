@@ -14,11 +14,8 @@ import Foundation
 ///   tags → annotations; the request, transaction and trace → the scope; breadcrumbs → the log tail;
 ///   contexts, environment, SDK, logger, mechanism → `sentry.*` metadata; `fingerprint` → the
 ///   group (`CrashSignature`);
-/// - the user is reduced to a digest of its id (`user.id-digest`) unless the collector keeps users.
+/// - the user is reduced to a digest of its id (`user.id-digest`): no email, name or address is kept.
 struct SentryEventReport {
-    /// Keep the event's `user` (id, username, email, IP address) as it came. Default false.
-    var keepsUser = false
-
     static let maxFrames = 1_024
     static let maxThreads = 256
     static let maxThreadFrames = 256
@@ -122,13 +119,11 @@ struct SentryEventReport {
         where metadata.count < Self.maxEntries {
             metadata["extra.\(key)"] = value.text
         }
-        if let user = event["user"]?.object {
-            if keepsUser {
-                for (key, value) in user.sorted(by: { $0.key < $1.key }) { metadata["user.\(key)"] = value.text }
-            } else if let userID = user["id"]?.text ?? user["email"]?.string ?? user["username"]?.string {
-                // Counting affected users needs only that two events are the same user.
-                metadata["user.id-digest"] = String(SHA256.hash(data: Data(userID.utf8)).lowercaseHex.prefix(16))
-            }
+        if let user = event["user"]?.object,
+            let userID = user["id"]?.text ?? user["email"]?.string ?? user["username"]?.string
+        {
+            // Counting affected users needs only that two events are the same user.
+            metadata["user.id-digest"] = String(SHA256.hash(data: Data(userID.utf8)).lowercaseHex.prefix(16))
         }
         report.metadata = metadata
         let tags = Self.tags(event["tags"])

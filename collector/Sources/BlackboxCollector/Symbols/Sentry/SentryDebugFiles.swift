@@ -29,7 +29,9 @@ struct SentryDebugFiles: Sendable {
     static let maxChunksPerFile = 256
 
     func register(on group: RouterGroup<AuthenticatedContext>) {
-        group.get("organizations/:org/chunk-upload") { request, _ in try settings(request) }
+        group.get("organizations/:org/chunk-upload") { request, context in
+            try settings(request, organization: context.parameters.get("org") ?? "blackbox")
+        }
         group.post("organizations/:org/chunk-upload") { request, context in
             try await upload.admitted(
                 project: context.scope.projectID, declaredLength: nil
@@ -53,9 +55,8 @@ struct SentryDebugFiles: Sendable {
         var accept: [String]
     }
 
-    private func settings(_ request: Request) throws -> Response {
+    private func settings(_ request: Request, organization: String) throws -> Response {
         let base = publicURL ?? "http://\(request.head.authority ?? "localhost")"
-        let organization = request.uri.path.split(separator: "/").dropFirst(3).first.map(String.init) ?? "blackbox"
         return try JSONResponse.make(
             Settings(
                 url: "\(base)/api/0/organizations/\(organization)/chunk-upload/", chunkSize: Self.chunkBytes,
