@@ -102,7 +102,7 @@ let package = Package(
         .target(
             name: "BlackboxUpload",
             dependencies: [
-                "Blackbox", "BlackboxFormat",
+                "Blackbox", "BlackboxFormat", "BlackboxCompression", "BlackboxSymbols",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation", condition: upload),
                 .product(name: "Crypto", package: "swift-crypto", condition: upload),

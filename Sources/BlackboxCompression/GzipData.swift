@@ -30,6 +30,31 @@ public enum GzipData {
         }
         return output
     }
+
+    /// gzip-compresses bytes in memory (request bodies of a known, bounded size).
+    public static func compress(_ input: [UInt8], level: Int32 = 6) throws(Failure) -> [UInt8] {
+        var stream = z_stream()
+        // windowBits 15 + 16: a gzip header and trailer rather than a raw zlib stream.
+        let initialized = deflateInit2_(
+            &stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)
+        )
+        guard initialized == Z_OK else { throw Failure(description: "zlib deflateInit2 failed (\(initialized))") }
+        defer { deflateEnd(&stream) }
+        var output = [UInt8](repeating: 0, count: Int(deflateBound(&stream, UInt(input.count))) + 32)
+        var input = input
+        let code = input.withUnsafeMutableBufferPointer { source in
+            output.withUnsafeMutableBufferPointer { destination in
+                stream.next_in = source.baseAddress
+                stream.avail_in = UInt32(source.count)
+                stream.next_out = destination.baseAddress
+                stream.avail_out = UInt32(destination.count)
+                return deflate(&stream, Z_FINISH)
+            }
+        }
+        guard code == Z_STREAM_END else { throw Failure(description: "zlib deflate failed (\(code))") }
+        output.removeLast(Int(stream.avail_out))
+        return output
+    }
 }
 
 /// Inflates gzip (or zlib) data handed to it piece by piece, so that a reader can stop as soon as it

@@ -20,7 +20,8 @@
 /// runs/ended/          one file per ended run (how it ended), until a bundle carries the counts
 /// outbox/              finished reports: <kind>-<uuid>.json/.txt (crash, nonfatal, termination)
 /// outbox/bundles/      the spool: bundles waiting for upload
-/// outbox/rejected/     bundles the collector refused for good
+/// outbox/sentry/       the Sentry delivery's spool: envelopes waiting for upload
+/// outbox/rejected/     bundles (and envelopes) the server refused for good
 /// outbox/sent-archives log archives already bundled
 /// ```
 public struct DiagnosticsDirectory: Sendable, Hashable {
@@ -46,6 +47,7 @@ public struct DiagnosticsDirectory: Sendable, Hashable {
     public var endedSessions: String { runs + "/ended" }
     public var outbox: String { root + "/outbox" }
     public var spool: String { outbox + "/bundles" }
+    public var sentrySpool: String { outbox + "/sentry" }
     public var rejected: String { outbox + "/rejected" }
     public var sentArchives: String { outbox + "/sent-archives" }
 

@@ -74,7 +74,7 @@
             retry.maxAttempts = 3
             retry.initialDelay = .milliseconds(200)
             retry.maxDelay = .seconds(1)
-            let uploader = SpoolUploader(spool: spool, client: CollectorClient(endpoint: endpoint), retry: retry) {
+            let uploader = SpoolUploader(spool: spool, transport: CollectorClient(endpoint: endpoint), retry: retry) {
                 event in
                 if case .progress = event { return }
                 if let (_, text) = event.logLine { FileHandle.standardError.write(Data("blackbox: \(text)\n".utf8)) }

@@ -27,7 +27,7 @@
                     case .sameBuildID(let other): "same build-id as \(other)"
                     case .sent(.stored(duplicate: false)): "uploaded"
                     case .sent(.rejected(let answer)), .sent(.unauthorized(let answer)): "refused: \(answer)"
-                    case .sent(.retryLater(let reason)): "failed: \(reason)"
+                    case .sent(.retryLater(let reason)), .sent(.deferred(let reason)): "failed: \(reason)"
                     }
                 return "\(candidate.info.buildID ?? "-")  \(candidate.path)  \(status)"
             }

@@ -128,7 +128,7 @@
             switch outcome {
             case .stored: 0
             case .rejected: 2
-            case .retryLater: 3
+            case .retryLater, .deferred: 3
             case .unauthorized: 4
             }
         }

@@ -56,7 +56,7 @@
             var total = SpoolUploader.Summary()
             var status: Int32 = 0
             for entry in spools {
-                let uploader = SpoolUploader(spool: entry.spool, client: client, retry: retry) { event in
+                let uploader = SpoolUploader(spool: entry.spool, transport: client, retry: retry) { event in
                     report(event, progress: progress)
                 }
                 let summary = await uploader.drain()
@@ -191,7 +191,7 @@
                     Data(
                         "blackbox: gave up on bundle \(bundle.id.uuidString.lowercased()) after \(attempts) attempts: \(reason)\n"
                             .utf8))
-            case .unauthorized, .waiting, .localProblem:
+            case .unauthorized, .waiting, .deferred, .localProblem:
                 progress.finishLine()
                 if let (_, text) = event.logLine {
                     FileHandle.standardError.write(Data("blackbox: \(text)\n".utf8))

@@ -38,7 +38,7 @@
             var retry = RetryPolicy()
             retry.maxAttempts = maxAttempts
             var uploader = SpoolUploader(
-                spool: spool, client: CollectorClient(endpoint: try CollectorEndpoint(url: server, key: "k-123")),
+                spool: spool, transport: CollectorClient(endpoint: try CollectorEndpoint(url: server, key: "k-123")),
                 retry: retry)
             uploader.random = { 1 }
             uploader.sleep = { duration in waits?.list.withLock { $0.append(duration) } }

@@ -15,6 +15,15 @@
             var uploadID: String?
             var authorization: String?
             var bodyBytes: Int
+            var headers: [String: String] = [:]
+            /// The first MiB of the body.
+            var body: [UInt8] = []
+        }
+
+        struct Answer: Sendable {
+            var status: Int
+            var body: String
+            var headers: [String: String] = [:]
         }
 
         let port: Int
@@ -22,12 +31,12 @@
         private let state: State
 
         final class State: Sendable {
-            let script: Mutex<[(status: Int, body: String)]>
+            let script: Mutex<[Answer]>
             let received = Mutex<[Received]>([])
-            init(script: [(status: Int, body: String)]) { self.script = Mutex(script) }
+            init(script: [Answer]) { self.script = Mutex(script) }
 
-            func nextAnswer() -> (status: Int, body: String) {
-                script.withLock { $0.isEmpty ? (201, "{\"bundleID\":1}") : $0.removeFirst() }
+            func nextAnswer() -> Answer {
+                script.withLock { $0.isEmpty ? Answer(status: 201, body: "{\"bundleID\":1}") : $0.removeFirst() }
             }
         }
 
@@ -35,7 +44,11 @@
         var baseURL: String { "http://127.0.0.1:\(port)" }
 
         static func start(answers: [(status: Int, body: String)] = []) async throws -> StubCollector {
-            let state = State(script: answers)
+            try await start(script: answers.map { Answer(status: $0.status, body: $0.body) })
+        }
+
+        static func start(script: [Answer]) async throws -> StubCollector {
+            let state = State(script: script)
             let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .childChannelInitializer { channel in
@@ -70,9 +83,14 @@
                 case .head(let head):
                     current = Received(
                         method: "\(head.method)", path: head.uri, uploadID: head.headers.first(name: "Upload-Id"),
-                        authorization: head.headers.first(name: "Authorization"), bodyBytes: 0)
+                        authorization: head.headers.first(name: "Authorization"), bodyBytes: 0,
+                        headers: Dictionary(
+                            head.headers.map { ($0.name.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first }))
                 case .body(let buffer):
                     current?.bodyBytes += buffer.readableBytes
+                    if let count = current?.body.count, count < 1 << 20 {
+                        current?.body += Array(buffer: buffer).prefix((1 << 20) - count)
+                    }
                 case .end:
                     guard let request = current else { return }
                     state.received.withLock { $0.append(request) }
@@ -80,6 +98,7 @@
                     var headers = HTTPHeaders()
                     headers.add(name: "Content-Type", value: "application/json")
                     headers.add(name: "Content-Length", value: "\(answer.body.utf8.count)")
+                    for (name, value) in answer.headers { headers.add(name: name, value: value) }
                     let head = HTTPResponseHead(
                         version: .http1_1, status: HTTPResponseStatus(statusCode: answer.status), headers: headers)
                     context.write(wrapOutboundOut(.head(head)), promise: nil)

@@ -3,7 +3,6 @@
     import BlackboxFormat
     import Foundation
     import Logging
-    import Synchronization
 
     /// Uploads an app's reports and log archives to a collector in the background: plug it into
     /// `BlackboxConfiguration.delivery`, and `Blackbox.start` does the rest.
@@ -40,41 +39,17 @@
         /// Passes until cancelled: one at once, then after announcements (debounced) and every
         /// `interval`, one at a time.
         public func run(_ context: DeliveryContext, events: AsyncStream<DeliveryEvent>) async {
-            progress.startPassFinished.store(false, ordering: .relaxed)
-            _ = await runPass(context)
-            progress.startPassFinished.store(true, ordering: .releasing)
-            let (wakeups, wakeup) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-            await withTaskGroup(of: Void.self) { group in
-                if let interval {
-                    group.addTask {
-                        while !Task.isCancelled {
-                            try? await Task.sleep(for: interval)
-                            wakeup.yield()
-                        }
-                    }
-                }
-                group.addTask {
-                    for await _ in events { wakeup.yield() }
-                }
-                // Ends when the task is cancelled (the stream ends its iteration then).
-                for await _ in wakeups {
-                    try? await Task.sleep(for: debounce)
-                    guard !Task.isCancelled else { break }
-                    _ = await runPass(context)
-                }
-                group.cancelAll()
-            }
+            await schedule.run(events: events) { _ = await runPass(context) }
         }
 
         /// Waits until the first pass of the latest `run` has finished (true), at most `timeout`
         /// (false). For short-lived programs that should not exit before their reports are sent.
         public func waitForStartPass(timeout: Duration) async -> Bool {
-            let deadline = ContinuousClock.now + timeout
-            while !progress.startPassFinished.load(ordering: .acquiring) {
-                guard ContinuousClock.now < deadline else { return false }
-                try? await Task.sleep(for: .milliseconds(50))
-            }
-            return true
+            await schedule.waitForStartPass(timeout: timeout)
+        }
+
+        private var schedule: DeliverySchedule {
+            DeliverySchedule(interval: interval, debounce: debounce, progress: progress)
         }
 
         /// One pass, on the caller's task; what `run` repeats. Public for apps that want to
@@ -83,49 +58,31 @@
             let logger = Logger(label: "blackbox.upload")
             let configuration = context.configuration
             let spool = Spool(diagnosticsDirectory: context.directory)
-            guard let lock = SpoolLock(spool: spool) else {
-                logger.debug("another process is uploading from \(context.directory); skipping this pass")
-                return nil
-            }
-            defer { withExtendedLifetime(lock) {} }
-            _ = context.core.flush(timeout: .seconds(2))
-            let snapshot = DiagnosticsSnapshot(
-                directory: context.directory, baseFileName: configuration.baseFileName, options: bundles)
-            let selection = snapshot.select()
-            let waiting = spool.pending().count
-            guard !selection.isEmpty || waiting > 0 else { return nil }
-            let request = ConsentRequest(
-                reports: selection.reports.count,
-                logFiles: selection.archives.count + (selection.activeLog == nil ? 0 : 1),
-                waitingBundles: waiting, bytes: selection.bytes)
-            guard await consent.allows(request) else {
-                logger.debug(
-                    "upload not allowed by consent; \(request.reports) reports and \(waiting) bundles stay local")
-                return nil
-            }
+            guard
+                let pass = await DeliveryPass(
+                    context, spool: spool, options: bundles, consent: consent, logger: logger)
+            else { return nil }
+            let selection = pass.selection
             if !selection.isEmpty {
                 let writer = BundleWriter(
                     app: .init(
                         name: configuration.appName, version: configuration.appVersion, build: configuration.appBuild),
                     host: ProcessInfo.processInfo.hostName)
                 do {
-                    try snapshot.bundle(selection, as: writer, into: spool)
+                    try pass.snapshot.bundle(selection, as: writer, into: spool)
                 } catch {
                     logger.error("cannot bundle diagnostics for upload: \(error)")
                 }
             }
             var client = CollectorClient(endpoint: endpoint)
             client.rateLimit = rateLimit
-            let uploader = SpoolUploader(spool: spool, client: client, retry: retry) { event in
+            let uploader = SpoolUploader(spool: spool, transport: client, retry: retry) { event in
                 if let (level, text) = event.logLine { logger.log(level: level, "\(text)") }
             }
-            return await uploader.drain()
+            let summary = await uploader.drain()
+            withExtendedLifetime(pass.lock) {}
+            return summary
         }
     }
 
-    /// Shared by the copies of one `CollectorUpload` value (the configuration holds one, the app may
-    /// hold another).
-    final class DeliveryProgress: Sendable {
-        let startPassFinished = Atomic<Bool>(false)
-    }
 #endif

@@ -11,21 +11,33 @@
     /// <rejected>/<bundle-id>.zip       refused for good (400/413/422): kept for a person to look at
     /// <rejected>/<bundle-id>.json      the collector's answer and when it came
     /// ```
-    /// For an app these are `<dir>/outbox/bundles/` and `<dir>/outbox/rejected/` (docs/layout.md).
+    /// For an app these are `<dir>/outbox/bundles/` and `<dir>/outbox/rejected/` (docs/layout.md). The
+    /// Sentry delivery's spool holds envelopes the same way: `<dir>/outbox/sentry/<id>.envelope`.
     public struct Spool: Sendable {
         public let directory: String
         public let rejectedDirectory: String
+        /// What the waiting files end with: `zip` (bundles) or `envelope` (Sentry envelopes).
+        public let fileExtension: String
 
-        public init(directory: String, rejectedDirectory: String) {
+        public init(directory: String, rejectedDirectory: String, fileExtension: String = "zip") {
             self.directory = directory
             self.rejectedDirectory = rejectedDirectory
+            self.fileExtension = fileExtension
         }
 
-        /// The spool of an app's diagnostics directory.
+        /// The bundle spool of an app's diagnostics directory.
         public init(diagnosticsDirectory: String) {
             let layout = DiagnosticsDirectory(diagnosticsDirectory)
             self.init(directory: layout.spool, rejectedDirectory: layout.rejected)
         }
+
+        /// The Sentry envelope spool of an app's diagnostics directory.
+        public static func sentry(diagnosticsDirectory: String) -> Spool {
+            let layout = DiagnosticsDirectory(diagnosticsDirectory)
+            return Spool(directory: layout.sentrySpool, rejectedDirectory: layout.rejected, fileExtension: "envelope")
+        }
+
+        private var suffix: String { "." + fileExtension }
 
         public struct Bundle: Sendable, Equatable {
             public var path: String
@@ -39,11 +51,11 @@
             var found: [(modified: Date, bundle: Bundle)] = []
             for name in names {
                 let path = "\(directory)/\(name)"
-                if name.hasSuffix(".zip.tmp") {
+                if name.hasSuffix(suffix + ".tmp") {
                     unlink(path)
                     continue
                 }
-                guard name.hasSuffix(".zip"), let id = UUID(uuidString: String(name.dropLast(4))),
+                guard name.hasSuffix(suffix), let id = UUID(uuidString: String(name.dropLast(suffix.count))),
                     let attributes = try? FileManager.default.attributesOfItem(atPath: path)
                 else { continue }
                 let size = (attributes[.size] as? NSNumber)?.int64Value ?? 0
@@ -75,23 +87,24 @@
             } catch {
                 throw BundleError(path: base + ".json", reason: "\(error)")
             }
-            guard rename(bundle.path, base + ".zip") == 0 else {
+            guard rename(bundle.path, base + suffix) == 0 else {
                 throw BundleError(
                     path: bundle.path,
                     reason: "cannot move to \(rejectedDirectory): \(String(cString: strerror(errno)))")
             }
-            DurableFile.syncDirectory(containing: base + ".zip")
+            DurableFile.syncDirectory(containing: base + suffix)
         }
 
-        /// Bundles the collector refused, with its reasons.
+        /// Files of this spool the server refused, with its reasons.
         public func rejected() -> [(path: String, rejection: Rejection)] {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: rejectedDirectory)) ?? []
             return names.filter { $0.hasSuffix(".json") }.sorted().compactMap { name in
                 let json = "\(rejectedDirectory)/\(name)"
-                guard let data = FileManager.default.contents(atPath: json),
+                let path = String(json.dropLast(5)) + suffix
+                guard FileManager.default.fileExists(atPath: path), let data = FileManager.default.contents(atPath: json),
                     let rejection = try? JSONDecoder.rejections.decode(Rejection.self, from: data)
                 else { return nil }
-                return (String(json.dropLast(5)) + ".zip", rejection)
+                return (path, rejection)
             }
         }
 

@@ -65,7 +65,7 @@
             let chunks = FileChunks(path: path, rateLimit: rateLimit, progress: { progress($0, size) })
             request.body = .stream(chunks, length: .known(size))
             do {
-                let response = try await http.execute(request, timeout: timeAmount(requestTimeout))
+                let response = try await http.execute(request, timeout: requestTimeout.timeAmount)
                 let body = try await response.body.collect(upTo: 1 << 20)
                 return UploadOutcome.classify(status: Int(response.status.code), body: Array(buffer: body))
             } catch {
@@ -120,9 +120,12 @@
             }
         }
 
-        func timeAmount(_ duration: Duration) -> TimeAmount {
-            .nanoseconds(
-                Int64(duration.components.seconds) * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+    }
+
+    extension Duration {
+        /// NIO's form of a Swift duration, for request deadlines.
+        var timeAmount: TimeAmount {
+            .nanoseconds(Int64(components.seconds) * 1_000_000_000 + components.attoseconds / 1_000_000_000)
         }
     }
 

@@ -4,11 +4,12 @@
 
     /// Sends every bundle in a spool, oldest first, following the retry contract: a 2xx deletes the
     /// local copy; 400/413/422 move it to `rejected/` with the reason; 401/403 stop the pass (the key
-    /// must be fixed first; bundles stay); anything else waits with backoff and tries again, up to
-    /// `retry.maxAttempts`, after which the pass ends and the bundles wait for the next one.
+    /// must be fixed first; bundles stay); a rate-limited kind of data waits for a later pass while the
+    /// others go on; anything else waits with backoff and tries again, up to `retry.maxAttempts`,
+    /// after which the pass ends and the bundles wait for the next one.
     public struct SpoolUploader: Sendable {
         public var spool: Spool
-        public var client: CollectorClient
+        public var transport: any SpoolTransport
         public var retry: RetryPolicy
         /// Progress and results, for a progress bar or a log; called on the uploading task.
         public var events: @Sendable (UploadEvent) -> Void
@@ -17,11 +18,11 @@
         var sleep: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
 
         public init(
-            spool: Spool, client: CollectorClient, retry: RetryPolicy = RetryPolicy(),
+            spool: Spool, transport: any SpoolTransport, retry: RetryPolicy = RetryPolicy(),
             events: @escaping @Sendable (UploadEvent) -> Void = { _ in }
         ) {
             self.spool = spool
-            self.client = client
+            self.transport = transport
             self.retry = retry
             self.events = events
         }
@@ -30,6 +31,8 @@
             public var uploaded = 0
             public var duplicates = 0
             public var rejected = 0
+            /// Held back by a rate limit; still in the spool.
+            public var deferred = 0
             /// Bundles still in the spool when the pass ended.
             public var remaining = 0
             /// Why the pass ended early, if it did.
@@ -62,7 +65,7 @@
             while true {
                 if Task.isCancelled { return .cancelled }
                 events(.started(bundle))
-                let outcome = await client.upload(file: bundle.path, uploadID: bundle.id) { sent, total in
+                let outcome = await transport.upload(file: bundle.path, uploadID: bundle.id) { sent, total in
                     events(.progress(bundle, sent: sent, total: total))
                 }
                 switch outcome {
@@ -84,6 +87,10 @@
                 case .unauthorized(let answer):
                     events(.unauthorized(bundle, answer))
                     return .unauthorized(answer)
+                case .deferred(let reason):
+                    summary.deferred += 1
+                    events(.deferred(bundle, reason: reason))
+                    return nil
                 case .retryLater(let reason):
                     failures += 1
                     if let limit = retry.maxAttempts, failures >= limit {
@@ -110,6 +117,7 @@
         case rejected(Spool.Bundle, ServerAnswer)
         case unauthorized(Spool.Bundle, ServerAnswer)
         case waiting(Spool.Bundle, attempt: Int, delay: Duration, reason: String)
+        case deferred(Spool.Bundle, reason: String)
         case gaveUp(Spool.Bundle, attempts: Int, reason: String)
         case localProblem(Spool.Bundle, String)
 
@@ -134,6 +142,8 @@
                     .notice,
                     "upload of \(bundle.id.uuidString.lowercased()) failed (attempt \(attempt): \(reason)); retrying in \(delay)"
                 )
+            case .deferred(let bundle, let reason):
+                (.info, "\(bundle.id.uuidString.lowercased()) waits in the spool: \(reason)")
             case .gaveUp(let bundle, let attempts, let reason):
                 (
                     .warning,

@@ -13,6 +13,10 @@
         case unauthorized(ServerAnswer)
         /// A 5xx, a 429, a timeout or no connection: resend later with backoff.
         case retryLater(reason: String)
+        /// Not sent now, and nothing wrong with it or the server: its kind of data is rate-limited
+        /// (a Sentry server's `X-Sentry-Rate-Limits`). The pass goes on with the next file; this one
+        /// waits in the spool.
+        case deferred(reason: String)
 
         static func classify(status: Int, body: [UInt8]) -> UploadOutcome {
             let answer = ServerAnswer(status: status, body: body)

@@ -83,12 +83,12 @@ public enum CrashSignature {
         var functions: [String] = []
         for frame in report.frames where functions.count < limit && frame.inApp != false {
             let image = report.image(of: frame)?.path
-            if let image, isSystemImage(image) { continue }
+            if let image, InAppRules.isSystemImage(image) { continue }
             for symbol in frame.symbols where !symbol.function.hasPrefix("Swift runtime failure") {
                 let name = normalizeFunction(symbol.function)
                 // The producer's word (a Sentry SDK's `in_app`) outranks the name rules, which are
                 // about Swift and C (a Python module `__main__` is the app's).
-                if frame.inApp != true, isExcludedFunction(name) { continue }
+                if frame.inApp != true, InAppRules.isExcludedFunction(name) { continue }
                 if functions.last != name { functions.append(name) }
                 if functions.count == limit { break }
             }
@@ -96,36 +96,9 @@ public enum CrashSignature {
         return functions
     }
 
-    static func isSystemImage(_ path: String) -> Bool {
-        let name = path.split(separator: "/").last.map(String.init) ?? path
-        if path.hasPrefix("/lib/") || path.hasPrefix("/lib64/") || path.hasPrefix("/usr/lib/") || path.hasPrefix("[") {
-            return true
-        }
-        if path.contains("/usr/lib/swift/") { return true }  // a toolchain or runtime directory
-        return name.hasPrefix("libswift") || name.hasPrefix("libFoundation") || name.hasPrefix("libdispatch")
-            || name.hasPrefix("lib_Foundation") || name.hasPrefix("libBlocksRuntime")
-    }
-
-    static func isExcludedFunction(_ name: String) -> Bool {
-        let excludedPrefixes = [
-            "swift_", "_swift_", "__", "Swift.", "Foundation.", "Dispatch.", "Blackbox.", "BlackboxErrors.",
-            "BlackboxHummingbird.", "BlackboxVapor.",
-            "bbx_crash", "_assertionFailure", "reabstraction thunk", "partial apply", "thunk for",
-        ]
-        if excludedPrefixes.contains(where: { name.hasPrefix($0) }) { return true }
-        // Blackbox's own entry points, however they were demangled.
-        return ["ensure(", "bug(", "unreachable(", "NonFatalReporter.", "AssertionFailure."].contains {
-            name.hasPrefix($0)
-        } || name.hasPrefix("closure #") && name.contains(" in Blackbox.")
-            // Normalized names have lost `#N`, so the rule above only ever matched raw names; it stays
-            // as it was until the signature's next version (changing it would move existing groups).
-            || name.hasPrefix("closure")
-                && (name.contains(" in BlackboxHummingbird.") || name.contains(" in BlackboxVapor."))
-    }
-
     /// `specialized closure #2 (Swift.Int) -> () in app.run(x: Swift.Int) -> ()` → `closure in app.run(x:)`.
     static func normalizeFunction(_ name: String) -> String {
-        var result = withoutSpecializationMarkers(name)
+        var result = InAppRules.withoutSpecializationMarkers(name)
         for marker in ["specialized ", "merged ", "static ", "@objc ", "outlined "] {
             result = result.replacingOccurrences(of: marker, with: "")
         }
@@ -138,26 +111,6 @@ public enum CrashSignature {
         result = result.replacingOccurrences(of: #"0x[0-9a-fA-F]+"#, with: "", options: .regularExpression)
         result = result.replacingOccurrences(of: #" \+ \d+$"#, with: "", options: .regularExpression)
         return result.trimmingCharacters(in: .whitespaces)
-    }
-
-    /// `generic specialization <Swift.Array<Swift.Int>> of Swift.Array.count` → `Swift.Array.count`
-    /// (also `function signature specialization <…> of `), however deeply the brackets nest.
-    static func withoutSpecializationMarkers(_ name: String) -> String {
-        var result = Substring(name)
-        var output = ""
-        let markers = ["generic specialization <", "function signature specialization <"]
-        while let marker = markers.compactMap({ result.range(of: $0) }).min(by: { $0.lowerBound < $1.lowerBound }) {
-            output += result[..<marker.lowerBound]
-            var depth = 1
-            var index = marker.upperBound
-            while index < result.endIndex && depth > 0 {
-                if result[index] == "<" { depth += 1 } else if result[index] == ">" { depth -= 1 }
-                index = result.index(after: index)
-            }
-            result = result[index...]
-            if result.hasPrefix(" of ") { result = result.dropFirst(4) }
-        }
-        return output + result
     }
 
     /// Numbers, hex and quoted values vary between occurrences of the same problem.

@@ -21,11 +21,6 @@ enum ReportPage {
         return "\(what) in \(culprit)"
     }
 
-    private static let glueMarkers = [
-        "protocol witness for ", "partial apply forwarder for ", "reabstraction thunk", "thunk for ",
-        "dispatch thunk of ", "outlined ",
-    ]
-
     /// The simplified name of the innermost frame of the app's own code.
     static func culprit(_ report: CrashReport) -> String? {
         for frame in report.frames {
@@ -41,7 +36,7 @@ enum ReportPage {
     /// and the frame rows' `app` use this one rule.
     static func isApp(_ symbol: CrashReport.Symbol, of frame: CrashReport.Frame, in report: CrashReport) -> Bool {
         if let inApp = frame.inApp { return inApp }
-        guard let image = report.image(of: frame), !CrashSignature.isSystemImage(image.path) else { return false }
+        guard let image = report.image(of: frame), !InAppRules.isSystemImage(image.path) else { return false }
         return isAppCode(symbol.function, file: symbol.file ?? "")
     }
 
@@ -49,10 +44,9 @@ enum ReportPage {
     /// witnesses: by name, or `<compiler-generated>` as their file), and not a package the app depends
     /// on (SwiftPM builds those from `.build/checkouts/`, so their debug info says so).
     static func isAppCode(_ function: String, file: String) -> Bool {
-        !file.contains("/.build/checkouts/") && !file.contains("<compiler-generated>")
-            && !glueMarkers.contains(where: function.contains) && !function.hasPrefix("Swift runtime failure")
-            && !CrashSignature.isExcludedFunction(SwiftNames.simplified(function))
-            && !CrashSignature.isExcludedFunction(CrashSignature.normalizeFunction(function))
+        !InAppRules.isGlueOrDependency(function, file: file)
+            && !InAppRules.isExcludedFunction(SwiftNames.simplified(function))
+            && !InAppRules.isExcludedFunction(CrashSignature.normalizeFunction(function))
     }
 
     /// One row per symbol (inlined ones included), each with its simplified name and full signature;

@@ -13,7 +13,7 @@ enum SwiftNames {
     ]
 
     static func simplified(_ name: String) -> String {
-        var text = Substring(CrashSignature.withoutSpecializationMarkers(name))
+        var text = Substring(InAppRules.withoutSpecializationMarkers(name))
         // `(1) suspend resume partial function for f()` / `(2) await resume partial function for f()`.
         if text.hasPrefix("("), let range = text.range(of: " partial function for ") {
             text = text[range.upperBound...]

@@ -1,0 +1,119 @@
+#if Upload
+    import Blackbox
+    import BlackboxFormat
+    import Foundation
+
+    /// The envelopes of a delivery pass, written into the Sentry spool (each durable before the
+    /// reports it holds leave the outbox): one per report, with the log's end attached to crashes
+    /// and hangs; one with the sessions of the runs that ended.
+    struct SentryEnvelopeWriter {
+        var release: String?
+        var environment: String?
+        var app: CrashReport.App
+        /// The end of the active log, attached to fatal and hang events as `blackbox.log`.
+        var attachLogTail = true
+
+        /// Writes the selection's envelopes into `spool`, then marks it sent (`markBundled`). Returns
+        /// the reports that could not be read (they leave the outbox all the same: a report no reader
+        /// can decode would otherwise be tried on every pass).
+        func write(_ selection: DiagnosticsSnapshot.Selection, from snapshot: DiagnosticsSnapshot, into spool: Spool)
+            throws -> [String]
+        {
+            try FileManager.default.createDirectory(
+                atPath: spool.directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            var unreadable: [String] = []
+            let logTail = attachLogTail ? selection.activeLog.flatMap(Self.read) : nil
+            for item in selection.reports where item.entryPath.hasSuffix(".json") {
+                guard let bytes = Self.read(item), let report = try? CrashReport.decode(Data(bytes)) else {
+                    unreadable.append(item.sourcePath)
+                    continue
+                }
+                if let envelope = try event(report, logTail: logTail) { try commit(envelope, into: spool) }
+            }
+            if let envelope = try sessions(selection.sessions) { try commit(envelope, into: spool) }
+            try snapshot.markBundled(selection)
+            return unreadable
+        }
+
+        /// The event of a report with its attachments; nil for a report Sentry has no meaning for.
+        func event(_ report: CrashReport, logTail: [UInt8]?) throws -> SentryEnvelope? {
+            guard
+                let event = SentryEvent(
+                    report: report, release: release ?? SentryEvent.release(of: report.app), environment: environment)
+            else { return nil }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            var items = [
+                SentryEnvelope.Item(type: "event", payload: Array(try encoder.encode(event)), contentType: "application/json")
+            ]
+            if let logTail, !logTail.isEmpty, event.level == "fatal" || report.kind == .hang {
+                items.append(
+                    .init(type: "attachment", payload: logTail, contentType: "text/plain", filename: "blackbox.log"))
+            }
+            return SentryEnvelope(eventID: event.eventID, items: items)
+        }
+
+        /// Release health: one `sessions` aggregate per release (exited, crashed, abnormal: killed or
+        /// hung and never recovered). Nil when nothing ended or there is no release to count it under.
+        func sessions(_ summaries: [SessionSummary]) throws -> SentryEnvelope? {
+            var items: [SentryEnvelope.Item] = []
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            for summary in summaries where summary.total > 0 {
+                let version = summary.appVersion ?? app.version
+                let sessionRelease =
+                    release
+                    ?? SentryEvent.release(
+                        of: .init(
+                            name: app.name, version: version, build: version == app.version ? app.build : nil))
+                guard let sessionRelease else { continue }
+                let aggregate = SessionAggregates(
+                    attrs: .init(release: sessionRelease, environment: environment),
+                    aggregates: [
+                        .init(
+                            started: ReportTime.format(Self.hour(of: summary.firstStart)), exited: summary.clean,
+                            crashed: summary.crashed, abnormal: summary.killed + summary.hung)
+                    ])
+                items.append(.init(type: "sessions", payload: Array(try encoder.encode(aggregate))))
+            }
+            return items.isEmpty ? nil : SentryEnvelope(items: items)
+        }
+
+        struct SessionAggregates: Encodable {
+            var attrs: Attributes
+            var aggregates: [Bucket]
+
+            struct Attributes: Encodable {
+                var release: String
+                var environment: String?
+            }
+
+            struct Bucket: Encodable {
+                var started: String
+                var exited: Int
+                var crashed: Int
+                var abnormal: Int
+            }
+        }
+
+        private func commit(_ envelope: SentryEnvelope, into spool: Spool) throws {
+            let path = "\(spool.directory)/\(UUID().uuidString.lowercased()).\(spool.fileExtension)"
+            try DurableFile.write(try envelope.encoded(), to: path)
+        }
+
+        static func hour(of date: Date) -> Date {
+            Date(timeIntervalSince1970: (date.timeIntervalSince1970 / 3600).rounded(.down) * 3600)
+        }
+
+        static func read(_ item: BundleItem) -> [UInt8]? {
+            guard let handle = FileHandle(forReadingAtPath: item.sourcePath) else { return nil }
+            defer { try? handle.close() }
+            do {
+                try handle.seek(toOffset: UInt64(item.range.lowerBound))
+                return Array(try handle.read(upToCount: Int(item.size)) ?? Data())
+            } catch {
+                return nil
+            }
+        }
+    }
+#endif

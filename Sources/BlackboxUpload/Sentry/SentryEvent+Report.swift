@@ -1,0 +1,264 @@
+#if Upload
+    import BlackboxFormat
+    import BlackboxSymbols
+    import Foundation
+
+    extension SentryEvent {
+        /// The event of a report, or nil for a report Sentry has no meaning for (a termination other
+        /// than an OOM kill: it counts as an abnormal session instead). docs/sentry.md, "Sending to
+        /// Sentry", lists the mapping field by field.
+        public init?(report: CrashReport, release: String?, environment: String?) {
+            guard let kind = Kind(report) else { return nil }
+            self.init(
+                eventID: report.id.uuidString.replacingOccurrences(of: "-", with: "").lowercased(),
+                timestamp: report.process.crashTime.timeIntervalSince1970, level: kind.level,
+                sdk: SDK(name: Self.sdkName, version: Self.sdkVersion))
+            self.logger = "blackbox"
+            self.release = release ?? Self.release(of: report.app)
+            self.dist = report.app.build
+            self.environment = environment
+            self.serverName = report.host.name
+
+            let stacktrace = Self.stacktrace(report.frames, of: report, registers: report.registers)
+            exception = Values(values: [
+                Exception(
+                    type: kind.exceptionType(report), value: kind.exceptionValue(report),
+                    threadID: report.thread.id,
+                    mechanism: Mechanism(
+                        type: kind.mechanism, handled: kind.handled,
+                        meta: report.signal.map { signal in
+                            Mechanism.Meta(
+                                signal: .init(
+                                    number: signal.number, code: signal.code, name: signal.name,
+                                    codeName: signal.codeName))
+                        }),
+                    stacktrace: stacktrace.frames.isEmpty ? nil : stacktrace)
+            ])
+            if let threads = report.threads, !threads.isEmpty {
+                self.threads = Values(
+                    values: threads.map { thread in
+                        let stack = thread.crashed ? nil : Self.stacktrace(thread.frames, of: report, registers: [])
+                        return Thread(
+                            id: thread.id, name: thread.name, crashed: thread.crashed && kind.crashes,
+                            current: thread.crashed, stacktrace: stack?.frames.isEmpty == false ? stack : nil)
+                    })
+            }
+            let images = report.images.compactMap(Self.image)
+            debugMeta = images.isEmpty ? nil : DebugMeta(images: images)
+            let crumbs = report.logTail.suffix(Self.maxBreadcrumbs).map(Self.breadcrumb)
+            breadcrumbs = crumbs.isEmpty ? nil : Values(values: crumbs)
+            contexts = Self.contexts(report)
+            var tags = report.annotations ?? [:]
+            tags["blackbox.kind"] = report.kind.rawValue
+            if let requestID = report.scope?["request-id"] { tags["request_id"] = requestID }
+            self.tags = tags
+            var extra = report.metadata
+            if let path = report.process.path { extra["process.path"] = path }
+            extra["process.pid"] = String(report.process.pid)
+            if let fatalMessage = report.fatalMessage { extra["fatal_message"] = fatalMessage }
+            if !report.notes.isEmpty { extra["notes"] = report.notes.joined(separator: "\n") }
+            self.extra = extra
+            if let scope = report.scope {
+                transaction = scope["route"]
+                if scope["method"] != nil || scope["url"] != nil {
+                    request = Request(method: scope["method"], url: scope["url"])
+                }
+            }
+        }
+
+        init(eventID: String, timestamp: Double, level: String, sdk: SDK) {
+            self.eventID = eventID
+            self.timestamp = timestamp
+            self.level = level
+            self.sdk = sdk
+        }
+
+        public static let sdkName = "blackbox.swift"
+        public static let sdkVersion = "0.1.0"
+        static let maxBreadcrumbs = 100
+
+        /// Sentry's convention, `package@version+build`; nil without a version (Sentry's release
+        /// health needs one).
+        public static func release(of app: CrashReport.App) -> String? {
+            guard let version = app.version, !version.isEmpty else { return nil }
+            return "\(app.name)@\(version)" + (app.build.map { "+\($0)" } ?? "")
+        }
+
+        /// What each kind of report is called in Sentry.
+        enum Kind {
+            case crash, nonfatal, hang, error, outOfMemory
+
+            init?(_ report: CrashReport) {
+                switch report.kind {
+                case .crash: self = .crash
+                case .nonfatal: self = .nonfatal
+                case .hang: self = .hang
+                case .error: self = .error
+                case .termination:
+                    guard report.termination?.cause == "oom-killer" else { return nil }
+                    self = .outOfMemory
+                }
+            }
+
+            var level: String {
+                switch self {
+                case .crash, .outOfMemory: "fatal"
+                case .nonfatal, .hang, .error: "error"
+                }
+            }
+            var crashes: Bool { self == .crash || self == .outOfMemory }
+            var handled: Bool { !crashes }
+            var mechanism: String {
+                switch self {
+                case .crash: "signalhandler"
+                case .nonfatal: "blackbox.assertion"
+                case .hang: "AppHang"
+                case .error: "blackbox.capture"
+                case .outOfMemory: "oom_kill"
+                }
+            }
+
+            /// The signal, or the Swift runtime failure's class (`Swift runtime failure`, with its
+            /// text as the value: `Index out of range`), or the captured error's type.
+            func exceptionType(_ report: CrashReport) -> String {
+                switch self {
+                case .crash:
+                    if let reason = report.reason, reason.hasPrefix(Self.runtimeFailure) { return "Swift runtime failure" }
+                    return report.signal?.name ?? "crash"
+                case .nonfatal: return "AssertionFailure"
+                case .hang: return "AppHang"
+                case .error: return report.metadata["error.type"] ?? "Error"
+                case .outOfMemory: return "OutOfMemory"
+                }
+            }
+
+            func exceptionValue(_ report: CrashReport) -> String? {
+                switch self {
+                case .crash:
+                    if let reason = report.reason, reason.hasPrefix(Self.runtimeFailure) {
+                        return String(reason.dropFirst(Self.runtimeFailure.count))
+                    }
+                    return report.fatalMessage ?? report.reason
+                case .outOfMemory: return "the kernel's OOM killer ended the run"
+                case .nonfatal, .hang, .error: return report.reason
+                }
+            }
+
+            static let runtimeFailure = "Swift runtime failure: "
+        }
+
+        /// Oldest first, one Sentry frame per symbol (an inlined function is a frame of its own at the
+        /// same address, as Sentry's symbolicator makes them).
+        static func stacktrace(
+            _ frames: [CrashReport.Frame], of report: CrashReport, registers: [CrashReport.Register]
+        ) -> Stacktrace {
+            var result: [Frame] = []
+            for frame in frames.reversed() {
+                let image = report.image(of: frame)
+                let base = Frame(
+                    instructionAddr: frame.address, imageAddr: image?.start, package: image?.path,
+                    stackStart: frame.asyncResume == true ? true : nil)
+                if frame.symbols.isEmpty {
+                    var unnamed = base
+                    unnamed.inApp = frame.inApp ?? false
+                    result.append(unnamed)
+                    continue
+                }
+                // Symbols are innermost first; Sentry's frames oldest first.
+                for symbol in frame.symbols.reversed() {
+                    var named = base
+                    named.function = symbol.function
+                    named.rawFunction = symbol.mangledName
+                    named.absPath = symbol.file
+                    named.filename = symbol.file.map { String($0.split(separator: "/").last ?? Substring($0)) }
+                    named.lineno = symbol.line.flatMap { $0 > 0 ? $0 : nil }
+                    named.colno = symbol.column.flatMap { $0 > 0 ? $0 : nil }
+                    named.inApp =
+                        frame.inApp
+                        ?? InAppRules.isAppSymbol(function: symbol.function, file: symbol.file, imagePath: image?.path)
+                    result.append(named)
+                }
+            }
+            let named = Dictionary(registers.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
+            return Stacktrace(
+                frames: result, registers: named.isEmpty ? nil : named, instructionAddrAdjustment: "all_but_first")
+        }
+
+        /// `code_id` is the ELF build-id; `debug_id` Sentry's form of it, which `sentry-cli
+        /// debug-files check` prints for the same file.
+        static func image(_ image: CrashReport.Image) -> Image? {
+            guard let start = UInt64(hex: image.start), let end = UInt64(hex: image.end), end >= start else { return nil }
+            return Image(
+                codeID: image.buildID, debugID: image.buildID.flatMap(ELFBuildID.sentryDebugID),
+                imageAddr: image.start, imageSize: end - start, codeFile: image.path)
+        }
+
+        /// A log line, `2026-11-21T22:39:39.123Z INFO  net: message …`, as a breadcrumb; a line of
+        /// another shape is its message whole.
+        static func breadcrumb(_ line: String) -> Breadcrumb {
+            let parts = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
+            guard parts.count == 3, let time = ReportTime.parse(String(parts[0])),
+                let level = Self.levels[parts[1].lowercased()]
+            else {
+                return Breadcrumb(category: "log", message: line)
+            }
+            var rest = parts[2].drop { $0 == " " }
+            var category = "log"
+            if let colon = rest.firstIndex(of: ":"), !rest[..<colon].contains(" ") {
+                category = String(rest[..<colon])
+                rest = rest[rest.index(after: colon)...].drop { $0 == " " }
+            }
+            return Breadcrumb(
+                timestamp: time.timeIntervalSince1970, category: category, level: level, message: String(rest))
+        }
+
+        /// Blackbox's level tags and Sentry's breadcrumb levels.
+        static let levels = [
+            "trace": "debug", "debug": "debug", "info": "info", "note": "info", "notice": "info", "warn": "warning",
+            "warning": "warning", "error": "error", "crit": "fatal", "critical": "fatal",
+        ]
+
+        static func contexts(_ report: CrashReport) -> [String: [String: ContextValue]] {
+            var contexts: [String: [String: ContextValue]] = [:]
+            var os: [String: ContextValue] = ["name": .string("Linux")]
+            if !report.host.os.isEmpty { os["raw_description"] = .string(report.host.os) }
+            if !report.host.kernel.isEmpty { os["kernel_version"] = .string(report.host.kernel) }
+            contexts["os"] = os
+            var device: [String: ContextValue] = [:]
+            if !report.host.architecture.isEmpty { device["arch"] = .string(report.host.architecture) }
+            if !device.isEmpty { contexts["device"] = device }
+            var app: [String: ContextValue] = ["app_name": .string(report.app.name)]
+            if let version = report.app.version { app["app_version"] = .string(version) }
+            if let build = report.app.build { app["app_build"] = .string(build) }
+            if let start = report.process.startTime { app["app_start_time"] = .string(ReportTime.format(start)) }
+            contexts["app"] = app
+            contexts["runtime"] = ["name": .string("swift")]
+            if let scope = report.scope, let trace = scope["trace-id"] {
+                var context: [String: ContextValue] = ["trace_id": .string(trace)]
+                if let span = scope["span-id"] { context["span_id"] = .string(span) }
+                contexts["trace"] = context
+            }
+            if let scope = report.scope, !scope.isEmpty {
+                contexts["blackbox.scope"] = scope.mapValues { .string($0) }
+            }
+            if let termination = report.termination {
+                var context: [String: ContextValue] = [
+                    "cause": .string(termination.cause),
+                    "last_seen_alive": .string(ReportTime.format(termination.lastSeenAlive)),
+                ]
+                if let before = termination.cgroupOOMKillsBefore { context["cgroup_oom_kills_before"] = .integer(Int64(before)) }
+                if let after = termination.cgroupOOMKillsAfter { context["cgroup_oom_kills_after"] = .integer(Int64(after)) }
+                contexts["termination"] = context
+            }
+            return contexts
+        }
+    }
+
+    extension UInt64 {
+        /// `0x7f00ab12`.
+        init?(hex text: String) {
+            let digits = text.hasPrefix("0x") || text.hasPrefix("0X") ? text.dropFirst(2) : Substring(text)
+            self.init(digits, radix: 16)
+        }
+    }
+#endif
