@@ -27,7 +27,8 @@ import Logging
 // or: blackbox-crash-child DIR process-pending next (the next launch: processes the pending raw
 // reports the way an app does at start, prints each processed report's path, and exits)
 //
-// CRASH_CHILD_DELIVERY_HELPER (with _SERVER, _KEY, _DEADLINE_MS) turns on crash-time delivery.
+// CRASH_CHILD_DELIVERY_HELPER (with _SERVER, _KEY, _DEADLINE_MS) turns on crash-time delivery;
+// with CRASH_CHILD_DELIVERY_SENTRY_DSN instead of _SERVER and _KEY, to a Sentry server.
 // CRASH_CHILD_CRASH_AFTER_MS waits that long after `Blackbox.start` before crashing;
 // CRASH_CHILD_REMOVE_PENDING=1 removes crashes/pending/ first (no report can be written);
 // CRASH_CHILD_REFUSE_VM_READV=1 refuses process_vm_readv with a seccomp filter (as Docker does).
@@ -64,6 +65,9 @@ if let helper = environment["CRASH_CHILD_DELIVERY_HELPER"] {
     var delivery = CrashTimeDelivery(
         executable: helper, server: environment["CRASH_CHILD_DELIVERY_SERVER"] ?? "",
         key: environment["CRASH_CHILD_DELIVERY_KEY"] ?? "")
+    if let dsn = environment["CRASH_CHILD_DELIVERY_SENTRY_DSN"] {
+        delivery = CrashTimeDelivery(executable: helper, sentryDSN: dsn)
+    }
     if let milliseconds = environment["CRASH_CHILD_DELIVERY_DEADLINE_MS"].flatMap(Int64.init) {
         delivery.deadline = .milliseconds(milliseconds)
     }

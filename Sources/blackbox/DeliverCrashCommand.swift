@@ -20,10 +20,18 @@
 
                 Exit status: 0 stored (RAW deleted); 1 RAW is not a raw report; 2 refused; 3 not stored \
                 in time; 4 the key was refused. RAW stays unless the status is 0.
+
+                With --sentry-dsn DSN (or --sentry and SENTRY_DSN), the helper builds the report itself \
+                (symbolicated as the next launch would) and sends it, with the run counts, as Sentry \
+                envelopes (docs/sentry.md).
                 """)
 
         @Argument(help: "The raw report.") var raw: String
         @OptionGroup var collector: CollectorOptions
+        @Option(name: .customLong("sentry-dsn"), help: "Send it to this Sentry DSN instead of a collector.")
+        var sentryDSN: String?
+        @Flag(help: "Send it to the Sentry DSN in SENTRY_DSN instead of a collector (how a crashing app asks).")
+        var sentry = false
         @Option(help: "Give up after this many seconds.") var deadline = 9.5
 
         /// A raw report is a few hundred KB at most (512 threads of 128 frames); anything far larger is
@@ -31,11 +39,11 @@
         static let maxRawBytes = 32 << 20
 
         func run() async throws {
-            let endpoint: CollectorEndpoint
             let bytes: [UInt8]
             let parsed: RawCrashReport
+            let destination: Destination
             do {
-                endpoint = try collector.endpoint()
+                destination = try self.destination()
                 bytes = try Self.read(raw)
                 parsed = try RawCrashReport(bytes: bytes)
             } catch {
@@ -49,7 +57,7 @@
                 ((pending as NSString).deletingLastPathComponent as NSString).deletingLastPathComponent)
             let staging = "\(layout.crashDelivery)/\(base)-\(getpid())"
             defer { try? FileManager.default.removeItem(atPath: staging) }
-            let spool = Spool(directory: staging + "/bundle", rejectedDirectory: staging + "/rejected")
+            var spool = Spool(directory: staging + "/bundle", rejectedDirectory: staging + "/rejected")
             // Release health: the crashed run is counted now, with the runs that ended before it, since an
             // ephemeral container has no next start to count them.
             let run = parsed.pid.flatMap { pid in RunRecord.all(in: layout).first { $0.record.pid == pid } }
@@ -62,10 +70,25 @@
                         endTime: parsed.timeSeconds.map { Date(timeIntervalSince1970: TimeInterval($0)) } ?? Date(),
                         outcome: .crashed))
             }
+            let started = ContinuousClock.now
+            let transport: any SpoolTransport
+            let expected: Int
             do {
-                try writeBundle(
-                    parsed, rawPath: raw, rawSize: Int64(bytes.count), base: base, staging: staging,
-                    sessions: SessionSummary.summarize(sessions), into: spool)
+                switch destination {
+                case .collector(let endpoint):
+                    try writeBundle(
+                        parsed, rawPath: raw, rawSize: Int64(bytes.count), base: base, staging: staging,
+                        sessions: SessionSummary.summarize(sessions), into: spool)
+                    transport = CollectorClient(endpoint: endpoint)
+                    expected = 1
+                case .sentry(let dsn):
+                    spool = Spool(
+                        directory: staging + "/sentry", rejectedDirectory: staging + "/rejected",
+                        fileExtension: "envelope")
+                    expected = try writeEnvelopes(
+                        rawPath: raw, sessions: SessionSummary.summarize(sessions), into: spool)
+                    transport = SentryClient(dsn: dsn)
+                }
             } catch {
                 throw Self.failing("\(raw): cannot bundle it: \(error)", status: 3)
             }
@@ -74,13 +97,13 @@
             retry.maxAttempts = 3
             retry.initialDelay = .milliseconds(200)
             retry.maxDelay = .seconds(1)
-            let uploader = SpoolUploader(spool: spool, transport: CollectorClient(endpoint: endpoint), retry: retry) {
-                event in
+            let uploader = SpoolUploader(spool: spool, transport: transport, retry: retry) { event in
                 if case .progress = event { return }
                 if let (_, text) = event.logLine { FileHandle.standardError.write(Data("blackbox: \(text)\n".utf8)) }
             }
-            let summary = await Self.within(.milliseconds(Int64(max(deadline, 0.1) * 1000))) { await uploader.drain() }
-            guard let summary, summary.uploaded + summary.duplicates == 1 else {
+            let remaining = Duration.milliseconds(Int64(max(deadline, 0.1) * 1000)) - (ContinuousClock.now - started)
+            let summary = await Self.within(max(remaining, .milliseconds(100))) { await uploader.drain() }
+            guard let summary, summary.uploaded + summary.duplicates == expected else {
                 let status: Int32 =
                     switch summary?.stoppedBy {
                     case .unauthorized: 4
@@ -104,6 +127,38 @@
                 fsync(directory)
                 close(directory)
             }
+        }
+
+        enum Destination {
+            case collector(CollectorEndpoint)
+            case sentry(SentryDSN)
+        }
+
+        private func destination() throws -> Destination {
+            if let sentryDSN { return .sentry(try SentryDSN(sentryDSN)) }
+            if sentry {
+                guard let dsn = try SentryDSN.fromEnvironment() else {
+                    throw InputProblem(description: "--sentry needs SENTRY_DSN in the environment")
+                }
+                return .sentry(dsn)
+            }
+            return .collector(try collector.endpoint())
+        }
+
+        /// The crash as a Sentry event (built and symbolicated here, as the next launch would) and the
+        /// run counts as session aggregates; how many envelopes were written.
+        private func writeEnvelopes(rawPath: String, sessions: [SessionSummary], into spool: Spool) throws -> Int {
+            let report = try CrashReportProcessor.report(fromRawFile: rawPath)
+            let environment = ProcessInfo.processInfo.environment
+            let writer = SentryEnvelopeWriter(
+                release: environment["SENTRY_RELEASE"].flatMap { $0.isEmpty ? nil : $0 },
+                environment: environment["SENTRY_ENVIRONMENT"].flatMap { $0.isEmpty ? nil : $0 } ?? "production",
+                app: report.app)
+            let tail = report.logTail.map { $0 + "\n" }.joined()
+            var envelopes = [try writer.event(report, logTail: Array(tail.utf8))]
+            envelopes.append(try writer.sessions(sessions))
+            for envelope in envelopes.compactMap({ $0 }) { try writer.commit(envelope, into: spool) }
+            return envelopes.compactMap { $0 }.count
         }
 
         /// `reports/<name>.raw` as it is, and `reports/<name>.tail.log`: the intact log records the

@@ -16,6 +16,11 @@
                 outbox/rejected with the reason. Server and key: --server/--key, BLACKBOX_SERVER/BLACKBOX_KEY, \
                 or a config file (see `blackbox doctor`).
 
+                With --sentry-dsn, PATH is a diagnostics directory (its new reports and ended runs become \
+                envelopes in its outbox/sentry spool) or report JSON files, and they go to a Sentry-compatible \
+                server instead (docs/sentry.md); SENTRY_RELEASE and SENTRY_ENVIRONMENT apply. A \
+                rate-limited envelope stays in the spool (exit status 3).
+
                 Exit status: 0 everything stored; 1 bad input; 2 the collector refused a bundle for good \
                 (400/413/422; kept, with the reason); 3 the collector could not be reached or kept failing \
                 (bundles kept for the next run); 4 the collector refused the key (401/403); 64 usage.
@@ -28,6 +33,10 @@
         @Option(help: "Upload at most this many bytes per second.") var limitRate: Int?
         @Option(help: "Content bytes per bundle before splitting (directories and files).") var maxSize: Int64 =
             16 << 20
+        @Option(
+            name: .customLong("sentry-dsn"),
+            help: "Send reports and run counts to a Sentry-compatible server with this DSN instead of a collector.")
+        var sentryDSN: String?
         @Flag(name: .shortAndLong, help: "Print nothing but errors.") var quiet = false
 
         func validate() throws {
@@ -37,18 +46,25 @@
         }
 
         func run() async throws {
-            let endpoint: CollectorEndpoint
             let staging = NSTemporaryDirectory() + "blackbox-upload-\(UUID().uuidString)"
             defer { try? FileManager.default.removeItem(atPath: staging) }
             var spools: [PreparedSpool] = []
+            let transport: any SpoolTransport
             do {
-                endpoint = try collector.endpoint()
-                spools = try prepareSpools(staging: staging)
+                if let sentryDSN {
+                    transport = SentryClient(dsn: try SentryDSN(sentryDSN))
+                    spools = try prepareSentrySpools(staging: staging)
+                } else {
+                    var client = CollectorClient(endpoint: try collector.endpoint())
+                    client.rateLimit = limitRate
+                    transport = client
+                    spools = try prepareSpools(staging: staging)
+                }
             } catch let problem as InputProblem {
                 throw Self.failing(problem.description)
+            } catch let problem as EndpointProblem {
+                throw Self.failing(problem.description)
             }
-            var client = CollectorClient(endpoint: endpoint)
-            client.rateLimit = limitRate
             var retry = RetryPolicy()
             retry.maxAttempts = attempts
             retry.maxDelay = .milliseconds(Int64(maxDelay * 1000))
@@ -56,7 +72,7 @@
             var total = SpoolUploader.Summary()
             var status: Int32 = 0
             for entry in spools {
-                let uploader = SpoolUploader(spool: entry.spool, transport: client, retry: retry) { event in
+                let uploader = SpoolUploader(spool: entry.spool, transport: transport, retry: retry) { event in
                     report(event, progress: progress)
                 }
                 let summary = await uploader.drain()
@@ -64,19 +80,23 @@
                 total.duplicates += summary.duplicates
                 total.rejected += summary.rejected
                 total.remaining += summary.remaining
+                total.deferred += summary.deferred
                 switch summary.stoppedBy {
                 case .unauthorized: status = max(status, 4)
                 case .unreachable, .cancelled: status = max(status, 3)
                 case nil: break
                 }
                 if summary.rejected > 0 { status = max(status, 2) }
+                if summary.deferred > 0 { status = max(status, 3) }
                 if case .unauthorized = summary.stoppedBy { break }
             }
             if !quiet {
-                var line = "uploaded \(total.uploaded) bundle\(total.uploaded == 1 ? "" : "s")"
+                let noun = sentryDSN == nil ? "bundle" : "envelope"
+                var line = "uploaded \(total.uploaded) \(noun)\(total.uploaded == 1 ? "" : "s")"
                 if total.duplicates > 0 { line += " (\(total.duplicates) already stored)" }
                 if total.rejected > 0 { line += ", \(total.rejected) refused" }
                 if total.remaining > 0 { line += ", \(total.remaining) not sent" }
+                if total.deferred > 0 { line += ", \(total.deferred) held back by the server's rate limits" }
                 print(line)
             }
             if status != 0 { throw ExitCode(status) }

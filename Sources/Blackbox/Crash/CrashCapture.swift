@@ -83,9 +83,15 @@ public enum CrashCapture {
         let milliseconds = deadline.components.seconds * 1000 + deadline.components.attoseconds / 1_000_000_000_000_000
         // The helper stops trying half a second before the handler would kill it.
         let helperSeconds = max(0.5, Double(milliseconds) / 1000 - 0.5)
-        let arguments = ["deliver-crash", "--deadline", String(helperSeconds)]
+        var arguments = ["deliver-crash", "--deadline", String(helperSeconds)]
         var environment = ["BLACKBOX_SERVER": delivery.server, "BLACKBOX_KEY": delivery.key]
-        for name in ["PATH", "TMPDIR", "SSL_CERT_FILE", "SSL_CERT_DIR"] {
+        var passed = ["PATH", "TMPDIR", "SSL_CERT_FILE", "SSL_CERT_DIR"]
+        if let dsn = delivery.sentryDSN {
+            arguments.append("--sentry")
+            environment = ["SENTRY_DSN": dsn]
+            passed += ["SENTRY_RELEASE", "SENTRY_ENVIRONMENT"]
+        }
+        for name in passed {
             if let value = getenv(name) { environment[name] = String(cString: value) }
         }
         environment.merge(delivery.environment) { _, configured in configured }

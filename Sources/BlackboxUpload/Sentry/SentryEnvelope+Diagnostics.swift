@@ -6,21 +6,29 @@
     /// The envelopes of a delivery pass, written into the Sentry spool (each durable before the
     /// reports it holds leave the outbox): one per report, with the log's end attached to crashes
     /// and hangs; one with the sessions of the runs that ended.
-    struct SentryEnvelopeWriter {
-        var release: String?
-        var environment: String?
-        var app: CrashReport.App
+    public struct SentryEnvelopeWriter: Sendable {
+        /// Sentry's release; nil: each report's `<app>@<version>+<build>`.
+        public var release: String?
+        public var environment: String?
+        /// The app the sessions are counted for (its version when a run recorded none).
+        public var app: CrashReport.App
         /// The end of the active log, attached to fatal and hang events as `blackbox.log`.
-        var attachLogTail = true
+        public var attachLogTail = true
+
+        public init(release: String?, environment: String?, app: CrashReport.App, attachLogTail: Bool = true) {
+            self.release = release
+            self.environment = environment
+            self.app = app
+            self.attachLogTail = attachLogTail
+        }
 
         /// Writes the selection's envelopes into `spool`, then marks it sent (`markBundled`). Returns
         /// the reports that could not be read (they leave the outbox all the same: a report no reader
         /// can decode would otherwise be tried on every pass).
-        func write(_ selection: DiagnosticsSnapshot.Selection, from snapshot: DiagnosticsSnapshot, into spool: Spool)
-            throws -> [String]
+        public func write(
+            _ selection: DiagnosticsSnapshot.Selection, from snapshot: DiagnosticsSnapshot, into spool: Spool
+        ) throws -> [String]
         {
-            try FileManager.default.createDirectory(
-                atPath: spool.directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             var unreadable: [String] = []
             let logTail = attachLogTail ? selection.activeLog.flatMap(Self.read) : nil
             for item in selection.reports where item.entryPath.hasSuffix(".json") {
@@ -36,7 +44,7 @@
         }
 
         /// The event of a report with its attachments; nil for a report Sentry has no meaning for.
-        func event(_ report: CrashReport, logTail: [UInt8]?) throws -> SentryEnvelope? {
+        public func event(_ report: CrashReport, logTail: [UInt8]?) throws -> SentryEnvelope? {
             guard
                 let event = SentryEvent(
                     report: report, release: release ?? SentryEvent.release(of: report.app), environment: environment)
@@ -55,7 +63,7 @@
 
         /// Release health: one `sessions` aggregate per release (exited, crashed, abnormal: killed or
         /// hung and never recovered). Nil when nothing ended or there is no release to count it under.
-        func sessions(_ summaries: [SessionSummary]) throws -> SentryEnvelope? {
+        public func sessions(_ summaries: [SessionSummary]) throws -> SentryEnvelope? {
             var items: [SentryEnvelope.Item] = []
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -96,7 +104,10 @@
             }
         }
 
-        private func commit(_ envelope: SentryEnvelope, into spool: Spool) throws {
+        /// Durable in `spool` (fsync and rename) before it returns.
+        public func commit(_ envelope: SentryEnvelope, into spool: Spool) throws {
+            try FileManager.default.createDirectory(
+                atPath: spool.directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             let path = "\(spool.directory)/\(UUID().uuidString.lowercased()).\(spool.fileExtension)"
             try DurableFile.write(try envelope.encoded(), to: path)
         }

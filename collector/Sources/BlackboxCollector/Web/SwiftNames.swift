@@ -1,3 +1,4 @@
+import BlackboxFormat
 import Foundation
 
 /// Demangled Swift names as a reader wants them on a report page: what Swift's own backtracer prints
