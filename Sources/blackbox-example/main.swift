@@ -12,6 +12,7 @@
     // uploads the crash report on its next start.
     //
     //   blackbox-example [DIRECTORY] [--crash] [--collector URL --key KEY]
+    //   (without --collector, SENTRY_DSN in the environment sends to a Sentry server instead)
     struct ExampleArguments {
         var directory: String?
         var collectorURL: String?
@@ -42,14 +43,19 @@
     configuration.sinks = [.console, .file]
     configuration.levels = LevelSettings(defaultLevel: .info, labelLevels: ["example.db": .debug])
     var upload: CollectorUpload?
-    if let collectorURL, let collectorKey {
-        do {
+    var sentry: SentryDelivery?
+    do {
+        if let collectorURL, let collectorKey {
             upload = CollectorUpload(endpoint: try CollectorEndpoint(url: collectorURL, key: collectorKey))
             configuration.delivery = upload
-        } catch {
-            FileHandleOutput.standardError("blackbox-example: \(error)")
-            exit(64)
+        } else if let delivery = try SentryDelivery.fromEnvironment() {
+            // SENTRY_DSN (with SENTRY_RELEASE, SENTRY_ENVIRONMENT) sends to a Sentry server instead.
+            sentry = delivery
+            configuration.delivery = delivery
         }
+    } catch {
+        FileHandleOutput.standardError("blackbox-example: \(error)")
+        exit(64)
     }
 
     let runtime: BlackboxRuntime
@@ -103,6 +109,13 @@
             print("uploaded what earlier runs left to \(collectorURL ?? "")")
         } else {
             print("the upload did not finish in 30 s; it continues on the next start")
+        }
+    }
+    if let sentry {
+        if await sentry.waitForStartPass(timeout: .seconds(30)) {
+            print("sent what earlier runs left to \(sentry.dsn)")
+        } else {
+            print("the delivery did not finish in 30 s; it continues on the next start")
         }
     }
 

@@ -67,7 +67,7 @@
             #expect(event.level == "fatal" && event.platform == "native")
             #expect(event.release == "shop@1.2+7" && event.dist == "7" && event.serverName == "web-1")
             let exception = try #require(event.exception?.values.first)
-            #expect(exception.type == "Swift runtime failure" && exception.value == "Index out of range")
+            #expect(exception.type == "Fatal error" && exception.value == "Index out of range")
             #expect(exception.mechanism.type == "signalhandler" && exception.mechanism.handled == false)
             #expect(exception.mechanism.meta?.signal?.name == "SIGILL" && exception.threadID == 42)
             // Oldest first, one frame per symbol (the inlined failure marker its own frame).

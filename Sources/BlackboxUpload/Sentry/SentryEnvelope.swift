@@ -57,7 +57,8 @@
             for item in items {
                 let header = ItemHeader(
                     type: item.type, length: item.payload.count, contentType: item.contentType,
-                    filename: item.filename, itemCount: item.itemCount)
+                    filename: item.filename, itemCount: item.itemCount,
+                    attachmentType: item.type == "attachment" ? "event.attachment" : nil)
                 bytes += try encoder.encode(header)
                 bytes.append(UInt8(ascii: "\n"))
                 bytes += item.payload
@@ -105,12 +106,14 @@
             var contentType: String?
             var filename: String?
             var itemCount: Int?
+            var attachmentType: String?
 
             enum CodingKeys: String, CodingKey {
                 case type, length
                 case contentType = "content_type"
                 case filename
                 case itemCount = "item_count"
+                case attachmentType = "attachment_type"
             }
         }
     }

@@ -20,9 +20,10 @@
             self.serverName = report.host.name
 
             let stacktrace = Self.stacktrace(report.frames, of: report, registers: report.registers)
+            let thrown = kind.exception(report)
             exception = Values(values: [
                 Exception(
-                    type: kind.exceptionType(report), value: kind.exceptionValue(report),
+                    type: thrown.type, value: thrown.value?.isEmpty == false ? thrown.value : nil,
                     threadID: report.thread.id,
                     mechanism: Mechanism(
                         type: kind.mechanism, handled: kind.handled,
@@ -118,30 +119,33 @@
                 }
             }
 
-            /// The signal, or the Swift runtime failure's class (`Swift runtime failure`, with its
-            /// text as the value: `Index out of range`), or the captured error's type.
-            func exceptionType(_ report: CrashReport) -> String {
+            /// A Swift trap is `Fatal error` with its message as the value (`Index out of range`), in a
+            /// release build (where only the trap's `Swift runtime failure` marker names it) and a debug
+            /// build (where the runtime printed `<file>:<line>: Fatal error: …`) alike, so Sentry files
+            /// both under one issue; another crash is its signal with the fatal message. A captured
+            /// error is its type.
+            func exception(_ report: CrashReport) -> (type: String, value: String?) {
                 switch self {
                 case .crash:
-                    if let reason = report.reason, reason.hasPrefix(Self.runtimeFailure) { return "Swift runtime failure" }
-                    return report.signal?.name ?? "crash"
-                case .nonfatal: return "AssertionFailure"
-                case .hang: return "AppHang"
-                case .error: return report.metadata["error.type"] ?? "Error"
-                case .outOfMemory: return "OutOfMemory"
+                    if let failure = Self.swiftFailure(report) { return ("Fatal error", failure) }
+                    return (report.signal?.name ?? "crash", report.fatalMessage ?? report.reason)
+                case .nonfatal: return ("AssertionFailure", report.reason)
+                case .hang: return ("AppHang", report.reason)
+                case .error: return (report.metadata["error.type"] ?? "Error", report.reason)
+                case .outOfMemory: return ("OutOfMemory", "the kernel's OOM killer ended the run")
                 }
             }
 
-            func exceptionValue(_ report: CrashReport) -> String? {
-                switch self {
-                case .crash:
-                    if let reason = report.reason, reason.hasPrefix(Self.runtimeFailure) {
-                        return String(reason.dropFirst(Self.runtimeFailure.count))
-                    }
-                    return report.fatalMessage ?? report.reason
-                case .outOfMemory: return "the kernel's OOM killer ended the run"
-                case .nonfatal, .hang, .error: return report.reason
+            static func swiftFailure(_ report: CrashReport) -> String? {
+                if let reason = report.reason, reason.hasPrefix(runtimeFailure) {
+                    return String(reason.dropFirst(runtimeFailure.count))
                 }
+                for text in [report.fatalMessage, report.reason].compactMap({ $0 }) {
+                    let line = text.split(separator: "\n").first.map(String.init) ?? text
+                    if let marker = line.range(of: "Fatal error: ") { return String(line[marker.upperBound...]) }
+                    if line.hasPrefix("Fatal error") { return "" }
+                }
+                return nil
             }
 
             static let runtimeFailure = "Swift runtime failure: "

@@ -62,7 +62,7 @@ struct SentryDeliveryTests {
         let reportID = try #require(group["latestReportID"] as? Int)
         let report = try CrashReport.decode(try await HTTP.get(collector, "/api/v1/reports/\(reportID)").body)
         #expect(report.metadata["sentry.sdk"] == "blackbox.swift 0.1.0", "the latest is the Sentry one")
-        #expect(report.reason == "Swift runtime failure: Index out of range", "\(report.reason ?? "none")")
+        #expect(report.reason == "Fatal error: Index out of range", "\(report.reason ?? "none")")
         #expect(report.app == .init(name: "crash-child", version: "1.0", build: "42"))
         #expect(report.signal?.name == "SIGILL" || report.signal?.name == "SIGTRAP")
         #expect(report.logTail.contains { $0.contains("about to crash: index on main") }, "\(report.logTail)")
@@ -104,5 +104,113 @@ struct SentryDeliveryTests {
         let report = try CrashReport.decode(try await HTTP.get(collector, "/api/v1/reports/\(reportID)").body)
         #expect(report.metadata["sentry.sdk"] == "blackbox.swift 0.1.0")
         #expect(report.logTail.contains { $0.contains("about to crash: index on main") }, "\(report.logTail)")
+    }
+}
+
+/// Issue 35 against a real Sentry-compatible server, Bugsink: what it stores of Blackbox's events.
+@Suite("Sentry out: Bugsink receives Blackbox's crashes and assertions")
+struct BugsinkDeliveryTests {
+    static func exception(_ event: [String: Any]) -> [String: Any] {
+        let data = event["data"] as? [String: Any] ?? [:]
+        return ((data["exception"] as? [String: Any])?["values"] as? [[String: Any]])?.first ?? [:]
+    }
+
+    static func functions(_ event: [String: Any]) -> [String] {
+        let frames = (exception(event)["stacktrace"] as? [String: Any])?["frames"] as? [[String: Any]] ?? []
+        return frames.compactMap { $0["function"] as? String }
+    }
+
+    static func values(_ event: [String: Any], _ key: String) -> [[String: Any]] {
+        ((event["data"] as? [String: Any])?[key] as? [String: Any])?["values"] as? [[String: Any]] ?? []
+    }
+
+    @Test("the example app's ensure and crash, sent by SentryDelivery at its next start")
+    func appDeliveryAtTheNextStart() async throws {
+        let bugsink = try await BugsinkPeer.start()
+        defer { bugsink.stop() }
+        let scratch = TemporaryDirectory()
+        defer { scratch.remove() }
+        let app = "\(scratch.path)/app"
+        let environment = ["SENTRY_DSN": bugsink.dsn, "SENTRY_ENVIRONMENT": "test"]
+        let crashed = try await Tool.run("blackbox-example", [app, "--crash"], environment: environment)
+        #expect(crashed.signal != nil, "\(crashed.status) \(crashed.stderr)")
+        let relaunched = try await Tool.run("blackbox-example", [app], environment: environment)
+        #expect(relaunched.status == 0, "\(relaunched.stderr)")
+        #expect(relaunched.stdout.contains("sent what earlier runs left"), "\(relaunched.stdout)")
+
+        let events = try await bugsink.events()
+        #expect(events.count == 2, "\(events.map { $0["issue"] ?? "" })")
+        let fatal = try #require(events.first { ($0["data"] as? [String: Any])?["level"] as? String == "fatal" })
+        let data = try #require(fatal["data"] as? [String: Any])
+        #expect(data["release"] as? String == "blackbox-example@1.0+42" && data["environment"] as? String == "test")
+        #expect(data["platform"] as? String == "native")
+        #expect(fatal["issue"] as? String == "Fatal error: Index out of range", "\(fatal["issue"] ?? "")")
+        #expect(Self.functions(fatal).contains { $0.contains("price(at:") }, "\(Self.functions(fatal))")
+        #expect((Self.exception(fatal)["mechanism"] as? [String: Any])?["handled"] as? Bool == false)
+        #expect(Self.values(fatal, "threads").count >= 2, "every thread: \(Self.values(fatal, "threads").count)")
+        let crumbs = Self.values(fatal, "breadcrumbs").compactMap { $0["message"] as? String }
+        #expect(crumbs.contains { $0.contains("about to read price 3 of 3") }, "\(crumbs)")
+        let images = ((data["debug_meta"] as? [String: Any])?["images"] as? [[String: Any]]) ?? []
+        #expect(images.contains { ($0["code_file"] as? String)?.hasSuffix("blackbox-example") == true })
+
+        let handled = try #require(events.first { ($0["data"] as? [String: Any])?["level"] as? String == "error" })
+        #expect((Self.exception(handled)["mechanism"] as? [String: Any])?["handled"] as? Bool == true)
+        #expect((Self.exception(handled)["value"] as? String)?.contains("checkout with an empty cart") == true)
+        #expect(Self.functions(handled).contains { $0.contains("checkout(cart:") }, "\(Self.functions(handled))")
+    }
+
+    @Test("a release-build crash: delivered at crash time, and again after a relaunch by the CLI; one issue")
+    func releaseCrashBothWays() async throws {
+        let app = CrashTimeDeliveryTests.releaseApp
+        try #require(FileManager.default.fileExists(atPath: app), "no release crash child")
+        let bugsink = try await BugsinkPeer.start()
+        defer { bugsink.stop() }
+        let scratch = TemporaryDirectory()
+        defer { scratch.remove() }
+        let atCrash = "\(scratch.path)/at-crash"
+        let crashed = try await Tool.Running(
+            app, [atCrash, "index", "main"],
+            environment: [
+                "CRASH_CHILD_DELIVERY_HELPER": "\(Tool.binDirectory)/blackbox",
+                "CRASH_CHILD_DELIVERY_SENTRY_DSN": bugsink.dsn, "CRASH_CHILD_DELIVERY_DEADLINE_MS": "20000",
+            ]
+        ).wait()
+        #expect(crashed.signal == SIGTRAP || crashed.signal == SIGILL, "\(crashed.status) \(crashed.stderr)")
+        let pending = (try? FileManager.default.contentsOfDirectory(atPath: DiagnosticsDirectory(atCrash).pendingCrashes))
+        #expect(pending?.contains { $0.hasSuffix(".raw") } == false, "delivered at crash time: \(crashed.stderr)")
+
+        let later = "\(scratch.path)/later"
+        _ = try await Tool.Running(app, [later, "index", "main"], environment: [:]).wait()
+        let next = try await Tool.Running(app, [later, "process-pending", "next"], environment: [:]).wait()
+        #expect(next.status == 0, "\(next.stderr)")
+        let sent = try await Tool.run("blackbox", ["upload", later, "--sentry-dsn", bugsink.dsn])
+        #expect(sent.status == 0, "\(sent.stderr)")
+
+        let events = try await bugsink.events()
+        #expect(events.count == 2, "\(events.map { $0["issue"] ?? "" })")
+        #expect(Set(events.compactMap { $0["issue_id"] as? String }).count == 1, "Bugsink grouped them as one issue")
+        #expect(events.first?["issue"] as? String == "Fatal error: Index out of range")
+
+        // The debug id sent for the app's image is the one sentry-cli gives the same file, so Sentry
+        // finds a debug file uploaded with `sentry-cli debug-files upload`.
+        try #require(FileManager.default.isExecutableFile(atPath: SentryCLITests.sentryCLI), "run `make python-peers`")
+        let check = try await Tool.Running(
+            SentryCLITests.sentryCLI, ["debug-files", "check", app],
+            environment: ["SENTRY_LOG_LEVEL": "warn", "HOME": NSTemporaryDirectory()]
+        ).wait()
+        let images = ((events.first?["data"] as? [String: Any])?["debug_meta"] as? [String: Any])?["images"]
+        let appImage = try #require(
+            (images as? [[String: Any]])?.first { ($0["code_file"] as? String)?.hasSuffix("blackbox-crash-child") == true })
+        let debugID = try #require(appImage["debug_id"] as? String)
+        #expect(check.stdout.contains("Debug ID: \(debugID)"), "\(debugID) vs \(check.stdout)")
+        for event in events {
+            let data = event["data"] as? [String: Any] ?? [:]
+            #expect(data["release"] as? String == "crash-child@1.0+42")
+            #expect(Self.functions(event).contains { $0.contains("triggerIndexOutOfRange") }, "\(Self.functions(event))")
+            let threads = Self.values(event, "threads")
+            #expect(threads.count >= 3 && threads.contains { $0["name"] as? String == "blackbox-writer" })
+            let crumbs = Self.values(event, "breadcrumbs").compactMap { $0["message"] as? String }
+            #expect(crumbs.contains { $0.contains("about to crash: index on main") }, "\(crumbs)")
+        }
     }
 }
