@@ -51,7 +51,8 @@ public enum InAppRules {
         var result = Substring(name)
         var output = ""
         let markers = ["generic specialization <", "function signature specialization <"]
-        while let marker = markers.compactMap({ result.firstRange(of: $0) }).min(by: { $0.lowerBound < $1.lowerBound }) {
+        while let marker = markers.compactMap({ result.firstRange(of: $0) }).min(by: { $0.lowerBound < $1.lowerBound })
+        {
             output += result[..<marker.lowerBound]
             var depth = 1
             var index = marker.upperBound

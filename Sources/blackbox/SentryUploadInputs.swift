@@ -23,7 +23,8 @@
                 if isDirectory.boolValue && DiagnosticsDirectory.isDiagnosticsDirectory(path) {
                     let spool = Spool.sentry(diagnosticsDirectory: path)
                     guard let lock = SpoolLock(spool: spool) else {
-                        throw InputProblem(description: "\(path): another process is uploading from it; try again later")
+                        throw InputProblem(
+                            description: "\(path): another process is uploading from it; try again later")
                     }
                     var options = BundleOptions()
                     options.includeArchives = false
@@ -53,7 +54,8 @@
                     let writer = SentryEnvelopeWriter(release: release, environment: sentryEnvironment, app: report.app)
                     do {
                         guard let envelope = try writer.event(report, logTail: nil) else {
-                            throw InputProblem(description: "\(path): a \(report.kind.rawValue) report has no Sentry event")
+                            throw InputProblem(
+                                description: "\(path): a \(report.kind.rawValue) report has no Sentry event")
                         }
                         try writer.commit(envelope, into: temporary)
                     } catch let problem as InputProblem {

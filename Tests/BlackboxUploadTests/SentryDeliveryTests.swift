@@ -36,8 +36,11 @@
             report.reason = "Swift runtime failure: Index out of range"
             report.signal = .init(number: 4, name: "SIGILL", code: 2, codeName: "ILL_ILLOPN", faultAddress: "0x5000")
             report.images = [
-                .init(path: "/srv/shop", bias: "0x5000", start: "0x5000", end: "0x9000", buildID: "b0b1b2b3b4b5b6b7b8b9"),
-                .init(path: "/usr/lib/x86_64-linux-gnu/libc.so.6", bias: "0x7f00", start: "0x7f00", end: "0x8f00", buildID: nil),
+                .init(
+                    path: "/srv/shop", bias: "0x5000", start: "0x5000", end: "0x9000", buildID: "b0b1b2b3b4b5b6b7b8b9"),
+                .init(
+                    path: "/usr/lib/x86_64-linux-gnu/libc.so.6", bias: "0x7f00", start: "0x7f00", end: "0x8f00",
+                    buildID: nil),
             ]
             var top = CrashReport.Frame(index: 0, address: "0x5010", imageIndex: 0, imageOffset: "0x10")
             top.symbols = [
@@ -79,16 +82,20 @@
                 ])
             #expect(frames.map(\.inApp) == [true, false, true, false])
             #expect(frames.map(\.stackStart) == [true, nil, nil, nil])
-            #expect(frames[2].instructionAddr == "0x5010" && frames[2].lineno == 12 && frames[2].filename == "Shop.swift")
+            #expect(
+                frames[2].instructionAddr == "0x5010" && frames[2].lineno == 12 && frames[2].filename == "Shop.swift")
             #expect(frames[2].package == "/srv/shop" && frames[2].imageAddr == "0x5000")
             let threads = try #require(event.threads?.values)
             #expect(threads.map(\.id) == [42, 43] && threads.map(\.crashed) == [true, false])
             #expect(threads[0].stacktrace == nil && threads[1].stacktrace?.frames.count == 1)
             let image = try #require(event.debugMeta?.images.first)
-            #expect(image.codeID == "b0b1b2b3b4b5b6b7b8b9" && image.imageSize == 0x4000 && image.codeFile == "/srv/shop")
+            #expect(
+                image.codeID == "b0b1b2b3b4b5b6b7b8b9" && image.imageSize == 0x4000 && image.codeFile == "/srv/shop")
             #expect(image.debugID == "b3b2b1b0-b5b4-b7b6-b8b9-000000000000")
             let crumbs = try #require(event.breadcrumbs?.values)
-            #expect(crumbs[0].category == "shop.db" && crumbs[0].level == "warning" && crumbs[0].message == "slow query ms=900")
+            #expect(
+                crumbs[0].category == "shop.db" && crumbs[0].level == "warning"
+                    && crumbs[0].message == "slow query ms=900")
             #expect(crumbs[0].timestamp == 1_795_683_600.25)
             #expect(crumbs[1].message == "not a log line" && crumbs[1].timestamp == nil)
             #expect(event.transaction == "/items/{id}" && event.request?.method == "GET")
@@ -129,7 +136,9 @@
             let sessions = try spoolEnvelope(spool, types: ["sessions"], age: 20)
             let secondEvent = try spoolEnvelope(spool, types: ["event"], age: 10)
             let server = try await StubCollector.start(script: [
-                .init(status: 429, body: "{}", headers: ["X-Sentry-Rate-Limits": "60:error;transaction:organization:quota"]),
+                .init(
+                    status: 429, body: "{}",
+                    headers: ["X-Sentry-Rate-Limits": "60:error;transaction:organization:quota"]),
                 .init(status: 200, body: "{}"),
             ])
             let client = SentryClient(dsn: try SentryDSN("http://k@127.0.0.1:\(server.port)/42"))

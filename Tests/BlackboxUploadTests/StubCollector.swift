@@ -85,7 +85,8 @@
                         method: "\(head.method)", path: head.uri, uploadID: head.headers.first(name: "Upload-Id"),
                         authorization: head.headers.first(name: "Authorization"), bodyBytes: 0,
                         headers: Dictionary(
-                            head.headers.map { ($0.name.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first }))
+                            head.headers.map { ($0.name.lowercased(), $0.value) },
+                            uniquingKeysWith: { first, _ in first }))
                 case .body(let buffer):
                     current?.bodyBytes += buffer.readableBytes
                     if let count = current?.body.count, count < 1 << 20 {

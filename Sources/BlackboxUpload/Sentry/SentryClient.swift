@@ -38,7 +38,8 @@
                 return .rejected(ServerAnswer(status: 0, code: "unreadable_envelope", message: "\(error)"))
             }
             guard let types = SentryEnvelope.itemTypes(of: envelope) else {
-                return .rejected(ServerAnswer(status: 0, code: "invalid_envelope", message: "\(path) is not an envelope"))
+                return .rejected(
+                    ServerAnswer(status: 0, code: "invalid_envelope", message: "\(path) is not an envelope"))
             }
             let categories = Set(types.map(SentryEnvelope.Item.category(ofType:)))
             let now = ContinuousClock.now
@@ -83,7 +84,8 @@
             let answer = ServerAnswer(status: status, body: body)
             switch status {
             case 200..<300: return .stored(duplicate: false)
-            case 429: return .deferred(reason: "rate-limited (\(categories.sorted().joined(separator: ", "))): \(answer)")
+            case 429:
+                return .deferred(reason: "rate-limited (\(categories.sorted().joined(separator: ", "))): \(answer)")
             case 400, 413: return .rejected(answer)
             case 401, 403: return .unauthorized(answer)
             default: return .retryLater(reason: answer.description)

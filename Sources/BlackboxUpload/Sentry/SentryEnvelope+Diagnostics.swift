@@ -27,8 +27,7 @@
         /// can decode would otherwise be tried on every pass).
         public func write(
             _ selection: DiagnosticsSnapshot.Selection, from snapshot: DiagnosticsSnapshot, into spool: Spool
-        ) throws -> [String]
-        {
+        ) throws -> [String] {
             var unreadable: [String] = []
             let logTail = attachLogTail ? selection.activeLog.flatMap(Self.read) : nil
             for item in selection.reports where item.entryPath.hasSuffix(".json") {
@@ -52,7 +51,8 @@
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             var items = [
-                SentryEnvelope.Item(type: "event", payload: Array(try encoder.encode(event)), contentType: "application/json")
+                SentryEnvelope.Item(
+                    type: "event", payload: Array(try encoder.encode(event)), contentType: "application/json")
             ]
             if let logTail, !logTail.isEmpty, event.level == "fatal" || report.kind == .hang {
                 items.append(

@@ -18,7 +18,8 @@
             public var itemCount: Int?
 
             public init(
-                type: String, payload: [UInt8], contentType: String? = nil, filename: String? = nil, itemCount: Int? = nil
+                type: String, payload: [UInt8], contentType: String? = nil, filename: String? = nil,
+                itemCount: Int? = nil
             ) {
                 self.type = type
                 self.payload = payload

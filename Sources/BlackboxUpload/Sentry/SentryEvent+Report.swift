@@ -191,7 +191,9 @@
         /// `code_id` is the ELF build-id; `debug_id` Sentry's form of it, which `sentry-cli
         /// debug-files check` prints for the same file.
         static func image(_ image: CrashReport.Image) -> Image? {
-            guard let start = UInt64(hex: image.start), let end = UInt64(hex: image.end), end >= start else { return nil }
+            guard let start = UInt64(hex: image.start), let end = UInt64(hex: image.end), end >= start else {
+                return nil
+            }
             return Image(
                 codeID: image.buildID, debugID: image.buildID.flatMap(ELFBuildID.sentryDebugID),
                 imageAddr: image.start, imageSize: end - start, codeFile: image.path)
@@ -250,8 +252,12 @@
                     "cause": .string(termination.cause),
                     "last_seen_alive": .string(ReportTime.format(termination.lastSeenAlive)),
                 ]
-                if let before = termination.cgroupOOMKillsBefore { context["cgroup_oom_kills_before"] = .integer(Int64(before)) }
-                if let after = termination.cgroupOOMKillsAfter { context["cgroup_oom_kills_after"] = .integer(Int64(after)) }
+                if let before = termination.cgroupOOMKillsBefore {
+                    context["cgroup_oom_kills_before"] = .integer(Int64(before))
+                }
+                if let after = termination.cgroupOOMKillsAfter {
+                    context["cgroup_oom_kills_after"] = .integer(Int64(after))
+                }
                 contexts["termination"] = context
             }
             return contexts

@@ -44,8 +44,11 @@
         static func parse(_ header: String) -> [(String, Duration)] {
             var result: [(String, Duration)] = []
             for entry in header.prefix(4_096).split(separator: ",") {
-                let fields = entry.trimmingCharacters(in: .whitespaces).split(separator: ":", omittingEmptySubsequences: false)
-                guard fields.count >= 2, let seconds = Double(fields[0]), seconds.isFinite, seconds >= 0 else { continue }
+                let fields = entry.trimmingCharacters(in: .whitespaces).split(
+                    separator: ":", omittingEmptySubsequences: false)
+                guard fields.count >= 2, let seconds = Double(fields[0]), seconds.isFinite, seconds >= 0 else {
+                    continue
+                }
                 let delay = Duration.milliseconds(Int64(min(seconds, 86_400) * 1000))
                 let categories = fields[1].split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
                 if categories.isEmpty {

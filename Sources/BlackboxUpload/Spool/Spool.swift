@@ -101,7 +101,8 @@
             return names.filter { $0.hasSuffix(".json") }.sorted().compactMap { name in
                 let json = "\(rejectedDirectory)/\(name)"
                 let path = String(json.dropLast(5)) + suffix
-                guard FileManager.default.fileExists(atPath: path), let data = FileManager.default.contents(atPath: json),
+                guard FileManager.default.fileExists(atPath: path),
+                    let data = FileManager.default.contents(atPath: json),
                     let rejection = try? JSONDecoder.rejections.decode(Rejection.self, from: data)
                 else { return nil }
                 return (path, rejection)

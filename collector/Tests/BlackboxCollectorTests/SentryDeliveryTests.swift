@@ -50,7 +50,8 @@ struct SentryDeliveryTests {
         let sent = try await Tool.run("blackbox", ["upload", viaSentry, "--sentry-dsn", dsn])
         #expect(sent.status == 0, "\(sent.stderr)")
         #expect(sent.stdout.contains("uploaded 2 envelopes"), "the event and the run counts: \(sent.stdout)")
-        let spooled = (try? FileManager.default.contentsOfDirectory(atPath: DiagnosticsDirectory(viaSentry).sentrySpool)) ?? []
+        let spooled =
+            (try? FileManager.default.contentsOfDirectory(atPath: DiagnosticsDirectory(viaSentry).sentrySpool)) ?? []
         #expect(!spooled.contains { $0.hasSuffix(".envelope") }, "\(spooled)")
 
         let groups = try await HTTP.get(collector, "/api/v1/groups").json["items"] as? [[String: Any]] ?? []
@@ -176,7 +177,8 @@ struct BugsinkDeliveryTests {
             ]
         ).wait()
         #expect(crashed.signal == SIGTRAP || crashed.signal == SIGILL, "\(crashed.status) \(crashed.stderr)")
-        let pending = (try? FileManager.default.contentsOfDirectory(atPath: DiagnosticsDirectory(atCrash).pendingCrashes))
+        let pending =
+            (try? FileManager.default.contentsOfDirectory(atPath: DiagnosticsDirectory(atCrash).pendingCrashes))
         #expect(pending?.contains { $0.hasSuffix(".raw") } == false, "delivered at crash time: \(crashed.stderr)")
 
         let later = "\(scratch.path)/later"
@@ -200,13 +202,16 @@ struct BugsinkDeliveryTests {
         ).wait()
         let images = ((events.first?["data"] as? [String: Any])?["debug_meta"] as? [String: Any])?["images"]
         let appImage = try #require(
-            (images as? [[String: Any]])?.first { ($0["code_file"] as? String)?.hasSuffix("blackbox-crash-child") == true })
+            (images as? [[String: Any]])?.first {
+                ($0["code_file"] as? String)?.hasSuffix("blackbox-crash-child") == true
+            })
         let debugID = try #require(appImage["debug_id"] as? String)
         #expect(check.stdout.contains("Debug ID: \(debugID)"), "\(debugID) vs \(check.stdout)")
         for event in events {
             let data = event["data"] as? [String: Any] ?? [:]
             #expect(data["release"] as? String == "crash-child@1.0+42")
-            #expect(Self.functions(event).contains { $0.contains("triggerIndexOutOfRange") }, "\(Self.functions(event))")
+            #expect(
+                Self.functions(event).contains { $0.contains("triggerIndexOutOfRange") }, "\(Self.functions(event))")
             let threads = Self.values(event, "threads")
             #expect(threads.count >= 3 && threads.contains { $0["name"] as? String == "blackbox-writer" })
             let crumbs = Self.values(event, "breadcrumbs").compactMap { $0["message"] as? String }
