@@ -27,7 +27,7 @@
                             description: "\(path): another process is uploading from it; try again later")
                     }
                     var options = BundleOptions()
-                    options.includeArchives = false
+                    options.includeArchives = sentryLogs
                     options.activeLogMaxBytes = 256 << 10
                     let bases = LogFiles.baseNames(inDirectory: DiagnosticsDirectory(path).logs)
                     for base in bases.isEmpty ? [""] : bases {
@@ -37,7 +37,7 @@
                         let inputs = try BundleInputs(paths: selection.reports.map(\.sourcePath))
                         let writer = SentryEnvelopeWriter(
                             release: release, environment: sentryEnvironment,
-                            app: inputs.app ?? .init(name: base.isEmpty ? "unknown" : base))
+                            app: inputs.app ?? .init(name: base.isEmpty ? "unknown" : base), structuredLogs: sentryLogs)
                         do {
                             for unreadable in try writer.write(selection, from: snapshot, into: spool) {
                                 FileHandle.standardError.write(

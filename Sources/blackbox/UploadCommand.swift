@@ -37,6 +37,8 @@
             name: .customLong("sentry-dsn"),
             help: "Send reports and run counts to a Sentry-compatible server with this DSN instead of a collector.")
         var sentryDSN: String?
+        @Flag(help: "With --sentry-dsn: also send each new log archive's lines as Sentry structured logs.")
+        var sentryLogs = false
         @Flag(name: .shortAndLong, help: "Print nothing but errors.") var quiet = false
 
         func validate() throws {

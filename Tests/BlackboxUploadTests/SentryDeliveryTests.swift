@@ -117,6 +117,101 @@
             #expect(oom.level == "fatal" && oom.exception?.values.first?.type == "OutOfMemory")
         }
 
+        @Test func hangsAndCapturedErrorsAreHandledEventsOfTheirOwnKind() throws {
+            var hang = Fixtures.report(kind: .hang)
+            hang.reason = "the main loop missed its 1 s deadline by 2 s"
+            hang.threads = [.init(id: 42, name: "main", crashed: true, frameSource: "libunwind", frames: [])]
+            let hangEvent = try #require(SentryEvent(report: hang, release: nil, environment: nil))
+            let hangException = try #require(hangEvent.exception?.values.first)
+            #expect(hangEvent.level == "error" && hangException.type == "AppHang")
+            #expect(hangException.mechanism.type == "AppHang" && hangException.mechanism.handled)
+            #expect(
+                hangEvent.threads?.values.first?.crashed == false && hangEvent.threads?.values.first?.current == true)
+
+            var error = Fixtures.report(kind: .error)
+            error.metadata["error.type"] = "PaymentError"
+            error.reason = "PaymentError: card declined"
+            let errorEvent = try #require(SentryEvent(report: error, release: nil, environment: nil))
+            let errorException = try #require(errorEvent.exception?.values.first)
+            #expect(errorException.type == "PaymentError" && errorException.value == "PaymentError: card declined")
+            #expect(errorException.mechanism.type == "blackbox.capture" && errorException.mechanism.handled)
+
+            var debugTrap = Fixtures.report(kind: .crash)
+            debugTrap.fatalMessage = "Shop/Cart.swift:12: Fatal error: Unexpectedly found nil while unwrapping"
+            debugTrap.reason = debugTrap.fatalMessage
+            let trap = try #require(
+                SentryEvent(report: debugTrap, release: nil, environment: nil)?.exception?.values.first)
+            #expect(trap.type == "Fatal error" && trap.value == "Unexpectedly found nil while unwrapping")
+        }
+
+        @Test func anEventLargerThanSentryTakesIsTrimmedFromTheOtherThreadsFirst() throws {
+            var report = Self.crash()
+            let name =
+                "shop.Handler.process(request: Shop.Request, context: Shop.Context) async throws -> Shop.Response"
+            let deep = (0..<128).map { index in
+                var frame = CrashReport.Frame(index: index, address: "0x5\(index)", imageIndex: 0, imageOffset: "0x1")
+                frame.symbols = [.init(function: name + String(index), file: "/src/Handler.swift", line: index)]
+                return frame
+            }
+            report.threads =
+                [report.threads![0]]
+                + (0..<256).map {
+                    .init(id: Int32(100 + $0), name: "worker", crashed: false, frameSource: "libunwind", frames: deep)
+                }
+            let writer = SentryEnvelopeWriter(release: nil, environment: nil, app: report.app)
+            let envelope = try #require(try writer.event(report, logTail: nil))
+            let payload = try #require(envelope.items.first { $0.type == "event" }?.payload)
+            #expect(payload.count <= SentryEnvelopeWriter.maxEventBytes)
+            let event = try JSONDecoder().decode(SentryEvent.self, from: Data(payload))
+            #expect(event.tags?["blackbox.trimmed"] == "true")
+            #expect(event.threads?.values.count == 257, "every thread is still listed")
+            #expect(event.exception?.values.first?.stacktrace?.frames.count == 4, "the crashed thread's stack is whole")
+        }
+
+        @Test func archivesGoAsStructuredLogsOnceWhenAsked() async throws {
+            let scratch = TemporaryDirectory()
+            defer { scratch.remove() }
+            var configuration = BlackboxConfiguration(appName: "shop", directory: scratch.path)
+            configuration.appVersion = "1.2"
+            configuration.sinks = [.file]
+            configuration.crashReporting.enabled = false
+            let core = try LoggingCore(configuration: configuration)
+            defer { core.shutdown() }
+            let context = DeliveryContext(configuration: configuration, core: core)
+            let lines = (0..<150).map { "2026-11-26T09:00:00.\(100 + $0)Z WARN  shop.db: slow query number=\($0)" }
+            scratch.write(
+                "logs/shop.20261126T090000.000Z--20261126T100000.000Z.log",
+                lines.prefix(50).joined(separator: "\n") + "\n")
+            scratch.write(
+                "logs/shop.20261126T100000.000Z--20261126T110000.000Z.log.gz",
+                Data(
+                    try GzipData.compress(Array((lines.dropFirst(50).joined(separator: "\n") + "\nnot a line\n").utf8)))
+            )
+
+            let server = try await StubCollector.start(script: [])
+            var delivery = try SentryDelivery(dsn: "http://k@127.0.0.1:\(server.port)/42")
+            delivery.structuredLogs = true
+            let first = try #require(await delivery.runPass(context))
+            #expect(await delivery.runPass(context) == nil, "each archive is sent once")
+            await server.stop()
+            #expect(first.uploaded == 2, "one envelope per archive (50 and 100 records)")
+            var bodies: [String] = []
+            for request in server.received {
+                let envelope = try GzipData.decompress(request.body, limit: 1 << 24)
+                #expect(SentryEnvelope.itemTypes(of: envelope) == ["log"])
+                let text = String(decoding: envelope, as: UTF8.self)
+                #expect(text.contains("\"content_type\":\"application/vnd.sentry.items.log+json\""))
+                bodies += text.components(separatedBy: "\"body\":\"").dropFirst().map {
+                    String($0.prefix { $0 != "\"" })
+                }
+                #expect(
+                    text.contains("\"level\":\"warn\"")
+                        && text.contains("\"logger.name\":{\"type\":\"string\",\"value\":\"shop.db\"}"))
+            }
+            #expect(
+                bodies.count == 150 && bodies.first == "slow query number=0" && bodies.last == "slow query number=149")
+        }
+
         func spoolEnvelope(_ spool: Spool, types: [String], age: TimeInterval) throws -> String {
             let envelope = SentryEnvelope(
                 eventID: "e", items: types.map { .init(type: $0, payload: Array("{\"x\":1}".utf8)) })

@@ -32,6 +32,10 @@
         public var attachLog = true
         /// Default 256 KiB (Sentry keeps attachments apart from events, within its attachment quota).
         public var logTailBytes: Int64 = 256 << 10
+        /// Send each finished log archive's lines as Sentry structured logs (`log` items, a quota of
+        /// their own). Default false: Sentry keeps logs only where logs are enabled for the project
+        /// (Blackbox's collector keeps them; Bugsink drops them).
+        public var structuredLogs = false
         /// A pass this often even when nothing announced new files. Default 15 minutes; nil: never.
         public var interval: Duration? = .seconds(900)
         /// Wait this long after an announcement before a pass. Default 2 s.
@@ -89,10 +93,10 @@
                     release: release, environment: environment,
                     app: .init(
                         name: configuration.appName, version: configuration.appVersion, build: configuration.appBuild),
-                    attachLogTail: attachLog)
+                    attachLogTail: attachLog, structuredLogs: structuredLogs)
                 do {
                     for path in try writer.write(pass.selection, from: pass.snapshot, into: spool) {
-                        logger.warning("cannot read \(path) as a report; it is not sent to Sentry")
+                        logger.warning("cannot read \(path); it is not sent to Sentry")
                     }
                 } catch {
                     logger.error("cannot write Sentry envelopes: \(error)")
@@ -107,11 +111,11 @@
             return summary
         }
 
-        /// Reports and run counts; log archives stay on the machine (Sentry has no place for them
-        /// beside events), the active log's end goes with crashes.
+        /// Reports and run counts, the active log's end with crashes, and the archives when they go
+        /// as structured logs.
         private var options: BundleOptions {
             var options = BundleOptions()
-            options.includeArchives = false
+            options.includeArchives = structuredLogs
             options.activeLog = attachLog ? .withReports : .never
             options.activeLogMaxBytes = logTailBytes
             return options

@@ -14,17 +14,23 @@
         public var app: CrashReport.App
         /// The end of the active log, attached to fatal and hang events as `blackbox.log`.
         public var attachLogTail = true
+        /// The selection's log archives as Sentry structured logs (`log` items).
+        public var structuredLogs = false
 
-        public init(release: String?, environment: String?, app: CrashReport.App, attachLogTail: Bool = true) {
+        public init(
+            release: String?, environment: String?, app: CrashReport.App, attachLogTail: Bool = true,
+            structuredLogs: Bool = false
+        ) {
             self.release = release
             self.environment = environment
             self.app = app
             self.attachLogTail = attachLogTail
+            self.structuredLogs = structuredLogs
         }
 
         /// Writes the selection's envelopes into `spool`, then marks it sent (`markBundled`). Returns
-        /// the reports that could not be read (they leave the outbox all the same: a report no reader
-        /// can decode would otherwise be tried on every pass).
+        /// the reports and archives that could not be read (they count as sent all the same: a file no
+        /// reader can decode would otherwise be tried on every pass).
         public func write(
             _ selection: DiagnosticsSnapshot.Selection, from snapshot: DiagnosticsSnapshot, into spool: Spool
         ) throws -> [String] {
@@ -38,6 +44,17 @@
                 if let envelope = try event(report, logTail: logTail) { try commit(envelope, into: spool) }
             }
             if let envelope = try sessions(selection.sessions) { try commit(envelope, into: spool) }
+            if structuredLogs {
+                let logs = SentryLogRecords(release: release ?? SentryEvent.release(of: app), environment: environment)
+                for archive in selection.archives {
+                    // A damaged archive is not retried: what it gave before the damage is already spooled.
+                    do {
+                        try logs.envelopes(ofFile: archive.sourcePath) { try commit($0, into: spool) }
+                    } catch {
+                        unreadable.append(archive.sourcePath)
+                    }
+                }
+            }
             try snapshot.markBundled(selection)
             return unreadable
         }
@@ -45,15 +62,17 @@
         /// The event of a report with its attachments; nil for a report Sentry has no meaning for.
         public func event(_ report: CrashReport, logTail: [UInt8]?) throws -> SentryEnvelope? {
             guard
-                let event = SentryEvent(
+                var event = SentryEvent(
                     report: report, release: release ?? SentryEvent.release(of: report.app), environment: environment)
             else { return nil }
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            var items = [
-                SentryEnvelope.Item(
-                    type: "event", payload: Array(try encoder.encode(event)), contentType: "application/json")
-            ]
+            var payload = try encoder.encode(event)
+            for step in SentryEvent.Trim.allCases where payload.count > Self.maxEventBytes {
+                event.trim(step)
+                payload = try encoder.encode(event)
+            }
+            var items = [SentryEnvelope.Item(type: "event", payload: Array(payload), contentType: "application/json")]
             if let logTail, !logTail.isEmpty, event.level == "fatal" || report.kind == .hang {
                 items.append(
                     .init(type: "attachment", payload: logTail, contentType: "text/plain", filename: "blackbox.log"))
@@ -103,6 +122,9 @@
                 var abnormal: Int
             }
         }
+
+        /// Below Relay's 1 MiB limit for an event, with room for its envelope.
+        static let maxEventBytes = 1_000_000
 
         /// Durable in `spool` (fsync and rename) before it returns.
         public func commit(_ envelope: SentryEnvelope, into spool: Spool) throws {

@@ -67,6 +67,39 @@
             }
         }
 
+        /// Ways to make an event smaller, least loss first: Relay refuses events over 1 MiB, and a
+        /// report of 256 threads with deep Swift stacks can be larger.
+        enum Trim: CaseIterable {
+            case otherThreadsToTheirInnermostFrames, otherThreadsWithoutStacks, fewerBreadcrumbs, noExtra
+            case crashedThreadToItsInnermostFrames
+        }
+
+        mutating func trim(_ step: Trim) {
+            switch step {
+            case .otherThreadsToTheirInnermostFrames:
+                for index in threads?.values.indices ?? 0..<0 {
+                    if let frames = threads?.values[index].stacktrace?.frames, frames.count > 16 {
+                        threads?.values[index].stacktrace?.frames = Array(frames.suffix(16))
+                    }
+                }
+            case .otherThreadsWithoutStacks:
+                for index in threads?.values.indices ?? 0..<0 { threads?.values[index].stacktrace = nil }
+            case .fewerBreadcrumbs:
+                breadcrumbs = breadcrumbs.map { Values(values: Array($0.values.suffix(20))) }
+            case .noExtra:
+                extra = ["blackbox.trimmed": "the report was larger than a Sentry event may be"]
+            case .crashedThreadToItsInnermostFrames:
+                for index in exception?.values.indices ?? 0..<0 {
+                    if let frames = exception?.values[index].stacktrace?.frames, frames.count > 200 {
+                        exception?.values[index].stacktrace?.frames = Array(frames.suffix(200))
+                    }
+                }
+            }
+            var tags = self.tags ?? [:]
+            tags["blackbox.trimmed"] = "true"
+            self.tags = tags
+        }
+
         init(eventID: String, timestamp: Double, level: String, sdk: SDK) {
             self.eventID = eventID
             self.timestamp = timestamp
@@ -199,27 +232,16 @@
                 imageAddr: image.start, imageSize: end - start, codeFile: image.path)
         }
 
-        /// A log line, `2026-11-21T22:39:39.123Z INFO  net: message …`, as a breadcrumb; a line of
-        /// another shape is its message whole.
+        /// A log line (`LogLineParts`) as a breadcrumb; a line of another shape is its message whole.
         static func breadcrumb(_ line: String) -> Breadcrumb {
-            let parts = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
-            guard parts.count == 3, let time = ReportTime.parse(String(parts[0])),
-                let level = Self.levels[parts[1].lowercased()]
-            else {
-                return Breadcrumb(category: "log", message: line)
-            }
-            var rest = parts[2].drop { $0 == " " }
-            var category = "log"
-            if let colon = rest.firstIndex(of: ":"), !rest[..<colon].contains(" ") {
-                category = String(rest[..<colon])
-                rest = rest[rest.index(after: colon)...].drop { $0 == " " }
-            }
+            guard let parts = LogLineParts(line) else { return Breadcrumb(category: "log", message: line) }
             return Breadcrumb(
-                timestamp: time.timeIntervalSince1970, category: category, level: level, message: String(rest))
+                timestamp: parts.time.timeIntervalSince1970, category: parts.label ?? "log",
+                level: breadcrumbLevels[parts.level] ?? "info", message: parts.message)
         }
 
         /// Blackbox's level tags and Sentry's breadcrumb levels.
-        static let levels = [
+        static let breadcrumbLevels = [
             "trace": "debug", "debug": "debug", "info": "info", "note": "info", "notice": "info", "warn": "warning",
             "warning": "warning", "error": "error", "crit": "fatal", "critical": "fatal",
         ]

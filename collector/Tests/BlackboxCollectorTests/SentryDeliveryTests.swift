@@ -46,10 +46,24 @@ struct SentryDeliveryTests {
         let bundled = try await Tool.run(
             "blackbox", ["upload", native, "--server", collector.baseURL, "--key", collector.ingestKey])
         #expect(bundled.status == 0, "\(bundled.stderr)")
+        // A finished archive, sent as Sentry structured logs (--sentry-logs), is found by log search.
+        let archive =
+            "\(DiagnosticsDirectory(viaSentry).logs)/crash-child.20261126T090000.000Z--20261126T100000.000Z.log"
+        try "2026-11-26T09:30:00.125Z ERROR payments: card declined order=sentry-structured-7\n".write(
+            toFile: archive, atomically: true, encoding: .utf8)
         let dsn = SentryIngestTests.dsn(collector)
-        let sent = try await Tool.run("blackbox", ["upload", viaSentry, "--sentry-dsn", dsn])
+        let sent = try await Tool.run("blackbox", ["upload", viaSentry, "--sentry-dsn", dsn, "--sentry-logs"])
         #expect(sent.status == 0, "\(sent.stderr)")
-        #expect(sent.stdout.contains("uploaded 2 envelopes"), "the event and the run counts: \(sent.stdout)")
+        #expect(sent.stdout.contains("uploaded 3 envelopes"), "the event, the run counts, the logs: \(sent.stdout)")
+        await collector.server.indexPendingLogs()
+        let hits = try await HTTP.searchLogs(
+            collector.baseURL, token: collector.adminToken, query: "sentry-structured-7")
+        let texts = hits.compactMap { ($0 as? [String: Any])?["text"] as? String }
+        #expect(
+            texts.contains {
+                $0.hasPrefix("2026-11-26T09:30:00.125Z ERROR payments: card declined order=sentry-structured-7")
+            },
+            "\(texts)")
         let spooled =
             (try? FileManager.default.contentsOfDirectory(atPath: DiagnosticsDirectory(viaSentry).sentrySpool)) ?? []
         #expect(!spooled.contains { $0.hasSuffix(".envelope") }, "\(spooled)")
@@ -105,6 +119,68 @@ struct SentryDeliveryTests {
         let report = try CrashReport.decode(try await HTTP.get(collector, "/api/v1/reports/\(reportID)").body)
         #expect(report.metadata["sentry.sdk"] == "blackbox.swift 0.1.0")
         #expect(report.logTail.contains { $0.contains("about to crash: index on main") }, "\(report.logTail)")
+    }
+}
+
+extension SentryDeliveryTests {
+    /// A loopback socket that listens but never accepts: a connection completes in the backlog and
+    /// its request is never answered (a server that hangs mid-request).
+    static func blackHole() throws -> (descriptor: Int32, port: Int) {
+        let descriptor = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let listening = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, length) == 0 && listen(descriptor, 16) == 0
+                    && getsockname(descriptor, $0, &length) == 0
+            }
+        }
+        try #require(listening)
+        return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
+    }
+
+    @Test("kill -9 while envelopes are in flight: the next start delivers each once")
+    func killedWhileDelivering() async throws {
+        let scratch = TemporaryDirectory()
+        defer { scratch.remove() }
+        let app = "\(scratch.path)/app"
+        let crashed = try await Tool.run("blackbox-example", [app, "--crash"])
+        #expect(crashed.signal != nil, "\(crashed.status) \(crashed.stderr)")
+
+        let hole = try Self.blackHole()
+        defer { close(hole.descriptor) }
+        let stuck = try Tool.start(
+            "blackbox-example", [app], environment: ["SENTRY_DSN": "http://k@127.0.0.1:\(hole.port)/1"])
+        let layout = DiagnosticsDirectory(app)
+        func files(_ directory: String, _ suffix: String) -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasSuffix(suffix) }
+        }
+        // The crash, the failed ensure and the run counts are envelopes, the outbox empty, one in flight.
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline
+            && (files(layout.sentrySpool, ".envelope").count < 3 || !files(layout.outbox, ".json").isEmpty)
+        {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        stuck.kill(SIGKILL)
+        #expect(files(layout.sentrySpool, ".envelope").count == 3, "\(files(layout.sentrySpool, ""))")
+        #expect(files(layout.outbox, ".json").isEmpty)
+
+        let collector = try await TestCollector.start()
+        defer { Task { await collector.stop() } }
+        let relaunched = try await Tool.run(
+            "blackbox-example", [app], environment: ["SENTRY_DSN": SentryIngestTests.dsn(collector)])
+        #expect(relaunched.stdout.contains("sent what earlier runs left"), "\(relaunched.stdout)\(relaunched.stderr)")
+        #expect(files(layout.sentrySpool, ".envelope").isEmpty)
+        let groups = try await HTTP.get(collector, "/api/v1/groups").json["items"] as? [[String: Any]] ?? []
+        let counts = groups.map { "\($0["title"] ?? "")=\($0["count"] ?? "")" }
+        #expect(groups.count == 2 && groups.allSatisfy { $0["count"] as? Int == 1 }, "\(counts)")
+        #expect(groups.contains { ($0["title"] as? String)?.contains("price(") == true }, "\(counts)")
+        // The failed ensure comes back as the assertion it was, titled as a bundle's would be.
+        #expect(groups.contains { ($0["title"] as? String)?.hasPrefix("nonfatal in checkout(") == true }, "\(counts)")
     }
 }
 

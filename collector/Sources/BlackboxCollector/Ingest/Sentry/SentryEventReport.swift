@@ -4,7 +4,8 @@ import Foundation
 
 /// A Sentry event as a Blackbox report, so that it is grouped, stored, symbolicated, alerted on and
 /// shown like the app's own (docs/sentry.md lists the mapping field by field):
-/// - kind `crash` for `level: fatal`, else `error`; `error.type` is the primary exception's type
+/// - kind `crash` for `level: fatal`, `nonfatal` and `hang` for Blackbox's own assertion and hang
+///   mechanisms, else `error`; `error.type` is the primary exception's type
 ///   (the last of the chain), `message` for a message event;
 /// - the primary exception's stack (else the crashed thread's, else the event's own), innermost
 ///   first as in Blackbox reports, each frame keeping the SDK's `in_app`; native frames with an
@@ -35,7 +36,7 @@ struct SentryEventReport {
         let os = event["contexts"]?["os"]
         let device = event["contexts"]?["device"]
         var report = CrashReport(
-            id: id, kind: level == "fatal" ? .crash : .error,
+            id: id, kind: Self.kind(level: level, mechanism: primary?["mechanism"]?["type"]?.string),
             app: .init(
                 name: event["contexts"]?["app"]?["app_name"]?.string ?? release.name ?? event["platform"]?.string
                     ?? "unknown",
@@ -135,6 +136,18 @@ struct SentryEventReport {
     }
 
     // MARK: fields
+
+    /// `fatal` is a crash; Blackbox's own assertion and hang events (its Sentry delivery's mechanism
+    /// types) come back as the kinds they were sent as, so they group with the same reports sent
+    /// as bundles; anything else is an error.
+    static func kind(level: String, mechanism: String?) -> CrashReport.Kind {
+        if level == "fatal" { return .crash }
+        switch mechanism {
+        case "blackbox.assertion": return .nonfatal
+        case "AppHang": return .hang
+        default: return .error
+        }
+    }
 
     /// `event_id`: 32 hex digits (Sentry's form) or a UUID with dashes.
     static func uuid(_ text: String?) -> UUID? {

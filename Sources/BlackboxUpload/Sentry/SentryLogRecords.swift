@@ -1,0 +1,134 @@
+#if Upload
+    import BlackboxCompression
+    import BlackboxFormat
+    import Foundation
+
+    /// A line of a Blackbox log file in text format, `2026-11-21T22:39:39.123Z INFO  net: message
+    /// key=value`, in its parts: what breadcrumbs and Sentry structured logs are made of.
+    struct LogLineParts {
+        var time: Date
+        /// Blackbox's level tag, lowercased: `trace` … `crit`.
+        var level: String
+        var label: String?
+        var message: String
+
+        /// Nil for a line of another shape (JSON Lines, a line cut short).
+        init?(_ line: String) {
+            let parts = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
+            guard parts.count == 3, let time = ReportTime.parse(String(parts[0])) else { return nil }
+            let level = parts[1].lowercased()
+            guard Self.levels.contains(level) else { return nil }
+            var rest = parts[2].drop { $0 == " " }
+            var label: String?
+            if let colon = rest.firstIndex(of: ":"), !rest[..<colon].contains(" ") {
+                label = String(rest[..<colon])
+                rest = rest[rest.index(after: colon)...].drop { $0 == " " }
+            }
+            self.time = time
+            self.level = level
+            self.label = label
+            self.message = String(rest)
+        }
+
+        static let levels: Set = [
+            "trace", "debug", "info", "note", "notice", "warn", "warning", "error", "crit", "critical",
+        ]
+    }
+
+    /// Finished log archives as Sentry structured logs (`log` items, develop.sentry.dev/sdk/telemetry/
+    /// logs/): each line a record with its time, level, body and `logger.name`, at most
+    /// `recordsPerEnvelope` records or `maxPayloadBytes` per envelope. Read as a stream (archives are
+    /// gzip files of up to the rotation size), so memory stays at one envelope.
+    struct SentryLogRecords {
+        var release: String?
+        var environment: String?
+        static let recordsPerEnvelope = 100
+        static let maxPayloadBytes = 512 << 10
+
+        struct Record: Encodable {
+            var timestamp: Double
+            var level: String
+            var body: String
+            var attributes: [String: Attribute]
+        }
+
+        struct Attribute: Encodable {
+            var value: String
+            var type = "string"
+        }
+
+        struct Payload: Encodable {
+            var items: [Record]
+        }
+
+        func record(_ line: String) -> Record? {
+            guard let parts = LogLineParts(line) else { return nil }
+            var attributes = ["sentry.origin": Attribute(value: "auto.log.blackbox")]
+            if let label = parts.label { attributes["logger.name"] = Attribute(value: label) }
+            if let release { attributes["sentry.release"] = Attribute(value: release) }
+            if let environment { attributes["sentry.environment"] = Attribute(value: environment) }
+            return Record(
+                timestamp: parts.time.timeIntervalSince1970, level: Self.level(parts.level), body: parts.message,
+                attributes: attributes)
+        }
+
+        /// Sentry's log levels: trace, debug, info, warn, error, fatal.
+        static func level(_ tag: String) -> String {
+            switch tag {
+            case "trace": "trace"
+            case "debug": "debug"
+            case "warn", "warning": "warn"
+            case "error": "error"
+            case "crit", "critical": "fatal"
+            default: "info"
+            }
+        }
+
+        /// Calls `emit` with each envelope of the file's lines (a `.gz` file is inflated on the way).
+        func envelopes(ofFile path: String, emit: (SentryEnvelope) throws -> Void) throws {
+            guard let handle = FileHandle(forReadingAtPath: path) else {
+                throw UploadFailure.file(path, String(cString: strerror(errno)))
+            }
+            defer { try? handle.close() }
+            let inflater = path.hasSuffix(".gz") ? try GzipInflater() : nil
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            var pending: [UInt8] = []
+            var batch: [Record] = []
+            var batchBytes = 0
+            func flush() throws {
+                guard !batch.isEmpty else { return }
+                let payload = Array(try encoder.encode(Payload(items: batch)))
+                try emit(
+                    SentryEnvelope(items: [
+                        .init(
+                            type: "log", payload: payload, contentType: "application/vnd.sentry.items.log+json",
+                            itemCount: batch.count)
+                    ]))
+                batch = []
+                batchBytes = 0
+            }
+            func take(_ bytes: ArraySlice<UInt8>) throws {
+                pending += bytes
+                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = String(decoding: pending[..<newline], as: UTF8.self)
+                    pending.removeSubrange(...newline)
+                    guard let record = record(line) else { continue }
+                    batch.append(record)
+                    batchBytes += line.utf8.count + 128
+                    if batch.count >= Self.recordsPerEnvelope || batchBytes >= Self.maxPayloadBytes { try flush() }
+                }
+                // A "line" with no end in sight is not one of ours: drop it rather than grow.
+                if pending.count > Self.maxPayloadBytes { pending.removeAll() }
+            }
+            while let chunk = try handle.read(upToCount: 64 << 10), !chunk.isEmpty {
+                if let inflater {
+                    try chunk.withUnsafeBytes { bytes in try inflater.feed(bytes) { try take($0) } }
+                } else {
+                    try take(ArraySlice(chunk))
+                }
+            }
+            try flush()
+        }
+    }
+#endif
