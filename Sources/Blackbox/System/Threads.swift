@@ -6,16 +6,27 @@ import CCrashHandler
 
 /// Starts a detached pthread with a name and an alternate signal stack (so a stack overflow on it can
 /// still be reported once crash capture is installed).
+/// Returns once the thread has named itself and has its alternate stack: a crash right after
+/// `Blackbox.start` (a server dying in its first millisecond) must find Blackbox's threads named in
+/// the report, not still carrying the app's name.
 func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
     final class Box: @unchecked Sendable {
         let body: @Sendable () -> Void
         let name: String
-        init(_ body: @escaping @Sendable () -> Void, name: String) {
+        let ready: UnsafeMutablePointer<sem_t>
+        init(_ body: @escaping @Sendable () -> Void, name: String, ready: UnsafeMutablePointer<sem_t>) {
             self.body = body
             self.name = name
+            self.ready = ready
         }
     }
-    let box = Unmanaged.passRetained(Box(body, name: name)).toOpaque()
+    let ready = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
+    sem_init(ready, 0, 0)
+    defer {
+        sem_destroy(ready)
+        ready.deallocate()
+    }
+    let box = Unmanaged.passRetained(Box(body, name: name, ready: ready)).toOpaque()
     var thread = pthread_t()
     let rc = pthread_create(
         &thread, nil,
@@ -24,11 +35,13 @@ func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
             setCurrentThreadName(box.name)
             // The crash handler's own: mmap'd with a guard page, freed when the thread exits.
             _ = bbx_crash_ensure_alternate_stack(64 << 10)
+            sem_post(box.ready)  // the last use of `ready` here: the starter frees it once woken
             box.body()
             return nil
         }, box)
     if rc == 0 {
         pthread_detach(thread)
+        while sem_wait(ready) != 0 && errno == EINTR {}
     } else {
         Unmanaged<AnyObject>.fromOpaque(box).release()
         InternalDiagnostics.report("cannot start thread \(name): \(errnoDescription(rc))")

@@ -97,7 +97,7 @@ struct CrashTimeDeliveryTests {
         #expect(function?.file?.hasSuffix("Triggers.swift") == true, "\(report.frames)")
         let threads = try #require(report.threads)
         #expect(threads.count >= 3 && threads.first?.crashed == true, "\(threads.map(\.name))")
-        #expect(threads.contains { $0.name == "blackbox-writer" })
+        #expect(threads.contains { $0.name == "blackbox-writer" }, "\(threads.map(\.name))")
         await collector.stop()
     }
 
@@ -180,18 +180,8 @@ struct CrashTimeDeliveryTests {
 
     /// A loopback port that was free a moment ago and has nobody listening.
     private func closedPort() throws -> Int {
-        let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(socket) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0
-            }
-        }
-        try #require(bound)
-        return Int(UInt16(bigEndian: address.sin_port))
+        let socket = try LoopbackSocket(listening: false)
+        defer { close(socket.descriptor) }
+        return socket.port
     }
 }

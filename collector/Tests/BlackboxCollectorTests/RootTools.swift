@@ -106,3 +106,30 @@ enum Tool {
         return text
     }
 }
+
+/// A TCP socket bound to an ephemeral loopback port; listening (but never accepting) when asked.
+struct LoopbackSocket {
+    let descriptor: Int32
+    let port: Int
+
+    init(listening: Bool) throws {
+        descriptor = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let descriptor = descriptor
+        let ready = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, length) == 0 && (!listening || listen(descriptor, 16) == 0)
+                    && getsockname(descriptor, $0, &length) == 0
+            }
+        }
+        guard ready else {
+            let failure = POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+            close(descriptor)
+            throw failure
+        }
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+}

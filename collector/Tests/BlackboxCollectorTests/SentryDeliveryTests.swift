@@ -125,21 +125,7 @@ struct SentryDeliveryTests {
 extension SentryDeliveryTests {
     /// A loopback socket that listens but never accepts: a connection completes in the backlog and
     /// its request is never answered (a server that hangs mid-request).
-    static func blackHole() throws -> (descriptor: Int32, port: Int) {
-        let descriptor = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let listening = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, length) == 0 && listen(descriptor, 16) == 0
-                    && getsockname(descriptor, $0, &length) == 0
-            }
-        }
-        try #require(listening)
-        return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
-    }
+    static func blackHole() throws -> LoopbackSocket { try LoopbackSocket(listening: true) }
 
     @Test("kill -9 while envelopes are in flight: the next start delivers each once")
     func killedWhileDelivering() async throws {
@@ -150,7 +136,7 @@ extension SentryDeliveryTests {
         #expect(crashed.signal != nil, "\(crashed.status) \(crashed.stderr)")
 
         let hole = try Self.blackHole()
-        defer { close(hole.descriptor) }
+        defer { close(hole.descriptor) }  // listening, never accepting
         let stuck = try Tool.start(
             "blackbox-example", [app], environment: ["SENTRY_DSN": "http://k@127.0.0.1:\(hole.port)/1"])
         let layout = DiagnosticsDirectory(app)
