@@ -109,6 +109,10 @@
                 SentryEvent(report: Fixtures.report(kind: .nonfatal), release: "r", environment: nil))
             #expect(nonfatal.level == "error" && nonfatal.exception?.values.first?.mechanism.handled == true)
             #expect(nonfatal.release == "r")
+            // Sentry refuses a release with a slash or a control character: they become dashes.
+            let awkward = SentryEvent(
+                report: Fixtures.report(kind: .nonfatal, app: "shop/api\tv2"), release: nil, environment: nil)
+            #expect(awkward?.release == "shop-api-v2@1.2+7")
             var killed = Fixtures.report(kind: .termination)
             killed.termination = .init(cause: "unknown", lastSeenAlive: Date(), detectedAt: Date())
             #expect(SentryEvent(report: killed, release: nil, environment: nil) == nil)

@@ -93,7 +93,7 @@
                     ?? SentryEvent.release(
                         of: .init(
                             name: app.name, version: version, build: version == app.version ? app.build : nil))
-                guard let sessionRelease else { continue }
+                guard let sessionRelease = sessionRelease.map(SentryEvent.releaseName) else { continue }
                 let aggregate = SessionAggregates(
                     attrs: .init(release: sessionRelease, environment: environment),
                     aggregates: [

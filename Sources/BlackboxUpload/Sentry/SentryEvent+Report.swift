@@ -14,7 +14,7 @@
                 timestamp: report.process.crashTime.timeIntervalSince1970, level: kind.level,
                 sdk: SDK(name: Self.sdkName, version: Self.sdkVersion))
             self.logger = "blackbox"
-            self.release = release ?? Self.release(of: report.app)
+            self.release = (release ?? Self.release(of: report.app)).map(Self.releaseName)
             self.dist = report.app.build
             self.environment = environment
             self.serverName = report.host.name
@@ -115,7 +115,17 @@
         /// health needs one).
         public static func release(of app: CrashReport.App) -> String? {
             guard let version = app.version, !version.isEmpty else { return nil }
-            return "\(app.name)@\(version)" + (app.build.map { "+\($0)" } ?? "")
+            return releaseName("\(app.name)@\(version)" + (app.build.map { "+\($0)" } ?? ""))
+        }
+
+        /// Sentry refuses a whole event whose release has a slash, a backslash or a control character,
+        /// or is longer than 200 characters: such characters become `-`, and the name is cut.
+        static func releaseName(_ text: String) -> String {
+            let cleaned = text.unicodeScalars.map { scalar -> Character in
+                scalar == "/" || scalar == "\\" || scalar.properties.generalCategory == .control
+                    || scalar.properties.isWhitespace ? "-" : Character(scalar)
+            }
+            return String(String(cleaned).prefix(200))
         }
 
         /// What each kind of report is called in Sentry.
