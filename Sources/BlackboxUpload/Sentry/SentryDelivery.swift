@@ -44,14 +44,17 @@
         public let rateLimits = SentryRateLimits()
         private let progress = DeliveryProgress()
 
+        /// `release` and `environment` from `SENTRY_RELEASE` and `SENTRY_ENVIRONMENT` in
+        /// `processEnvironment` (the process's own by default).
         public init(
             dsn: SentryDSN, consent: UploadConsent = .always,
-            environment: [String: String] = ProcessInfo.processInfo.environment
+            processEnvironment: [String: String] = ProcessInfo.processInfo.environment
         ) {
             self.dsn = dsn
             self.consent = consent
-            self.release = environment["SENTRY_RELEASE"].flatMap { $0.isEmpty ? nil : $0 }
-            self.environment = environment["SENTRY_ENVIRONMENT"].flatMap { $0.isEmpty ? nil : $0 } ?? "production"
+            self.release = processEnvironment["SENTRY_RELEASE"].flatMap { $0.isEmpty ? nil : $0 }
+            self.environment =
+                processEnvironment["SENTRY_ENVIRONMENT"].flatMap { $0.isEmpty ? nil : $0 } ?? "production"
         }
 
         public init(dsn: String, consent: UploadConsent = .always) throws(EndpointProblem) {
@@ -63,7 +66,7 @@
             _ environment: [String: String] = ProcessInfo.processInfo.environment, consent: UploadConsent = .always
         ) throws(EndpointProblem) -> SentryDelivery? {
             guard let dsn = try SentryDSN.fromEnvironment(environment) else { return nil }
-            return SentryDelivery(dsn: dsn, consent: consent, environment: environment)
+            return SentryDelivery(dsn: dsn, consent: consent, processEnvironment: environment)
         }
 
         public func run(_ context: DeliveryContext, events: AsyncStream<DeliveryEvent>) async {
