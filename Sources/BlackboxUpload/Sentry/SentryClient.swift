@@ -1,5 +1,6 @@
 #if Upload
     import AsyncHTTPClient
+    import Blackbox
     import BlackboxCompression
     import Foundation
     import NIOCore
@@ -93,15 +94,13 @@
         }
 
         static func read(_ path: String) throws -> [UInt8] {
-            guard let handle = FileHandle(forReadingAtPath: path) else {
+            guard let bytes = DurableFile.read(path, limit: maxEnvelopeBytes + 1) else {
                 throw UploadFailure.file(path, String(cString: strerror(errno)))
             }
-            defer { try? handle.close() }
-            let data = try handle.read(upToCount: maxEnvelopeBytes + 1) ?? Data()
-            guard data.count <= maxEnvelopeBytes else {
+            guard bytes.count <= maxEnvelopeBytes else {
                 throw UploadFailure.file(path, "larger than \(maxEnvelopeBytes) bytes")
             }
-            return Array(data)
+            return bytes
         }
     }
 #endif

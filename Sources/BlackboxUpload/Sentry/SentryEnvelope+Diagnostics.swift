@@ -65,8 +65,7 @@
                 var event = SentryEvent(
                     report: report, release: release ?? SentryEvent.release(of: report.app), environment: environment)
             else { return nil }
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            let encoder = SentryEnvelope.jsonEncoder()
             var payload = try encoder.encode(event)
             for step in SentryEvent.Trim.allCases where payload.count > Self.maxEventBytes {
                 event.trim(step)
@@ -84,8 +83,7 @@
         /// hung and never recovered). Nil when nothing ended or there is no release to count it under.
         public func sessions(_ summaries: [SessionSummary]) throws -> SentryEnvelope? {
             var items: [SentryEnvelope.Item] = []
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            let encoder = SentryEnvelope.jsonEncoder()
             for summary in summaries where summary.total > 0 {
                 let version = summary.appVersion ?? app.version
                 let sessionRelease =

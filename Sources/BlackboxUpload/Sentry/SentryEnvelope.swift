@@ -48,10 +48,16 @@
             self.items = items
         }
 
-        /// The wire form.
-        public func encoded() throws -> [UInt8] {
+        /// How every Sentry payload is written: sorted keys (stable bytes), slashes unescaped.
+        static func jsonEncoder() -> JSONEncoder {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            return encoder
+        }
+
+        /// The wire form.
+        public func encoded() throws -> [UInt8] {
+            let encoder = SentryEnvelope.jsonEncoder()
             var bytes: [UInt8] = []
             bytes += try encoder.encode(Header(eventID: eventID, sdk: .init()))
             bytes.append(UInt8(ascii: "\n"))

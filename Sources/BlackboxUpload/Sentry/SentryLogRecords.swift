@@ -91,8 +91,7 @@
             }
             defer { try? handle.close() }
             let inflater = path.hasSuffix(".gz") ? try GzipInflater() : nil
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            let encoder = SentryEnvelope.jsonEncoder()
             var pending: [UInt8] = []
             var batch: [Record] = []
             var batchBytes = 0
