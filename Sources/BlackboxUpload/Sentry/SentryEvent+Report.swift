@@ -170,7 +170,7 @@
             func exception(_ report: CrashReport) -> (type: String, value: String?) {
                 switch self {
                 case .crash:
-                    if let failure = Self.swiftFailure(report) { return ("Fatal error", failure) }
+                    if let trap = SwiftTrap(report) { return ("Fatal error", trap.message.isEmpty ? "" : trap.summary) }
                     return (report.signal?.name ?? "crash", report.fatalMessage ?? report.reason)
                 case .nonfatal: return ("AssertionFailure", report.reason)
                 case .hang: return ("AppHang", report.reason)
@@ -179,19 +179,6 @@
                 }
             }
 
-            static func swiftFailure(_ report: CrashReport) -> String? {
-                if let reason = report.reason, reason.hasPrefix(runtimeFailure) {
-                    return String(reason.dropFirst(runtimeFailure.count))
-                }
-                for text in [report.fatalMessage, report.reason].compactMap({ $0 }) {
-                    let line = text.split(separator: "\n").first.map(String.init) ?? text
-                    if let marker = line.range(of: "Fatal error: ") { return String(line[marker.upperBound...]) }
-                    if line.hasPrefix("Fatal error") { return "" }
-                }
-                return nil
-            }
-
-            static let runtimeFailure = "Swift runtime failure: "
         }
 
         /// Oldest first, one Sentry frame per symbol (an inlined function is a frame of its own at the

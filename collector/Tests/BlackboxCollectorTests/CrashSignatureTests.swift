@@ -31,7 +31,7 @@ struct CrashSignatureTests {
                     "generic specialization <Swift.Int> of Swift.Array._checkSubscript(_: Swift.Int, wasNativeTypeChecked: Swift.Bool) -> Swift._DependenceToken",
                 file: "/build/swift/stdlib/public/core/Array.swift", line: 417, inlined: true),
             at: 0)
-        #expect(CrashSignature.compute(report).title == "SIGSEGV in shop.triggerIndexOutOfRange(…)")
+        #expect(CrashSignature.compute(report).title == "SIGSEGV in shop.triggerIndexOutOfRange(_:_:)")
     }
 
     @Test("termination reports group by cause, whatever the counters' values")
@@ -54,6 +54,101 @@ struct CrashSignatureTests {
     }
 }
 
+@Suite("Signature version 3: one group for the same bug in every build")
+struct SignatureVersion3Tests {
+    /// The release and debug reports of one trap, as the crash child's real reports have them: the
+    /// release build's marker as an inlined frame (and its callers inlined or tail-called away), the
+    /// debug build's runtime message with the standard library's file and line.
+    static func trap(
+        release: String, debug: String, in function: String = "shop.Cart.price(at: Swift.Int) -> Swift.Int"
+    ) -> (release: CrashReport, debug: CrashReport) {
+        var releaseReport = Reports.crash(functions: [function], signal: (4, "SIGILL"))
+        releaseReport.frames[1].symbols.insert(.init(function: "Swift runtime failure: " + release), at: 0)
+        releaseReport.reason = "Swift runtime failure: " + release
+        var debugReport = Reports.crash(
+            functions: [
+                "Swift._assertionFailure(_: Swift.StaticString) -> Swift.Never", function, "shop.checkout() -> ()",
+            ],
+            signal: (5, "SIGTRAP"))
+        debugReport.fatalMessage = debug
+        debugReport.reason = debug
+        return (releaseReport, debugReport)
+    }
+
+    @Test("a Swift trap groups and titles alike in a release and a debug build (and on x86 and arm64)")
+    func acrossBuilds() {
+        let index = Self.trap(
+            release: "Index out of range",
+            debug: "Swift/ContiguousArrayBuffer.swift:692: Fatal error: Index out of range")
+        let (release, debug) = (CrashSignature.compute(index.release), CrashSignature.compute(index.debug))
+        #expect(release.hash == debug.hash, "\(release.text) vs \(debug.text)")
+        #expect(release.title == "Index out of range in shop.Cart.price(at:)")
+        #expect(debug.title == release.title)
+
+        let unwrap = Self.trap(
+            release: "Unexpectedly found nil while unwrapping an Optional value",
+            debug: "shop/Cart.swift:13: Fatal error: Unexpectedly found nil while unwrapping an Optional value")
+        #expect(CrashSignature.compute(unwrap.release).hash == CrashSignature.compute(unwrap.debug).hash)
+        #expect(CrashSignature.compute(unwrap.release).hash != release.hash, "another check in the same function")
+
+        let precondition = Self.trap(
+            release: "precondition failure", debug: "shop/Cart.swift:20: Precondition failed: the cart is empty")
+        #expect(CrashSignature.compute(precondition.release).hash == CrashSignature.compute(precondition.debug).hash)
+        #expect(
+            CrashSignature.compute(precondition.debug).title
+                == "Precondition failed: the cart is empty in shop.Cart.price(at:)")
+
+        let elsewhere = Self.trap(
+            release: "Index out of range",
+            debug: "Swift/ContiguousArrayBuffer.swift:692: Fatal error: Index out of range",
+            in: "shop.Cart.total() -> Swift.Int")
+        #expect(CrashSignature.compute(elsewhere.release).hash != release.hash, "the same check in another function")
+    }
+
+    @Test("a fatalError's message tells two of them in one function apart, numbers aside")
+    func fatalErrors() {
+        func fatal(_ message: String) -> CrashReport {
+            var report = Reports.crash(functions: ["shop.load() -> ()"], signal: (4, "SIGILL"))
+            report.fatalMessage = "shop/Config.swift:9: Fatal error: " + message
+            return report
+        }
+        let first = CrashSignature.compute(fatal("no config at line 12"))
+        #expect(first.hash == CrashSignature.compute(fatal("no config at line 40")).hash)
+        #expect(first.hash != CrashSignature.compute(fatal("the key is missing")).hash)
+        #expect(first.title == "no config at line 12 in shop.load()")
+    }
+
+    @Test("without a trap, the signal and the culprit; the callers below it do not split a group")
+    func signals() {
+        let deep = CrashSignature.compute(
+            Reports.crash(functions: ["shop.Cart.price(at: Swift.Int) -> Swift.Int", "shop.checkout() -> ()"]))
+        let inlined = CrashSignature.compute(Reports.crash(functions: ["shop.Cart.price(at: Swift.Int) -> Swift.Int"]))
+        #expect(deep.hash == inlined.hash)
+        #expect(deep.title == "SIGSEGV in shop.Cart.price(at:)")
+        let bus = CrashSignature.compute(
+            Reports.crash(functions: ["shop.Cart.price(at: Swift.Int) -> Swift.Int"], signal: (7, "SIGBUS")))
+        #expect(bus.hash != deep.hash)
+    }
+
+    @Test("SwiftTrap reads the runtime's message in each shape it is printed in")
+    func trapMessages() {
+        func trap(reason: String?, fatal: String? = nil) -> SwiftTrap? {
+            var report = Reports.crash(functions: [])
+            report.reason = reason
+            report.fatalMessage = fatal
+            return SwiftTrap(report)
+        }
+        #expect(trap(reason: "Swift runtime failure: arithmetic overflow")?.check == "arithmetic overflow")
+        #expect(trap(reason: nil, fatal: "Fatal error: boom\nmore")?.message == "boom")
+        #expect(trap(reason: nil, fatal: "a/b.swift:9: Fatal error")?.message == "")
+        #expect(trap(reason: "a/b.swift:9: Assertion failed: x > 0")?.check == "assertion failure")
+        #expect(trap(reason: "a/b.swift:9: Assertion failed: x > 0")?.message == "x > 0")
+        #expect(trap(reason: "killed by the OOM killer") == nil)
+        #expect(trap(reason: "note: Fatal errors are logged") == nil, "not the runtime's shape")
+        #expect(trap(reason: "Fatal errors: 3") == nil)
+    }
+}
+
 @Suite("Signatures of captured errors")
 struct ErrorSignatureTests {
     func error(_ type: String, at function: String = "shop.pay(order: Swift.String) async throws -> ()") -> CrashReport
@@ -70,7 +165,7 @@ struct ErrorSignatureTests {
     func grouping() {
         let declined = CrashSignature.compute(error("shop.PaymentError"))
         #expect(
-            declined.title == "shop.PaymentError in shop.pay(…) async throws -> (…)", "names as crash titles have them")
+            declined.title == "shop.PaymentError in shop.pay(order:)", "names as crash titles have them")
         #expect(CrashSignature.compute(error("shop.PaymentError")).hash == declined.hash, "the same error again")
         #expect(CrashSignature.compute(error("shop.QuotaError")).hash != declined.hash, "another type")
         #expect(

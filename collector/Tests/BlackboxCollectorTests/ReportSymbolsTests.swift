@@ -46,6 +46,21 @@ struct ReportSymbolsTests {
         #expect(ReportSymbols.imagesLackingDebugInfo(unnamed).contains("ab"))
     }
 
+    @Test("the C runtime's start-file code (_start) neither keeps an image waiting nor makes it missing")
+    func startFileCode() throws {
+        var report = report()
+        report.threads = nil
+        let start = CrashReport.Frame(
+            index: 9, address: "0x5555ffff0100", imageIndex: report.frames[1].imageIndex, imageOffset: "0x100",
+            symbols: [.init(function: "_start")], symbolication: .symbolTable)
+        #expect(ReportSymbols.imageUses(report).first { $0.buildID == "ab" }?.resolved == true)
+        report.frames.append(start)
+        #expect(ReportSymbols.imageUses(report).first { $0.buildID == "ab" }?.resolved == true, "\(report.frames)")
+        report.frames[report.frames.count - 1].symbols = [.init(function: "shop.main() -> ()")]
+        #expect(
+            ReportSymbols.imageUses(report).first { $0.buildID == "ab" }?.resolved == false, "any other name counts")
+    }
+
     @Test("applying names the other thread's frame and keeps the crashed thread's frames in both places")
     func applying() throws {
         let report = report()

@@ -16,6 +16,8 @@ public struct CollectorServer: Sendable {
     /// Uploads arriving now: background work steps back for them.
     let activity = IngestActivity()
     let symbolication: SymbolicationService
+    /// Groups made under an older signature version take the current one.
+    let regrouping: RegroupingService
     let alerts: AlertDispatcher
     let reader: BundleReader
     /// Blackbox's own upload format.
@@ -57,6 +59,7 @@ public struct CollectorServer: Sendable {
                 (0..<max(1, configuration.symbolizerLanes)).map { _ in SymbolizerProcess(executable: path) }
             } ?? [], metrics: metrics,
             activity: activity)
+        self.regrouping = RegroupingService(store: self.store)
         self.alerts = AlertDispatcher(
             store: self.store, baseURL: configuration.publicURL ?? "http://\(configuration.host):\(configuration.port)",
             pollInterval: configuration.alertPollInterval, targets: configuration.webhookTargets,
@@ -77,7 +80,7 @@ public struct CollectorServer: Sendable {
         // A group stops its services in reverse order: the store (when it is one) goes last, after
         // everything that uses it.
         var services: [any Service] = (store as? any Service).map { [$0] } ?? []
-        services += [committer, indexer, symbolication, alerts]
+        services += [committer, indexer, symbolication, regrouping, alerts]
         // Without a retention period it still runs: for the per-project bundle quota.
         services.append(
             RetentionService(
@@ -234,6 +237,10 @@ public struct CollectorServer: Sendable {
 
     /// Test and benchmark support: indexes pending log files now.
     public func indexPendingLogs() async { await indexer.indexPending() }
+
+    /// Regroups what has an older signature version now (for tests); returns how many groups changed.
+    @discardableResult
+    public func regroupOlderSignatures() async -> Int { await regrouping.regroupAll() }
 
     /// Test support: runs the retention job once as if it were `now`.
     @discardableResult

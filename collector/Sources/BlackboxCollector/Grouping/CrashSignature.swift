@@ -4,26 +4,26 @@ import Foundation
 
 /// The key that groups occurrences of the same problem (docs/collector.md, "Grouping").
 ///
-/// Error reports (kind `error`, from `Blackbox.capture`) add `type:<error type>` after the reason
-/// class, and their titles lead with the type.
+/// Version 3: `kind | what failed | culprit`, so that the same bug in a debug and a release build, and
+/// on x86 and arm64, is one group:
+/// - what failed: for a Swift trap its check (`trap:Index out of range`, read alike from a release
+///   build's `Swift runtime failure` marker and a debug build's `Fatal error: …`; `SwiftTrap`), else
+///   for a captured error `type:<error type>`, else the signal's name (`SIGSEGV`), else `-`;
+/// - the culprit: the innermost symbol of the app's own code (`AppCode`: not the system, the Swift
+///   runtime, Blackbox, thunks or packages the app depends on), its name normalized (no addresses,
+///   offsets, generic specialization markers, closure numbers, parameter or return types). Callers are
+///   left out: an optimizer inlines and tail-calls them away, so a release build's stack below the
+///   culprit differs from a debug build's (version 2 took the top three functions, and the signal,
+///   and split every Swift trap into a debug and a release group);
+/// - with no culprit (unsymbolicated, or only system frames), the normalized fatal message or reason,
+///   then the unsymbolicated image-relative offsets of the top frames.
+/// The stored signature is the sha256 of that text. The title is the headline of the report page:
+/// what failed in words (`Index out of range`), then the culprit's simplified name.
 ///
-/// Version 2 (version 1 left the verbose specialization markers `swift_demangle` writes, such as
-/// `generic specialization <Swift.Int> of `, in names, so an inlined standard-library function could
-/// pass for the app's): `kind | signal name | reason class | top 3 in-app functions`, where
-/// - in-app functions are the symbols (inlined ones included, innermost first) of frames outside the
-///   system, the Swift runtime and toolchain libraries, and Blackbox itself;
-/// - function names are normalized: no addresses, offsets, generic specialization markers or closure
-///   numbers, so two builds of the same code group together;
-/// - the reason class is the `Swift runtime failure: …` text when there is one;
-/// - with no usable frames (unsymbolicated, or only system frames), the normalized fatal message or
-///   reason stands in, then the unsymbolicated image-relative offsets of the top frames.
-/// The stored signature is the sha256 of that text; the text itself is the group's title source.
-///
-/// Frames whose producer marked them as not the app's (`inApp == false`, from a Sentry SDK) are never
-/// in-app functions. A Sentry event's `fingerprint` replaces the text: `kind | fingerprint:<values>`,
-/// with `{{ default }}` standing for the text above (Sentry's rule).
+/// A Sentry event's `fingerprint` replaces the text: `kind | fingerprint:<values>`, with
+/// `{{ default }}` standing for the text above (Sentry's rule).
 public enum CrashSignature {
-    public static let version = 2
+    public static let version = 3
 
     /// The metadata entry a Sentry event's `fingerprint` travels in, its values joined by the separator.
     static let fingerprintKey = "sentry.fingerprint"
@@ -38,31 +38,26 @@ public enum CrashSignature {
     static let maxTitleCharacters = 300
 
     public static func compute(_ report: CrashReport) -> Result {
-        let functions = inAppFunctions(report, limit: 3)
-        var parts = [report.kind.rawValue, report.signal?.name ?? "-"]
-        let runtimeFailure = report.frames.first?.symbols.first { $0.function.hasPrefix("Swift runtime failure: ") }
-        parts.append(runtimeFailure?.function ?? "-")
-        // Captured errors group by their type too: two errors thrown from one handler are two problems.
-        // (A part only error reports have: crash signatures stay as they were.)
+        var parts = [report.kind.rawValue]
+        let trap = SwiftTrap(report)
         let errorType = report.kind == .error ? report.metadata["error.type"] ?? "?" : nil
-        if let errorType { parts.append("type:" + errorType) }
-        let what = errorType ?? report.signal?.name ?? report.kind.rawValue
-        let title: String
-        if !functions.isEmpty {
-            parts += functions
-            title = "\(what) in \(functions[functions.startIndex])"
-        } else if let message = report.reason ?? report.fatalMessage {
-            let normalized = normalizeMessage(message)
-            parts.append("message:" + normalized)
-            title = "\(what): \(normalized.prefix(120))"
+        if let trap {
+            parts.append("trap:" + normalizeMessage(trap.check))
+        } else if let errorType {
+            parts.append("type:" + errorType)
         } else {
-            let offsets = report.frames.prefix(3).map { frame in
+            parts.append(report.signal?.name ?? "-")
+        }
+        if let culprit = AppCode.culprit(report) {
+            parts.append(normalizeFunction(culprit.function))
+        } else if let message = report.reason ?? report.fatalMessage {
+            parts.append("message:" + normalizeMessage(message))
+        } else {
+            parts += report.frames.prefix(3).map { frame in
                 let image = report.image(of: frame)
                 let name = image.map { String($0.path.split(separator: "/").last ?? "") } ?? "?"
                 return "\(name)+\(frame.imageOffset ?? "?")"
             }
-            parts += offsets
-            title = "\(what) at \(offsets.first ?? "unknown location")"
         }
         var text = parts.joined(separator: " | ")
         if let fingerprint = report.metadata[Self.fingerprintKey] {
@@ -72,28 +67,30 @@ public enum CrashSignature {
             text = [report.kind.rawValue, "fingerprint:" + values.joined(separator: " | ")].joined(separator: " | ")
         }
         let hash = SHA256.hash(data: Data(("v\(version)|" + text).utf8)).lowercaseHex
+        let title = headline(report)
         // The title is for lists: a function name of megabytes must not make every page that large.
         let shownTitle = title.count > Self.maxTitleCharacters ? title.prefix(Self.maxTitleCharacters) + "…" : title
         return Result(hash: hash, text: text, title: shownTitle)
     }
 
-    /// The first `limit` distinct in-app functions, innermost first (normalizing a name is regular
-    /// expressions: a deep stack is not normalized past what the signature uses).
-    static func inAppFunctions(_ report: CrashReport, limit: Int = .max) -> [String] {
-        var functions: [String] = []
-        for frame in report.frames where functions.count < limit && frame.inApp != false {
-            let image = report.image(of: frame)?.path
-            if let image, InAppRules.isSystemImage(image) { continue }
-            for symbol in frame.symbols where !symbol.function.hasPrefix("Swift runtime failure") {
-                let name = normalizeFunction(symbol.function)
-                // The producer's word (a Sentry SDK's `in_app`) outranks the name rules, which are
-                // about Swift and C (a Python module `__main__` is the app's).
-                if frame.inApp != true, InAppRules.isExcludedFunction(name) { continue }
-                if functions.last != name { functions.append(name) }
-                if functions.count == limit { break }
-            }
+    /// `Index out of range in shop.Cart.price(at:)`: what failed (a trap's message without the standard
+    /// library's file and line, a captured error's type, the signal, or else the kind: `nonfatal`,
+    /// `hang`), then the culprit's simplified name; with no culprit, the reason or where the top frame is.
+    static func headline(_ report: CrashReport) -> String {
+        let trap = SwiftTrap(report)
+        let label =
+            trap?.summary
+            ?? (report.kind == .error ? report.metadata["error.type"] : nil) ?? report.signal?.name
+        let reason = (report.reason ?? report.fatalMessage).map { String($0.split(separator: "\n").first ?? "") }
+        if let culprit = AppCode.culprit(report) {
+            return "\(label ?? report.kind.rawValue) in \(SwiftNames.simplified(culprit.function))"
         }
-        return functions
+        let what = label ?? report.kind.rawValue
+        guard trap == nil else { return what }
+        if let reason { return "\(what): \(normalizeMessage(reason).prefix(120))" }
+        guard let frame = report.frames.first else { return what }
+        let image = report.image(of: frame).map { String($0.path.split(separator: "/").last ?? "") } ?? "?"
+        return "\(what) at \(image)+\(frame.imageOffset ?? "?")"
     }
 
     /// `specialized closure #2 (Swift.Int) -> () in app.run(x: Swift.Int) -> ()` → `closure in app.run(x:)`.

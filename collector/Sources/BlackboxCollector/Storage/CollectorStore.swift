@@ -4,7 +4,7 @@
 /// Domain decisions (defaults, grouping, counting) are made before a store is called, in
 /// `IngestPlan`: stores translate to SQL and nothing more.
 public protocol CollectorStore: KeyStore, SessionStore, BundleIndex, ProjectReader, LogIndex, RetentionStore,
-    SymbolIndex, SymbolicationStore, TriageStore, AlertStore, ReleaseStore, UsageStore
+    SymbolIndex, SymbolicationStore, RegroupingStore, TriageStore, AlertStore, ReleaseStore, UsageStore
 {
     func migrate() async throws
     /// Storage is reachable (for `/ready`).

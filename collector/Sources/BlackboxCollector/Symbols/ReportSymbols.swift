@@ -21,7 +21,7 @@ enum ReportSymbols {
     /// One row per build-id that frames of any thread point into, in frame order.
     static func imageUses(_ report: CrashReport) -> [ImageUse] {
         var uses: [ImageUse] = []
-        for frame in report.stacks.joined() {
+        for frame in report.stacks.joined() where !isStartFileCode(frame) {
             guard let buildID = buildID(of: frame, in: report) else { continue }
             let resolved = hasDebugInfoNames(frame)
             if let index = uses.firstIndex(where: { $0.buildID == buildID }) {
@@ -41,6 +41,18 @@ enum ReportSymbols {
             !report.stacks.joined().contains { self.buildID(of: $0, in: report) == buildID && hasDebugInfoNames($0) }
         }
     }
+
+    /// Code the linker adds from the C runtime's start files (crt1.o, crti.o, crtbegin.o): no build
+    /// has debug info for it, so it never makes its image wait for, or miss, a debug file (an app
+    /// with full DWARF was listed as missing debug files because of its `_start`).
+    static func isStartFileCode(_ frame: CrashReport.Frame) -> Bool {
+        !frame.symbols.isEmpty && frame.symbols.allSatisfy { startFileFunctions.contains($0.function) }
+    }
+
+    static let startFileFunctions: Set<String> = [
+        "_start", "_init", "_fini", "__libc_csu_init", "__libc_csu_fini", "frame_dummy", "register_tm_clones",
+        "deregister_tm_clones", "__do_global_dtors_aux",
+    ]
 
     /// Names from DWARF already (older reports do not say how; a file:line means debug info).
     static func hasDebugInfoNames(_ frame: CrashReport.Frame) -> Bool {

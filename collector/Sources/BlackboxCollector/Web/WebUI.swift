@@ -584,7 +584,7 @@ struct WebUI {
             var values: [String: Any] = [
                 "id": thread.id, "name": thread.name ?? "", "frameSource": thread.frameSource,
                 "frameCount": thread.frames.count,
-                "top": ReportPage.culprit(stack)
+                "top": AppCode.culprit(stack).map { SwiftNames.simplified($0.function) }
                     ?? thread.frames.first?.symbols.last.map { SwiftNames.simplified($0.function) } ?? "",
                 "frames": ReportPage.frameRows(thread.frames, in: report),
             ]
@@ -594,7 +594,7 @@ struct WebUI {
         }
         var values: [String: Any] = [
             "title": report.reason ?? report.signal?.name ?? report.kind.rawValue,
-            "headline": ReportPage.headline(report),
+            "headline": CrashSignature.headline(report),
             "facts": facts, "threadID": report.thread.id,
             "threadName": report.thread.name ?? "", "frameSource": report.frameSource,
             "frames": ReportPage.frameRows(report.frames, in: report), "hasOtherThreads": !otherThreads.isEmpty,

@@ -165,49 +165,11 @@ enum SymbolicationTransaction {
                 """)
         }
         guard update.signature.hash != oldSignature else { return true }
-        let (newGroup, _) = try IngestTransaction.group(
-            for: update.signature, kind: update.kind, occurredAt: update.occurredAt, projectID: projectID, connection)
-        try connection.execute("UPDATE reports SET group_id = \(newGroup) WHERE id = \(reportID)")
-        try uncount(versionKey: update.versionKey, hostKey: update.hostKey, from: oldGroup, connection)
-        try IngestTransaction.count(
-            reportID: reportID, occurredAt: update.occurredAt, versionKey: update.versionKey,
-            hostKey: update.hostKey, in: newGroup, connection)
-        try connection.execute(
-            """
-            INSERT INTO group_moves (from_group_id, to_group_id, count, last_moved_at)
-            VALUES (\(oldGroup), \(newGroup), 1, \(Date()))
-            ON CONFLICT (from_group_id, to_group_id) DO UPDATE SET count = group_moves.count + 1,
-                last_moved_at = excluded.last_moved_at
-            """)
+        try GroupMoves.move(
+            RegroupedReport(
+                id: reportID, signature: update.signature, kind: update.kind, occurredAt: update.occurredAt,
+                versionKey: update.versionKey, hostKey: update.hostKey),
+            from: oldGroup, projectID: projectID, connection)
         return true
-    }
-
-    /// Takes one occurrence, which has moved to another group, off a group's count and tallies (the
-    /// version and host were counted by name, or under `other` when they were not tracked). First and
-    /// last seen stay: they say when the group was seen, and retention may have taken older reports.
-    static func uncount(
-        versionKey version: String, hostKey host: String, from groupID: Int64,
-        _ connection: some SQLConnection
-    ) throws {
-        let other = CrashGroup.otherValues
-        try connection.execute(
-            """
-            UPDATE crash_groups SET count = count - 1,
-                latest_report_id = (SELECT id FROM reports WHERE group_id = crash_groups.id
-                    ORDER BY occurred_at DESC, id DESC LIMIT 1)
-            WHERE id = \(groupID)
-            """)
-        try connection.execute(
-            """
-            UPDATE group_versions SET count = count - 1 WHERE group_id = \(groupID) AND app_version = CASE
-                WHEN EXISTS (SELECT 1 FROM group_versions WHERE group_id = \(groupID) AND app_version = \(version))
-                THEN \(version) ELSE \(other) END
-            """)
-        try connection.execute(
-            """
-            UPDATE group_hosts SET count = count - 1 WHERE group_id = \(groupID) AND host = CASE
-                WHEN EXISTS (SELECT 1 FROM group_hosts WHERE group_id = \(groupID) AND host = \(host))
-                THEN \(host) ELSE \(other) END
-            """)
     }
 }
