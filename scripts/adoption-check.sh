@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # An app adopts Blackbox the way the README says, from a tagged git repository of this checkout:
-#   1. `from: "0.1.0"` and the Blackbox product alone resolves swift-log and swift-atomics, nothing
+#   1. `from: "<this version>"` and the Blackbox product alone resolves swift-log and swift-atomics, nothing
 #      else, and builds and runs;
 #   2. with the Upload trait, beside vapor/jwt-kit 5 (swift-crypto 4) and swift-otel 1.6, it
 #      resolves (swift-crypto at 4.x), and the app built from Blackbox, BlackboxUpload and JWTKit runs.
@@ -10,6 +10,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 swift=${SWIFT:-swift}
 work=$(mktemp -d)
+version=$(sed -n 's/.*static let current = "\(.*\)"/\1/p' "$root/Sources/BlackboxFormat/BlackboxVersion.swift")
+[ -n "$version" ] || { echo "adoption check: no version in BlackboxVersion.swift" >&2; exit 1; }
 trap 'rm -rf "$work"' EXIT
 
 fail() {
@@ -17,13 +19,14 @@ fail() {
     exit 1
 }
 
-# The working tree's tracked files (what a commit of it would hold), as a repository tagged 0.1.0.
+# The working tree's tracked files (what a commit of it would hold), as a repository tagged with this
+# version (BlackboxVersion.current, which CLITests holds equal to CHANGELOG.md's latest release).
 mkdir "$work/blackbox"
 (cd "$root" && git ls-files -z --cached --others --exclude-standard | xargs -0 tar cf -) | tar xf - -C "$work/blackbox"
 git -C "$work/blackbox" init -q
 git -C "$work/blackbox" add -A
 git -C "$work/blackbox" -c user.name=check -c user.email=check@localhost commit -qm "checkout"
-git -C "$work/blackbox" tag 0.1.0
+git -C "$work/blackbox" tag "$version"
 url="file://$work/blackbox"
 
 app() {  # name, dependencies, products, main.swift
@@ -46,7 +49,7 @@ resolved() {  # the identities in an app's Package.resolved, one a line
 }
 
 echo "adoption check 1: Blackbox alone"
-app logging-only ".package(url: \"$url\", from: \"0.1.0\")" \
+app logging-only ".package(url: \"$url\", from: \"$version\")" \
     '.product(name: "Blackbox", package: "blackbox")' \
     'import Blackbox
 import Logging
@@ -66,7 +69,7 @@ grep -rq "hello from an adopting app" "$work/logging-only-diagnostics/logs" || f
 
 echo "adoption check 2: BlackboxUpload beside jwt-kit 5 and swift-otel 1.6"
 app server "
-        .package(url: \"$url\", from: \"0.1.0\", traits: [\"Upload\"]),
+        .package(url: \"$url\", from: \"$version\", traits: [\"Upload\"]),
         .package(url: \"https://github.com/vapor/jwt-kit\", from: \"5.0.0\"),
         .package(url: \"https://github.com/swift-otel/swift-otel\", from: \"1.6.0\"),
     " '

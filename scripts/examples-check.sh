@@ -8,9 +8,14 @@
 #     request;
 #   - the framework's level convention (LOG_LEVEL, Vapor's --log) silences info lines through
 #     Blackbox's levels.
-# Then the Hummingbird crash goes where a user would look at it: the service started again processes
-# it, `blackbox upload` sends it to a collector, and headless Chromium opens its report page (the
-# scope, the app's frame by its short name, no "missing debug files" for the app's own binary).
+#   - hummingbird-service traces with swift-otel (TRACING=1): the crashing request's scope carries the
+#     trace and span ids of its own log line.
+# Then a Hummingbird crash goes where a user would look at it, from the binary users ship: a release
+# build, its debug info split off and stripped (docs/symbols.md's recipe). The service started again
+# processes the crash, `blackbox symbols upload` sends the debug file and `blackbox upload` the crash to a
+# collector, which symbolicates it; headless Chromium opens its report page (the headline, the scope
+# with the trace id, the app's frame by its short name, no "missing debug files" for the app's binary),
+# and the collector's trace view finds the crash and the request's log line by the trace id.
 # EXAMPLES_SCREENSHOTS=DIR keeps the page's screenshots.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -40,6 +45,19 @@ blackbox="$(cd "$root" && "$swift" build --show-bin-path)/blackbox"
 build_example() {  # name; prints the executable
     quietly bash -c "cd '$root/Examples/$1' && '$swift' build -q" >&2
     echo "$(cd "$root/Examples/$1" && "$swift" build --show-bin-path)/$1"
+}
+
+# name; prints the executable as users ship it (docs/symbols.md, "The release recipe"): a release
+# build with its debug info split off into $work/symbols/NAME.debug and stripped from the binary.
+build_shipped_example() {
+    quietly bash -c "cd '$root/Examples/$1' && '$swift' build -c release -q" >&2
+    local built
+    built="$(cd "$root/Examples/$1" && "$swift" build -c release --show-bin-path)/$1"
+    mkdir -p "$work/shipped" "$work/symbols"
+    cp "$built" "$work/shipped/$1"
+    objcopy --only-keep-debug "$work/shipped/$1" "$work/symbols/$1.debug" >&2
+    objcopy --strip-debug --add-gnu-debuglink="$work/symbols/$1.debug" "$work/shipped/$1" >&2
+    echo "$work/shipped/$1"
 }
 
 free_port() {
@@ -73,29 +91,36 @@ start_service() {
     wait_for_port "$name" "$port"
 }
 
-# report JSON, the service's log, route pattern, request-id key: the report's scope is the request for
-# item 7, the one that crashed, as its own log line names it.
+# report JSON, the service's log, route pattern, request-id key, traced (yes/no): the report's scope is
+# the request for item 7, the one that crashed, as its own log line names it (and its trace, when
+# traced).
 check_scope() {
     python3 - "$@" <<'PY'
 import json, sys
-report_path, log_path, route, id_key = sys.argv[1:]
+report_path, log_path, route, id_key, traced = sys.argv[1:]
 scope = json.load(open(report_path)).get("scope") or {}
 lines = [json.loads(line) for line in open(log_path) if line.startswith("{")]
-crashing = [l["meta"][id_key] for l in lines if l.get("msg") == "pricing item" and l.get("meta", {}).get("item") == "7"]
+crashing = [l["meta"] for l in lines if l.get("msg") == "pricing item" and l.get("meta", {}).get("item") == "7"]
 assert len(crashing) == 1, f"log lines of the crashing request: {crashing}"
-expected = {"route": route, "method": "GET", "request-id": crashing[0]}
+meta = crashing[0]
+expected = {"route": route, "method": "GET", "request-id": meta[id_key]}
+if traced == "yes":
+    assert len(meta.get("trace_id", "")) == 32, f"no trace id in the request's log line: {meta}"
+    expected.update({"trace-id": meta["trace_id"], "span-id": meta["span_id"]})
 assert all(scope.get(k) == v for k, v in expected.items()), f"scope {scope}, expected {expected}"
 PY
 }
 
 check_example() {
-    local name=$1 route=$2 id_key=$3 command=$4
+    local name=$1 route=$2 id_key=$3 command=$4 environment=${5:-}
+    local traced=no
+    [[ $environment == *TRACING=1* ]] && traced=yes
     local executable
     executable=$(build_example "$name")
     [ -x "$executable" ] || fail "$name did not build"
 
-    echo "examples check: $name, a crashing request among concurrent ones"
-    start_service "$name" "$executable" "$command" "$work/$name-crash"
+    echo "examples check: $name, a crashing request among concurrent ones $environment"
+    start_service "$name" "$executable" "$command" "$work/$name-crash" "$environment"
     [ "$(curl -sf "http://127.0.0.1:$port/items/1")" = "80" ] || fail "$name: GET /items/1 did not answer 80"
     [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/pay")" = "500" ] ||
         fail "$name: GET /pay did not answer 500"
@@ -116,7 +141,7 @@ check_example() {
     raw=$(ls "$work/$name-crash"/crashes/pending/*.raw 2>/dev/null | head -1)
     [ -n "$raw" ] || fail "$name: no raw crash report"
     "$blackbox" show --json "$raw" >"$work/$name-report.json" || fail "$name: blackbox show failed"
-    check_scope "$work/$name-report.json" "$work/$name-crash.out" "$route" "$id_key" ||
+    check_scope "$work/$name-report.json" "$work/$name-crash.out" "$route" "$id_key" "$traced" ||
         fail "$name: the report's scope is not the crashing request's"
     grep -q "Index out of range" "$work/$name-report.json" || fail "$name: the report lacks the fatal message"
     python3 - "$work/$name-crash/outbox" "$route" <<'PY' || fail "$name: no error report for the thrown error"
@@ -156,7 +181,7 @@ check_repeated_crashes() {
         wait "${requests[@]}" 2>/dev/null || true
         "$blackbox" show --json "$directory"/crashes/pending/*.raw >"$directory.json" 2>/dev/null ||
             fail "$name round $round: no readable crash report"
-        check_scope "$directory.json" "$directory.out" "$route" "$id_key" || fail "$name round $round: wrong scope"
+        check_scope "$directory.json" "$directory.out" "$route" "$id_key" no || fail "$name round $round: wrong scope"
     done
     echo "examples check: $name named the crashing request in $rounds of $rounds rounds"
 }
@@ -176,10 +201,11 @@ check_quiet() {
     return 0
 }
 
-# The crash of check_example, uploaded and shown in Chromium.
+# A crash of the shipped (release, stripped) Hummingbird service, traced, symbolicated by the
+# collector from the uploaded debug file and shown in Chromium.
 check_report_page() {
     local name=hummingbird-service
-    echo "examples check: $name's crash on the collector's report page, in Chromium"
+    echo "examples check: $name, shipped as a stripped release binary, its crash on the collector's report page"
     local chromium
     chromium=$(command -v chromium || command -v chromium-browser || true)
     [ -n "$chromium" ] || fail "chromium is not installed"
@@ -187,22 +213,36 @@ check_report_page() {
     local collector
     collector="$(cd "$root/collector" && "$swift" build --show-bin-path)/blackbox-collector"
     [ -x "$collector" ] || fail "the collector did not build"
+    local shipped
+    shipped=$(build_shipped_example "$name")
+    [ -x "$shipped" ] || fail "$name did not build in release"
+    readelf -S "$shipped" | grep -q debug_info && fail "$name: the shipped binary still has debug info"
+
+    local directory="$work/$name-shipped"
+    start_service "$name" "$shipped" "DIR PORT" "$directory" TRACING=1
+    curl -sf -o /dev/null "http://127.0.0.1:$port/items/1" || fail "$name (release): GET /items/1 failed"
+    curl -s -o /dev/null "http://127.0.0.1:$port/items/7" || true
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$pid" 2>/dev/null && fail "$name (release): still running 10 s after the crash"
+    local trace_id
+    trace_id=$(python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    if line.startswith("{"):
+        entry = json.loads(line)
+        if entry.get("msg") == "pricing item" and entry["meta"].get("item") == "7": print(entry["meta"]["trace_id"])
+' "$directory.out")
+    [ ${#trace_id} -eq 32 ] || fail "$name (release): no trace id in the crashing request's log line"
 
     # The service started again processes the raw report into its outbox, as an app's start does.
-    local port
-    port=$(free_port)
-    VAPOR_SERVICE_DIR=unused "$(build_example "$name")" "$work/$name-crash" "$port" \
-        >"$work/$name-restart.out" 2>"$work/$name-restart.err" &
-    pid=$!
-    pids+=("$pid")
-    wait_for_port "$name" "$port"
+    start_service "$name" "$shipped" "DIR PORT" "$directory" TRACING=1
     for _ in $(seq 1 100); do
-        ls "$work/$name-crash"/outbox/crash-*.json >/dev/null 2>&1 && break
+        ls "$directory"/outbox/crash-*.json >/dev/null 2>&1 && break
         sleep 0.1
     done
     kill -TERM "$pid"
     wait "$pid" 2>/dev/null || true
-    ls "$work/$name-crash"/outbox/crash-*.json >/dev/null 2>&1 || fail "$name: the restart processed no crash"
+    ls "$directory"/outbox/crash-*.json >/dev/null 2>&1 || fail "$name: the restart processed no crash"
 
     "$collector" serve --data-dir "$work/collector" --port 0 --quiet >"$work/collector.out" 2>&1 &
     pid=$!
@@ -216,13 +256,34 @@ check_report_page() {
     key=$(awk '/ingest key:/ {print $3}' "$work/collector.out")
     admin=$(awk '/admin token:/ {print $3}' "$work/collector.out")
     url=$(awk '/listening on/ {print $NF; exit}' "$work/collector.out")
-    "$blackbox" upload "$work/$name-crash" --server "$url" --key "$key" --quiet || fail "blackbox upload failed"
-    local report
-    report=$(curl -sf -H "Authorization: Bearer $admin" "$url/api/v1/groups" | python3 -c '
+    "$blackbox" symbols upload --server "$url" --token "$admin" --quiet "$work/symbols/$name.debug" ||
+        fail "blackbox symbols upload failed"
+    "$blackbox" upload "$directory" --server "$url" --key "$key" --quiet || fail "blackbox upload failed"
+    # The collector names the stripped binary's frames from the debug file, in the background.
+    local report=""
+    for _ in $(seq 1 300); do
+        report=$(curl -sf -H "Authorization: Bearer $admin" "$url/api/v1/groups" | python3 -c '
 import json, sys
-crashes = [g for g in json.load(sys.stdin)["items"] if g["kind"] == "crash"]
+crashes = [g for g in json.load(sys.stdin)["items"] if g["kind"] == "crash" and g["title"].startswith("Index out of range")]
 print(crashes[0]["latestReportID"] if crashes else "")')
-    [ -n "$report" ] || fail "no crash group on the collector"
+        [ -n "$report" ] && break
+        sleep 0.1
+    done
+    [ -n "$report" ] || fail "no symbolicated crash group on the collector: $(curl -s -H "Authorization: Bearer $admin" "$url/api/v1/groups")"
+    # Log lines are searchable once the collector's background indexer has read the bundle.
+    local found=no
+    for _ in $(seq 1 300); do
+        curl -sf -H "Authorization: Bearer $admin" "$url/api/v1/traces/$trace_id" >"$work/trace.json" || true
+        python3 - "$work/trace.json" "$report" <<'PY' && { found=yes; break; }
+import json, sys
+trace = json.load(open(sys.argv[1]))
+assert any(r["reportID"] == int(sys.argv[2]) for r in trace["reports"]), trace["reports"]
+assert any("pricing item" in line["text"] for line in trace["logLines"]), trace["logLines"]
+print("examples check: the trace view has the crash and", len(trace["logLines"]), "log line(s) of its request")
+PY
+        sleep 0.1
+    done 2>/dev/null
+    [ $found = yes ] || fail "the collector's trace view lacks the crash or its request's log line: $(cat "$work/trace.json")"
     local link
     link=$(curl -sf -X POST -H "Authorization: Bearer $admin" "$url/api/v1/login-links" |
         python3 -c 'import json, sys; print(json.load(sys.stdin)["path"])')
@@ -247,6 +308,8 @@ assert not result["failed"], result["failed"]
 assert not result["errors"], result["errors"]
 page = json.loads(result["steps"][1]["value"])
 assert "/items/{id}" in page["scope"] and "GET" in page["scope"], page["scope"]
+assert re.search(r"trace-id\s+[0-9a-f]{32}", page["scope"]), f"the scope shows the trace id: {page['scope']}"
+assert all("hummingbird_service" in frame for frame in page["app"] if frame), f"not all the app's: {page['app']}"
 assert re.fullmatch(r"closure #\d+ in hummingbird_service", page["app"][0]), page["app"]
 assert page["glueShown"] == 0 and page["summaries"] > 0, page
 assert name not in page["missing"], f"the app's own binary listed as missing debug files: {page['missing']}"
@@ -259,7 +322,7 @@ PY
     wait "$pid" 2>/dev/null || true
 }
 
-check_example hummingbird-service "/items/{id}" hb.request.id "DIR PORT"
+check_example hummingbird-service "/items/{id}" hb.request.id "DIR PORT" TRACING=1
 check_report_page
 check_repeated_crashes hummingbird-service "/items/{id}" hb.request.id "DIR PORT" 50
 check_quiet hummingbird-service "DIR PORT" LOG_LEVEL=warning

@@ -12,11 +12,14 @@ let package = Package(
     name: "hummingbird-service",
     platforms: [.macOS(.v15)],
     dependencies: [
-        // An app writes .package(url: "https://github.com/OWNER/blackbox", from: "0.1.0", traits: [...]).
+        // An app writes .package(url: "https://github.com/OWNER/blackbox", from: "0.2.0", traits: [...]).
         .package(path: "../..", traits: ["Hummingbird"]),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
+        // Tracing, with the OTLP/HTTP exporter only (its default traits add gRPC too, a long build; with
+        // no trait at all swift-otel 1.6 does not compile).
+        .package(url: "https://github.com/swift-otel/swift-otel", from: "1.6.0", traits: ["OTLPHTTP"]),
     ],
     targets: [
         .executableTarget(
@@ -28,6 +31,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "OTel", package: "swift-otel"),
             ])
     ],
     swiftLanguageModes: [.v6]

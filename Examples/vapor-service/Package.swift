@@ -12,7 +12,7 @@ let package = Package(
     name: "vapor-service",
     platforms: [.macOS(.v15)],
     dependencies: [
-        // An app writes .package(url: "https://github.com/OWNER/blackbox", from: "0.1.0", traits: [...]).
+        // An app writes .package(url: "https://github.com/OWNER/blackbox", from: "0.2.0", traits: [...]).
         .package(path: "../..", traits: ["Vapor"]),
         .package(url: "https://github.com/vapor/vapor", from: "4.100.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),

@@ -61,6 +61,10 @@ extension CrashReport {
             let name = other.name.map { " \"\($0)\"" } ?? ""
             let problem = other.problem.map { ", \($0)" } ?? ""
             out += "\nThread \(other.id)\(name) (\(other.frameSource)\(problem)):\n"
+            if let scope = other.scope, !scope.isEmpty {
+                out +=
+                    "  in scope " + scope.keys.sorted().map { "\($0)=\(scope[$0] ?? "")" }.joined(separator: " ") + "\n"
+            }
             out += renderFrames(other.frames, omission: nil)
         }
 

@@ -205,16 +205,21 @@ public struct CrashReport: Codable, Sendable, Equatable {
         /// `exited`, `faulted` (the walk faulted; the frames before the fault are kept),
         /// `truncated` (more frames than the capture keeps).
         public var problem: String?
+        /// The scope (request) the thread's current task was in when it was captured; nil when none
+        /// (or for the crashed thread, whose scope is the report's `scope`).
+        public var scope: [String: String]?
         /// Innermost first.
         public var frames: [Frame]
         public init(
-            id: Int32, name: String?, crashed: Bool, frameSource: String, problem: String? = nil, frames: [Frame]
+            id: Int32, name: String?, crashed: Bool, frameSource: String, problem: String? = nil,
+            scope: [String: String]? = nil, frames: [Frame]
         ) {
             self.id = id
             self.name = name
             self.crashed = crashed
             self.frameSource = frameSource
             self.problem = problem
+            self.scope = scope
             self.frames = frames
         }
     }

@@ -152,7 +152,7 @@ public struct CrashReportAssembler: Sendable {
                 return CrashReport.ThreadStack(
                     id: thread.id, name: thread.name, crashed: false, frameSource: thread.walk,
                     problem: thread.status != "ok" ? thread.status : truncated ? "truncated" : nil,
-                    frames: frames(kept, in: images))
+                    scope: thread.scope.isEmpty ? nil : thread.scope, frames: frames(kept, in: images))
             }
     }
 

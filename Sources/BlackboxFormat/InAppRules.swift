@@ -25,12 +25,12 @@ public enum InAppRules {
         // Blackbox's own entry points, however they were demangled.
         return ["ensure(", "bug(", "unreachable(", "NonFatalReporter.", "AssertionFailure."].contains {
             name.hasPrefix($0)
-        } || name.hasPrefix("closure #") && name.contains(" in Blackbox.")
-            // Normalized names have lost `#N`, so the rule above only ever matched raw names; it stays
-            // as it was until the signature's next version (changing it would move existing groups).
-            || name.hasPrefix("closure")
-                && (name.contains(" in BlackboxHummingbird.") || name.contains(" in BlackboxVapor."))
+        }
+            || (name.hasPrefix("closure") || name.hasPrefix("implicit closure"))
+                && blackboxModules.contains { name.contains(" in \($0).") || name.contains(" in static \($0).") }
     }
+
+    static let blackboxModules = ["Blackbox", "BlackboxErrors", "BlackboxHummingbird", "BlackboxVapor"]
 
     /// Compiler-made glue, wherever it sits in a name.
     public static let glueMarkers = [

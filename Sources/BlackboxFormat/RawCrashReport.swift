@@ -17,6 +17,8 @@ public struct RawCrashReport: Sendable {
         /// `libunwind`, `frame-pointers` or `none`.
         public var walk: String
         public var name: String?
+        /// The scope its current task was in when it answered (`thread-scope` lines).
+        public var scope: [String: String] = [:]
         public var frames: [UInt64] = []
         public var truncated = false
     }
@@ -176,6 +178,11 @@ public struct RawCrashReport: Sendable {
                 otherThreads.append(
                     OtherThread(id: id, status: String(parts[1]), walk: parts.count > 2 ? String(parts[2]) : "none"))
             case "thread-name": if !otherThreads.isEmpty { otherThreads[otherThreads.count - 1].name = String(value) }
+            case "thread-scope":
+                let (name, text) = Self.split(value)
+                guard let last = otherThreads.indices.last, admit(otherThreads[last].scope.count, Limits.entries)
+                else { continue }
+                otherThreads[last].scope[String(name)] = String(text)
             case "thread-frame":
                 guard let last = otherThreads.indices.last, let pc = Self.hex(value),
                     admit(otherThreads[last].frames.count, Limits.threadFrames)

@@ -27,9 +27,7 @@ int bbx_scope_register(const void *key) {
     return 0;
 }
 
-// Fields are `name\0value\0` pairs, names without spaces and values without line breaks (the Swift
-// side cleans them).
-static void write_fields(bbx_writer *w, const char *fields, uint32_t length) {
+void bbx_scope_write_fields(bbx_writer *w, const char *line, const char *fields, uint32_t length) {
     uint32_t at = 0;
     while (at < length) {
         const char *name = fields + at;
@@ -39,7 +37,8 @@ static void write_fields(bbx_writer *w, const char *fields, uint32_t length) {
         const char *value = fields + at;
         size_t value_length = strnlen(value, length - at);
         at += (uint32_t)value_length + 1;
-        bbx_write_str(w, "scope ");
+        bbx_write_str(w, line);
+        bbx_write_str(w, " ");
         bbx_write_bytes(w, name, name_length);
         bbx_write_str(w, " ");
         bbx_write_bytes(w, value, value_length);
@@ -47,20 +46,32 @@ static void write_fields(bbx_writer *w, const char *fields, uint32_t length) {
     }
 }
 
-void bbx_scopes_write(bbx_writer *w) {
+int bbx_scopes_registered(void) {
+    return atomic_load_explicit(&local_value_get, memory_order_acquire) != NULL &&
+           atomic_load_explicit(&scope_key, memory_order_acquire) != NULL;
+}
+
+const bbx_scope_view *bbx_scope_current(void) {
     local_value_get_fn function = atomic_load_explicit(&local_value_get, memory_order_acquire);
     const void *key = atomic_load_explicit(&scope_key, memory_order_acquire);
-    // No scope was ever entered: nothing to look up.
-    if (function == NULL || key == NULL) return;
-    bbx_write_str(w, "scope-looked-up\n");
-    bbx_write_flush(w);
+    if (function == NULL || key == NULL) return NULL;
     void **value = function(key);
     const char *binding = value != NULL ? (const char *)*value : NULL;
-    if (binding == NULL) return;
+    if (binding == NULL) return NULL;
     const bbx_scope_view *view = *(const bbx_scope_view *const *)(binding + 16);
     if (view == NULL || ((uintptr_t)view & 7) != 0 || view->magic != BBX_SCOPE_VIEW_MAGIC ||
         view->length > BBX_SCOPE_FIELD_BYTES)
-        return;
-    write_fields(w, view->fields, view->length);
+        return NULL;
+    return view;
+}
+
+void bbx_scopes_write(bbx_writer *w) {
+    // No scope was ever entered: nothing to look up.
+    if (!bbx_scopes_registered()) return;
+    bbx_write_str(w, "scope-looked-up\n");
+    bbx_write_flush(w);
+    const bbx_scope_view *view = bbx_scope_current();
+    if (view == NULL) return;
+    bbx_scope_write_fields(w, "scope", view->fields, view->length);
     bbx_write_flush(w);
 }

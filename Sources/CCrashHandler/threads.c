@@ -26,16 +26,19 @@
 #include <unistd.h>
 
 #include "altstacks.h"
+#include "scopes.h"
 #include "unwinder.h"
 #include "syscalls.h"
 
 // A slot's life: REQUESTED by the capturing thread; WALKING (frame pointers, lock-free), UNWINDING
-// (libunwind, which may block on the loader lock) and DONE on the sampled thread, or FAULTED when the
-// frame-pointer walk faulted; NO_ANSWER, BLOCKS_SIGNALS or EXITED when the capturing thread gives up.
+// (libunwind, which may block on the loader lock), SCOPING (the thread's task's scope, copied) and
+// DONE on the sampled thread, or FAULTED when the frame-pointer walk faulted; NO_ANSWER,
+// BLOCKS_SIGNALS or EXITED when the capturing thread gives up.
 enum slot_state {
     SLOT_REQUESTED = 1,
     SLOT_WALKING,
     SLOT_UNWINDING,
+    SLOT_SCOPING,
     SLOT_DONE,
     SLOT_FAULTED,
     SLOT_NO_ANSWER,
@@ -51,6 +54,10 @@ typedef struct thread_slot {
     sigjmp_buf recovery;
     uint64_t frames[BBX_THREAD_FRAMES];
     uint64_t unwound[BBX_THREAD_FRAMES];
+    // The scope (request) the thread's current task was in: a hang report names each blocked
+    // thread's request, a crash report the other threads' requests.
+    volatile uint32_t scope_length;
+    char scope[BBX_SCOPE_FIELD_BYTES];
 } thread_slot;
 
 static thread_slot *slots;
@@ -69,6 +76,17 @@ static thread_slot *slot_of(pid_t tid) {
         if (slot_tid == 0) break;
     }
     return NULL;
+}
+
+// The task-local lookup reads the task's item list, which the interrupted code may have been
+// changing: a fault here is recovered from like a bad frame pointer (the thread keeps its frames).
+static void copy_scope(thread_slot *slot) {
+    slot->scope_length = 0;
+    const bbx_scope_view *view = bbx_scope_current();
+    if (view == NULL) return;
+    uint32_t length = view->length;
+    memcpy(slot->scope, view->fields, length);
+    slot->scope_length = length;
 }
 
 // The handler of the sampling signal, on the thread asked to answer.
@@ -90,9 +108,14 @@ static void sample_own_stack(int sig, siginfo_t *info, void *context) {
                 bbx_collect_frame_pointers(context, slot->frames, NULL, BBX_THREAD_FRAMES, &slot->frame_count);
                 atomic_store(&slot->state, SLOT_UNWINDING);
                 bbx_collect_libunwind(context, slot->unwound, BBX_THREAD_FRAMES, &slot->unwound_count);
+                atomic_store(&slot->state, SLOT_SCOPING);
+                copy_scope(slot);
                 atomic_store(&slot->state, SLOT_DONE);
             } else if (atomic_load(&slot->state) == SLOT_UNWINDING) {
                 slot->unwound_count = 0;
+                atomic_store(&slot->state, SLOT_DONE);
+            } else if (atomic_load(&slot->state) == SLOT_SCOPING) {
+                slot->scope_length = 0;
                 atomic_store(&slot->state, SLOT_DONE);
             } else {
                 atomic_store(&slot->state, SLOT_FAULTED);
@@ -109,7 +132,7 @@ void bbx_threads_recover_from_fault(void) {
     thread_slot *slot = slot_of(current_thread_id());
     if (slot == NULL) return;
     int state = atomic_load(&slot->state);
-    if (state == SLOT_WALKING || state == SLOT_UNWINDING) siglongjmp(slot->recovery, 1);
+    if (state == SLOT_WALKING || state == SLOT_UNWINDING || state == SLOT_SCOPING) siglongjmp(slot->recovery, 1);
 }
 
 static void sampler_action(struct sigaction *action) {
@@ -218,6 +241,7 @@ static int list_threads(pid_t self, pid_t helper, int *omitted) {
         }
         slots[count].frame_count = 0;
         slots[count].unwound_count = 0;
+        slots[count].scope_length = 0;
         atomic_store(&slots[count].state, SLOT_REQUESTED);
         atomic_store(&slots[count].tid, tid);
         count++;
@@ -313,6 +337,7 @@ static void wait_for_answers(unsigned expected, uint64_t deadline) {
 static const char *status_name(int state) {
     switch (state) {
     case SLOT_UNWINDING:
+    case SLOT_SCOPING:
     case SLOT_DONE: return "ok";
     case SLOT_FAULTED: return "faulted";
     case SLOT_BLOCKS_SIGNALS: return "blocks-signals";
@@ -321,8 +346,8 @@ static const char *status_name(int state) {
     }
 }
 
-// thread-begin <tid> <status> <walk>, thread-name <comm>, thread-frame <pc>…, thread-end <count>
-// <complete|truncated>.
+// thread-begin <tid> <status> <walk>, thread-name <comm>, thread-scope <name> <value>…, thread-frame <pc>…,
+// thread-end <count> <complete|truncated>.
 static void write_thread(bbx_writer *w, thread_slot *slot) {
     int state = atomic_load(&slot->state);
     pid_t tid = atomic_load(&slot->tid);
@@ -336,7 +361,7 @@ static void write_thread(bbx_writer *w, thread_slot *slot) {
         frames = slot->unwound;
         count = slot->unwound_count;
         walk = "libunwind";
-    } else if (state == SLOT_DONE || state == SLOT_UNWINDING || state == SLOT_FAULTED) {
+    } else if (state == SLOT_DONE || state == SLOT_UNWINDING || state == SLOT_SCOPING || state == SLOT_FAULTED) {
         frames = slot->frames;
         count = slot->frame_count;
         walk = "frame-pointers";
@@ -356,6 +381,9 @@ static void write_thread(bbx_writer *w, thread_slot *slot) {
         bbx_write_bytes(w, name, (size_t)length);
     }
     bbx_write_str(w, "\n");
+    if (state == SLOT_DONE && slot->scope_length > 0) {
+        bbx_scope_write_fields(w, "thread-scope", slot->scope, slot->scope_length);
+    }
     for (int i = 0; i < count; i++) {
         bbx_write_str(w, "thread-frame ");
         bbx_write_hex(w, frames[i]);

@@ -32,7 +32,41 @@ func crashInOneOfManyScopedRequests() -> Never {
     while true { sleep(1) }
 }
 
-private func serveScopedRequest(_ index: Int) async {
+/// The hang of `crashInOneOfManyScopedRequests`: request 37 beats a watched heartbeat once, then
+/// blocks its pool thread for three seconds (a blocking call in an async handler); the other requests
+/// keep entering and leaving scopes. The hang report names request 37 as the blocked thread's scope,
+/// and the process recovers and exits 0.
+func hangInOneOfManyScopedRequests() -> Never {
+    let heartbeat = Blackbox.hangHeartbeat("requests", deadline: .seconds(1))
+    Task.detached {
+        await withTaskGroup(of: Void.self) { group in
+            for index in 0..<64 {
+                group.addTask {
+                    await FakeTracing.$traceID.withValue("trace-\(index)") {
+                        await serveScopedRequest(index) {
+                            heartbeat.beat()
+                            blockTheCurrentThread()
+                            heartbeat.beat()
+                            heartbeat.stop()
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // Not one sleep(6): the hang report's thread capture interrupts sleeps (EINTR).
+    let end = Date().addingTimeInterval(6)
+    while Date() < end { usleep(100_000) }
+    Blackbox.flush()
+    exit(0)
+}
+
+/// Request 37's synchronous block (`usleep`, as a blocking system call would).
+@inline(never) func blockTheCurrentThread() {
+    for _ in 0..<30 { usleep(100_000) }
+}
+
+private func serveScopedRequest(_ index: Int, request37: () -> Void = { triggerNullWrite() }) async {
     let scope = DiagnosticScope(
         route: "/items/:id", method: index % 2 == 0 ? "GET" : "PUT", requestID: "req-\(index)",
         tags: ["tenant": "t\(index % 4)"])
@@ -42,7 +76,7 @@ private func serveScopedRequest(_ index: Int) async {
         if index == 37 {
             await Blackbox.withScope(DiagnosticScope(userID: "user-37")) {
                 await Task.yield()
-                triggerNullWrite()
+                request37()
             }
         }
         while true {

@@ -160,6 +160,8 @@ func waitForever() -> Never {
         crashAfterAMainActorHop()
     case "scoped-requests":
         crashInOneOfManyScopedRequests()
+    case "scoped-hang":
+        hangInOneOfManyScopedRequests()
     case "scoped-child":
         crashInAChildOfAScopedTask()
     case "scoped-thread":

@@ -12,6 +12,7 @@
         static let configuration = CommandConfiguration(
             commandName: "blackbox",
             abstract: "Read, bundle and upload Blackbox crash reports and log files.",
+            version: BlackboxVersion.current,
             subcommands: [
                 Show.self, Logs.self, BundleCommand.self, Upload.self, DeliverCrash.self, Symbols.self, Doctor.self,
             ])

@@ -11,6 +11,17 @@ import Testing
 struct CLITests {
     var cli: String { helperExecutable("blackbox") }
 
+    @Test("the version the CLI prints is the latest release in CHANGELOG.md, which a tag names")
+    func version() throws {
+        let printed = try runProgram(cli, ["--version"])
+        #expect(printed.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == BlackboxVersion.current)
+        let changelog = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../CHANGELOG.md").standardized
+        let releases = try String(contentsOf: changelog, encoding: .utf8).split(separator: "\n")
+            .filter { $0.hasPrefix("## ") && !$0.hasPrefix("## Unreleased") }
+        #expect(releases.first?.hasPrefix("## \(BlackboxVersion.current) — ") == true, "\(releases.prefix(2))")
+    }
+
     @Test("show: a raw report is symbolicated into a crash log; a processed one prints as text or JSON")
     func show() throws {
         let directory = TemporaryDirectory()

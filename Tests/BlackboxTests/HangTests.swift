@@ -33,7 +33,7 @@ struct HangTests {
             first.frames.contains { $0.symbols.contains { $0.function.contains(function) } },
             "\(first.frames.prefix(6).map { $0.symbols.first?.function ?? $0.address })")
         #expect(threads.count >= 3, "every thread: \(threads.map(\.name))")
-        #expect(report.logTail.contains { $0.contains("about to crash: hang-") })
+        #expect(report.logTail.contains { $0.contains("about to crash: ") && $0.contains("hang") })
         #expect(report.textRendering.contains("Unresponsive"))
     }
 
@@ -47,6 +47,23 @@ struct HangTests {
         #expect(report.reason?.hasPrefix("main loop did not respond for") == true)
         #expect(log.contains("WARN  blackbox.hangs: hang: main loop has not responded"), "\(log)")
         #expect(log.contains("hang over: main loop was unresponsive for"), "\(log)")
+    }
+
+    @Test("64 concurrent scoped requests, one blocking its pool thread: the hang report names that request")
+    func hangNamesItsOwnRequest() throws {
+        for _ in 0..<3 {
+            let (reports, _) = try run("scoped-hang")
+            #expect(reports.count == 1)
+            let report = try #require(reports.first)
+            try check(report, blockedIn: "blockTheCurrentThread")
+            let scope = try #require(report.scope, "\(report.notes)")
+            #expect(scope["request-id"] == "req-37" && scope["user-id"] == "user-37", "\(scope)")
+            #expect(scope["trace-id"] == "trace-37" && scope["route"] == "/items/:id")
+            // Every other thread that was serving a request names its own.
+            let others = (report.threads ?? []).dropFirst().compactMap { $0.scope?["request-id"] }
+            #expect(!others.contains("req-37"), "\(others)")
+            #expect(report.textRendering.contains("  request-id: req-37"))
+        }
     }
 
     /// How the runs recorded in `directory` ended (release health), sorted.

@@ -41,6 +41,9 @@ enum HangReporter {
         if others.indices.contains(index) {
             var first = others.remove(at: index)
             first.crashed = true
+            // The request the blocked thread was serving is the report's scope, as a crash's is.
+            report.scope = first.scope
+            first.scope = nil
             report.threads = [first] + others
             report.thread = .init(id: first.id, name: first.name)
             report.frames = first.frames

@@ -108,7 +108,7 @@
         }
 
         public static let sdkName = "blackbox.swift"
-        public static let sdkVersion = "0.1.0"
+        public static let sdkVersion = BlackboxVersion.current
         static let maxBreadcrumbs = 100
 
         /// Sentry's convention, `package@version+build`; nil without a version (Sentry's release

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Blackbox
 import BlackboxCollector
+import BlackboxFormat
 import BlackboxServiceLifecycle
 import Foundation
 import Logging
@@ -11,6 +12,7 @@ struct CollectorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "blackbox-collector",
         abstract: "Receives Blackbox bundles, groups crashes, serves a web UI and a JSON API.",
+        version: BlackboxVersion.current,
         subcommands: [Serve.self, Migrate.self, Projects.self, Keys.self, LoginLink.self],
         defaultSubcommand: Serve.self)
 }

@@ -42,17 +42,19 @@ struct GroupQueryTests {
         let other = try await store.createProject(name: "q").id
         let scope = ProjectScope(projectID: project)
         let now = Date()
-        func crash(_ function: String, version: String, host: String, hoursAgo: Double, in project: Int64 = project)
-            async throws
-        {
+        func crash(
+            _ function: String, version: String, host: String, hoursAgo: Double, in project: Int64 = project,
+            trace: String? = nil
+        ) async throws {
             var report = Reports.crash(functions: [function], version: version, host: host)
+            report.scope = trace.map { ["trace-id": $0] }
             report.process.crashTime = now.addingTimeInterval(-hoursAgo * 3600)
             _ = try await store.index([StoreContractTests.newBundle(project: project, reports: [report])])
         }
         // pay: 3 old occurrences in 1.0; search: 2 in the last hours, 1.1; cart: 1, 1.1 on host b.
         for _ in 0..<3 { try await crash("shop.pay() -> ()", version: "1.0", host: "a", hoursAgo: 40) }
         for _ in 0..<2 { try await crash("shop.search_50%() -> ()", version: "1.1", host: "a", hoursAgo: 1) }
-        try await crash("shop.cart() -> ()", version: "1.1", host: "b", hoursAgo: 2)
+        try await crash("shop.cart() -> ()", version: "1.1", host: "b", hoursAgo: 2, trace: "4bf92f3577b34da6")
         try await crash("shop.pay() -> ()", version: "1.1", host: "a", hoursAgo: 3, in: other)
 
         func titles(_ parameters: [String: String]) async throws -> [String] {
@@ -66,6 +68,9 @@ struct GroupQueryTests {
             title("shop.pay() -> ()"), title("shop.search_50%() -> ()"), title("shop.cart() -> ()")
         )
         #expect(try await titles([:]) == [search, cart, pay], "by last seen")
+        #expect(try await titles(["trace": "4bf92f3577b34da6"]) == [cart], "the groups a trace touched")
+        #expect(try await titles(["trace": "4bf92f3577b34da7"]).isEmpty)
+        #expect(throws: APIError.self) { try GroupQuery(parameters: ["trace": "a b"]) }
         #expect(try await titles(["sort": "count"]) == [pay, search, cart])
         #expect(try await titles(["sort": "trend"]) == [search, cart, pay], "pay grew by nothing in the last day")
         #expect(try await titles(["version": "1.1", "sort": "count"]) == [search, cart], "top crashers in 1.1")

@@ -33,4 +33,30 @@ struct ReportPageTests {
                 "(2) await resume partial function for static Blackbox.Blackbox.withScope<A>(_: Blackbox.DiagnosticScope) async -> A",
                 file: "/src/blackbox/Sources/Blackbox/Crash/ScopeBinding.swift"))
     }
+
+    @Test(
+        "a dependency's module, learned from any frame under .build/checkouts, is not the app's where its own frame has no file"
+    )
+    func dependencyModules() {
+        var report = Reports.crash(functions: [
+            "shop.Cart.price(at: Swift.Int) -> Swift.Int",
+            "(1) await resume partial function for closure #1 () async -> () in closure #1 in HummingbirdCore.Server.run()",
+            "(1) await resume partial function for closure #1 () async throws -> A in static Blackbox.Blackbox.handleRequest<A>(in: Blackbox.DiagnosticScope) async throws -> A",
+        ])
+        report.frames[2].symbols[0].file = "Deprecations.swift.o"
+        #expect(
+            AppCode(report).isApp(report.frames[2].symbols[0], of: report.frames[2]), "nothing says it is Hummingbird's"
+        )
+        #expect(!AppCode(report).isApp(report.frames[3].symbols[0], of: report.frames[3]), "Blackbox's, by its name")
+        report.frames[1].symbols.append(
+            .init(
+                function: "HummingbirdCore.Server.serve() -> ()",
+                file: "/src/shop/.build/checkouts/hummingbird/Sources/HummingbirdCore/Server/Server.swift",
+                inlined: true))
+        let appCode = AppCode(report)
+        #expect(appCode.dependencyModules == ["HummingbirdCore"])
+        #expect(!appCode.isApp(report.frames[2].symbols[0], of: report.frames[2]))
+        #expect(appCode.isApp(report.frames[1].symbols[0], of: report.frames[1]))
+        #expect(AppCode.definingModule(of: "closure #2 in static shop.Cart.total() -> Swift.Int") == "shop")
+    }
 }

@@ -76,7 +76,9 @@ struct SentryDeliveryTests {
 
         let reportID = try #require(group["latestReportID"] as? Int)
         let report = try CrashReport.decode(try await HTTP.get(collector, "/api/v1/reports/\(reportID)").body)
-        #expect(report.metadata["sentry.sdk"] == "blackbox.swift 0.1.0", "the latest is the Sentry one")
+        #expect(
+            report.metadata["sentry.sdk"] == "blackbox.swift \(BlackboxVersion.current)", "the latest is the Sentry one"
+        )
         #expect(report.reason == "Fatal error: Index out of range", "\(report.reason ?? "none")")
         #expect(report.app == .init(name: "crash-child", version: "1.0", build: "42"))
         #expect(report.signal?.name == "SIGILL" || report.signal?.name == "SIGTRAP")
@@ -117,7 +119,7 @@ struct SentryDeliveryTests {
         #expect((group["title"] as? String)?.contains("triggerIndexOutOfRange") == true, "\(group)")
         let reportID = try #require(group["latestReportID"] as? Int)
         let report = try CrashReport.decode(try await HTTP.get(collector, "/api/v1/reports/\(reportID)").body)
-        #expect(report.metadata["sentry.sdk"] == "blackbox.swift 0.1.0")
+        #expect(report.metadata["sentry.sdk"] == "blackbox.swift \(BlackboxVersion.current)")
         #expect(report.logTail.contains { $0.contains("about to crash: index on main") }, "\(report.logTail)")
     }
 }

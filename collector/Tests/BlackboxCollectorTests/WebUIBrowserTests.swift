@@ -40,6 +40,7 @@ struct WebUIBrowserTests {
             .init(id: 100, name: "main", crashed: true, frameSource: "libunwind", frames: report.frames),
             .init(
                 id: 101, name: "bbx-worker", crashed: false, frameSource: "frame-pointers",
+                scope: ["request-id": "req-other", "route": "/health"],
                 frames: [
                     .init(
                         index: 0, address: "0x555500002000", imageIndex: 0, imageOffset: "0x2000",
@@ -97,12 +98,12 @@ struct WebUIBrowserTests {
                     "shop.checkout() -&gt; ()", "Sources/shop/main.swift:10", "/srv/shop/shop", "about to fail",
                     "Missing debug files", "<code>cd</code> /usr/lib/x86_64-linux-gnu/libc.so.6",
                     // Other threads collapsed (no `open`), each summarized by its app function.
-                    "Other threads (1)",
+                    "Other threads (1)", "serving request-id req-other, route /health",
                     "<details class=\"thread\"><summary>Thread 101 bbx-worker (frame-pointers): 1 frames",
                     "in shop.Worker.wait(", "shop.Worker.wait() -&gt; ()",
                     "<dt>request-id</dt><dd>r-&lt;42&gt;</dd>",
                     "<h2>Scope</h2>", "<dt>route</dt><dd>/cart/:id</dd>", "<dt>request-id</dt><dd>req-&lt;7&gt;</dd>",
-                    "href=\"/logs?q=4bf92f3577b34da6a3ce929d0e0e4736\"",
+                    "href=\"/traces/4bf92f3577b34da6a3ce929d0e0e4736\"",
                 ]
             ),
             (
@@ -127,8 +128,13 @@ struct WebUIBrowserTests {
                     "<td>ingest</td>", "<td>admin</td>",
                 ]
             ),
-            // The report page's trace link: the trace's lines.
-            ("/logs?q=4bf92f3577b34da6a3ce929d0e0e4736", ["logs/shop.log:2", "charging the card"]),
+            // The report page's trace link: the trace's report and lines; the groups it touched.
+            (
+                "/traces/4bf92f3577b34da6a3ce929d0e0e4736",
+                ["href=\"/reports/\(reportID)\"", "logs/shop.log:2", "charging the card"]
+            ),
+            ("/?trace=4bf92f3577b34da6a3ce929d0e0e4736", ["SIGSEGV in shop.Cart.total()"]),
+            ("/?trace=0000aaaa0000aaaa0000aaaa0000aaaa", ["No groups here."]),
         ]
         for (path, expected) in pages {
             // A fresh browser profile per page: sign in with a one-time link, as an operator would.

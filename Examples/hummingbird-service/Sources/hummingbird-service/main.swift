@@ -4,6 +4,7 @@ import BlackboxServiceLifecycle
 import Foundation
 import Hummingbird
 import Logging
+import OTel
 import ServiceLifecycle
 
 // Usage: hummingbird-service DIRECTORY [PORT]  (port 0: any free port; the bound one is printed as
@@ -14,6 +15,10 @@ import ServiceLifecycle
 //   GET /pay          throws: a 500, reported as a captured error
 //   GET /slow         answers after 300 ms (requests in flight, each in its scope)
 //   GET /health       "ok"
+//
+// TRACING=1 traces every request with swift-otel (spans exported nowhere, unless
+// OTEL_TRACES_EXPORTER=otlp sends them to OTEL_EXPORTER_OTLP_ENDPOINT): its trace and span ids are in
+// every log line of the request and in the request's scope, so a crash report names its trace.
 
 let arguments = CommandLine.arguments
 let directory = arguments.count > 1 ? arguments[1] : ".run/hummingbird-service"
@@ -22,8 +27,19 @@ let port = arguments.count > 2 ? Int(arguments[2]) ?? 8080 : 8080
 // First thing in main: before Hummingbird builds its loggers.
 var configuration = BlackboxConfiguration(appName: "hummingbird-service", directory: directory)
 configuration.appVersion = "1.0.0"
-// With swift-otel: configuration.metadataProvider = OTel.makeLoggingMetadataProvider()
+let tracing = ProcessInfo.processInfo.environment["TRACING"] == "1"
+if tracing { configuration.metadataProvider = OTel.makeLoggingMetadataProvider() }
 let blackbox = try Blackbox.start(configuration)
+var services: [any Service] = [blackbox]
+if tracing {
+    var otel = OTel.Configuration.default
+    otel.serviceName = "hummingbird-service"
+    // Blackbox is the log backend; metrics are not this example's subject.
+    otel.logs.enabled = false
+    otel.metrics.enabled = false
+    otel.traces.exporter = .none  // the OTEL_* environment variables override it
+    services.append(try OTel.bootstrap(configuration: otel))
+}
 
 let prices = [120, 80, 45]
 
@@ -32,6 +48,8 @@ enum PaymentError: Error {
 }
 
 let router = Router()
+// The span first: the request's scope takes its trace and span ids from the metadata provider.
+if tracing { router.add(middleware: TracingMiddleware()) }
 router.add(middleware: BlackboxRequestMiddleware())
 router.get("/health") { _, _ in "ok" }
 router.get("/slow") { _, _ -> String in
@@ -60,7 +78,7 @@ let app = Application(
     logger: Blackbox.applicationLogger(label: "hummingbird-service"))
 // Blackbox first: the group stops services in reverse order, so on SIGTERM the server stops, then
 // Blackbox ends delivery and drains the log.
-let services = ServiceGroup(
-    services: [blackbox, app], gracefulShutdownSignals: [.sigterm, .sigint],
+let group = ServiceGroup(
+    services: services + [app], gracefulShutdownSignals: [.sigterm, .sigint],
     logger: Blackbox.applicationLogger(label: "services"))
-try await services.run()
+try await group.run()

@@ -48,7 +48,7 @@ public enum CrashSignature {
         } else {
             parts.append(report.signal?.name ?? "-")
         }
-        if let culprit = AppCode.culprit(report) {
+        if let culprit = AppCode(report).culprit() {
             parts.append(normalizeFunction(culprit.function))
         } else if let message = report.reason ?? report.fatalMessage {
             parts.append("message:" + normalizeMessage(message))
@@ -82,7 +82,7 @@ public enum CrashSignature {
             trap?.summary
             ?? (report.kind == .error ? report.metadata["error.type"] : nil) ?? report.signal?.name
         let reason = (report.reason ?? report.fatalMessage).map { String($0.split(separator: "\n").first ?? "") }
-        if let culprit = AppCode.culprit(report) {
+        if let culprit = AppCode(report).culprit() {
             return "\(label ?? report.kind.rawValue) in \(SwiftNames.simplified(culprit.function))"
         }
         let what = label ?? report.kind.rawValue

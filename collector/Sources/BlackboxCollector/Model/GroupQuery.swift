@@ -1,7 +1,7 @@
 import Foundation
 
 /// Which groups a list shows, and in what order: the groups page's filters and sort, and the API's
-/// query parameters (`state`, `kind`, `version`, `host`, `q`, `sort`).
+/// query parameters (`state`, `kind`, `version`, `host`, `trace`, `q`, `sort`).
 public struct GroupQuery: Sendable, Equatable {
     public enum Order: String, Sendable, CaseIterable {
         /// Most recently seen first (the default).
@@ -17,6 +17,8 @@ public struct GroupQuery: Sendable, Equatable {
     public var kind: String?
     public var version: String?
     public var host: String?
+    /// Groups with an occurrence in this trace (a report whose scope had the trace id).
+    public var traceID: String?
     /// Words in the title or the frames of the signature (substring, case-insensitive for ASCII).
     public var text: String?
     /// The moment `trend` counts back from.
@@ -51,6 +53,12 @@ public struct GroupQuery: Sendable, Equatable {
         kind = try value("kind")
         version = try value("version")
         host = try value("host")
+        if let trace = try value("trace") {
+            guard let checked = TraceID.checked(trace) else {
+                throw .invalidQuery("trace must be letters, digits, '-', '_', '.' or ':'")
+            }
+            traceID = checked
+        }
         text = try value("q")
     }
 
@@ -62,6 +70,7 @@ public struct GroupQuery: Sendable, Equatable {
         if let kind { parameters.append(("kind", kind)) }
         if let version { parameters.append(("version", version)) }
         if let host { parameters.append(("host", host)) }
+        if let traceID { parameters.append(("trace", traceID)) }
         if let text { parameters.append(("q", text)) }
         return parameters
     }

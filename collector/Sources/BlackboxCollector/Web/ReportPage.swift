@@ -6,7 +6,7 @@ enum ReportPage {
     /// One row per symbol (inlined ones included), each with its simplified name and full signature;
     /// the app's own frames marked `app`, runtime, system and thunk frames `glue`. Each run of glue
     /// rows is preceded by a summary row that stands for it while the page shows the app's frames only.
-    static func frameRows(_ frames: [CrashReport.Frame], in report: CrashReport) -> [[String: Any]] {
+    static func frameRows(_ frames: [CrashReport.Frame], in report: CrashReport, appCode: AppCode) -> [[String: Any]] {
         var rows: [[String: Any]] = []
         var glueRun: [[String: Any]] = []
         func endGlueRun() {
@@ -31,7 +31,7 @@ enum ReportPage {
                 symbolRows.append(
                     (
                         marker + symbol.function, marker + SwiftNames.simplified(symbol.function), location,
-                        symbol.inlined, AppCode.isApp(symbol, of: frame, in: report)
+                        symbol.inlined, appCode.isApp(symbol, of: frame)
                     ))
             }
             for row in symbolRows {

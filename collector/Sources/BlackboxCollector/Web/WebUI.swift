@@ -321,6 +321,30 @@ struct WebUI {
                     },
                 ])
         }
+        // What one failing request's trace left: its reports, in whichever group, and its log lines.
+        group.get("traces/:traceID") { _, context in
+            guard let traceID = context.parameters.get("traceID").flatMap(TraceID.checked) else {
+                return message("Trace", "A trace id is letters, digits, '-', '_', '.' or ':'.", status: .badRequest)
+            }
+            let reports = try await store.reports(traceID: traceID, in: context.scope, page: Page(limit: 100))
+            let lines = try await store.searchLogs(in: context.scope, query: traceID, page: Page(limit: 200))
+            return render(
+                "trace",
+                [
+                    "title": "Trace \(traceID)", "traceID": traceID, "hasReports": !reports.isEmpty,
+                    "reports": reports.map { report -> [String: Any] in
+                        [
+                            "id": report.reportID, "groupID": report.groupID, "kind": report.kind,
+                            "occurredAt": iso(report.occurredAt), "reason": report.reason ?? "",
+                            "version": report.appVersion ?? "", "host": report.host ?? "",
+                        ]
+                    },
+                    "hasLines": !lines.isEmpty, "moreLines": lines.count == 200,
+                    "lines": lines.map {
+                        ["fileID": $0.fileID, "path": $0.path, "lineNumber": $0.lineNumber, "text": $0.text]
+                    },
+                ])
+        }
         group.get("logs") { request, context in
             let typed = request.uri.queryParameters.get("q") ?? ""
             var values: [String: Any] = ["title": "Logs", "query": typed]
@@ -477,6 +501,7 @@ struct WebUI {
     private func filterValues(_ query: GroupQuery) -> [String: Any] {
         [
             "q": query.text ?? "", "kind": query.kind ?? "", "version": query.version ?? "", "host": query.host ?? "",
+            "trace": query.traceID ?? "",
             "states": ([nil] + GroupStatus.State.allCases).map { state -> [String: Any] in
                 [
                     "value": state?.rawValue ?? "", "name": state?.rawValue ?? "any state",
@@ -578,18 +603,20 @@ struct WebUI {
             facts.append(["name": "Symbolication here", "value": Self.describe(symbolication)])
         }
         // Collapsed, each summarized by the first function of the app's own it is in.
+        let appCode = AppCode(report)
         let otherThreads: [[String: Any]] = (report.threads?.dropFirst() ?? []).map { thread in
-            var stack = report
-            stack.frames = thread.frames
             var values: [String: Any] = [
                 "id": thread.id, "name": thread.name ?? "", "frameSource": thread.frameSource,
                 "frameCount": thread.frames.count,
-                "top": AppCode.culprit(stack).map { SwiftNames.simplified($0.function) }
+                "top": appCode.culprit(in: thread.frames).map { SwiftNames.simplified($0.function) }
                     ?? thread.frames.first?.symbols.last.map { SwiftNames.simplified($0.function) } ?? "",
-                "frames": ReportPage.frameRows(thread.frames, in: report),
+                "frames": ReportPage.frameRows(thread.frames, in: report, appCode: appCode),
             ]
             // Absent, not empty: the template's section shows for any string.
             if let problem = thread.problem { values["problem"] = problem }
+            if let scope = thread.scope, !scope.isEmpty {
+                values["scope"] = scope.keys.sorted().map { "\($0) \(scope[$0] ?? "")" }.joined(separator: ", ")
+            }
             return values
         }
         var values: [String: Any] = [
@@ -597,7 +624,8 @@ struct WebUI {
             "headline": CrashSignature.headline(report),
             "facts": facts, "threadID": report.thread.id,
             "threadName": report.thread.name ?? "", "frameSource": report.frameSource,
-            "frames": ReportPage.frameRows(report.frames, in: report), "hasOtherThreads": !otherThreads.isEmpty,
+            "frames": ReportPage.frameRows(report.frames, in: report, appCode: appCode),
+            "hasOtherThreads": !otherThreads.isEmpty,
             "otherThreadCount": otherThreads.count, "otherThreads": otherThreads,
             "omitted": report.omittedFrames.map { "\($0.count) frames omitted after frame \($0.omittedAfterIndex)" }
                 ?? "",

@@ -22,6 +22,13 @@ enum GroupQueryStatement {
             conditions.append(
                 "EXISTS (SELECT 1 FROM group_hosts WHERE group_id = crash_groups.id AND host = \(host) AND count > 0)")
         }
+        if let traceID = query.traceID {
+            conditions.append(
+                """
+                EXISTS (SELECT 1 FROM reports
+                    WHERE project_id = \(projectID) AND trace_id = \(traceID) AND group_id = crash_groups.id)
+                """)
+        }
         if let text = query.text {
             let pattern = GroupQuery.likePattern(text)
             conditions.append(
