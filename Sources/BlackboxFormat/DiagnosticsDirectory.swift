@@ -50,6 +50,8 @@ public struct DiagnosticsDirectory: Sendable, Hashable {
     public var sentrySpool: String { outbox + "/sentry" }
     public var rejected: String { outbox + "/rejected" }
     public var sentArchives: String { outbox + "/sent-archives" }
+    /// How far the active log file has been shipped while the app runs (`CollectorUpload.liveLogInterval`).
+    public var liveLog: String { outbox + "/live-log" }
 
     /// Whether `path` holds any part of the layout (how the CLI tells a diagnostics directory from
     /// a directory of loose files).

@@ -11,13 +11,19 @@
     // collector, first with --crash (it fails an `ensure` and then crashes), then again so that it
     // uploads the crash report on its next start.
     //
-    //   blackbox-example [DIRECTORY] [--crash] [--collector URL --key KEY]
+    //   blackbox-example [DIRECTORY] [--crash] [--collector URL --key KEY] [--serve SECONDS --live-interval MS
+    //                    --rotate-bytes N]
     //   (without --collector, SENTRY_DSN in the environment sends to a Sentry server instead)
+    //   --serve: logs a `tick n=<N>` line every 50 ms for SECONDS, as a running server would, while
+    //   the active log's new lines are shipped every --live-interval (the live-log tests use it).
     struct ExampleArguments {
         var directory: String?
         var collectorURL: String?
         var collectorKey: String?
         var crash = false
+        var serveSeconds: Double?
+        var liveIntervalMilliseconds: Int?
+        var rotateBytes: UInt64?
 
         init(_ arguments: [String]) {
             var rest = arguments[...]
@@ -26,6 +32,9 @@
                 case "--crash": crash = true
                 case "--collector": collectorURL = rest.popFirst()
                 case "--key": collectorKey = rest.popFirst()
+                case "--serve": serveSeconds = rest.popFirst().flatMap(Double.init)
+                case "--live-interval": liveIntervalMilliseconds = rest.popFirst().flatMap(Int.init)
+                case "--rotate-bytes": rotateBytes = rest.popFirst().flatMap(UInt64.init)
                 default: directory = argument
                 }
             }
@@ -42,11 +51,15 @@
     configuration.appBuild = "42"
     configuration.sinks = [.console, .file]
     configuration.levels = LevelSettings(defaultLevel: .info, labelLevels: ["example.db": .debug])
+    if let bytes = parsed.rotateBytes { configuration.rotation.maxFileSize = bytes }
     var upload: CollectorUpload?
     var sentry: SentryDelivery?
     do {
         if let collectorURL, let collectorKey {
             upload = CollectorUpload(endpoint: try CollectorEndpoint(url: collectorURL, key: collectorKey))
+            if let milliseconds = parsed.liveIntervalMilliseconds {
+                upload?.liveLogInterval = .milliseconds(milliseconds)
+            }
             configuration.delivery = upload
         } else if let delivery = try SentryDelivery.fromEnvironment() {
             // SENTRY_DSN (with SENTRY_RELEASE, SENTRY_ENVIRONMENT) sends to a Sentry server instead.
@@ -101,6 +114,18 @@
     func price(at index: Int, in prices: [Int], logger: Logger) -> Int {
         logger.critical("about to read price \(index) of \(prices.count)")
         return prices[index]
+    }
+
+    if let seconds = parsed.serveSeconds {
+        let serving = Logger(label: "example.server")
+        let end = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        var tick = 0
+        while ContinuousClock.now < end {
+            serving.info("tick n=\(tick) pid=\(getpid())")
+            if tick == 0 { print("serving") }
+            tick += 1
+            try? await Task.sleep(for: .milliseconds(50))
+        }
     }
 
     Blackbox.flush()

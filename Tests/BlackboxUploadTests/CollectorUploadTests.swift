@@ -39,7 +39,7 @@
             #expect(await upload.runPass(context) == nil)
             let request = try #require(asked.withLock { $0.first })
             #expect(request.reports == 2 && request.waitingBundles == 0)
-            #expect(request.logFiles == 2)  // the archive and the active file's end (there are reports)
+            #expect(request.logFiles == 2)  // the archive and the active file's new lines (shipped live)
             #expect(server.received.isEmpty)
             #expect(scratch.files(in: "outbox").filter { $0.hasSuffix(".json") }.count == 2)
             #expect(scratch.files(in: "outbox/bundles").filter { $0.hasSuffix(".zip") }.isEmpty)
@@ -58,8 +58,9 @@
             let upload = CollectorUpload(endpoint: try CollectorEndpoint(url: server.baseURL, key: "k"))
             let summary = try #require(await upload.runPass(context))
             await server.stop()
-            #expect(summary.uploaded == 1 && summary.stoppedBy == nil)
-            #expect(server.received.count == 1)
+            // The reports and the archive in one bundle, the active file's new lines in a live segment.
+            #expect(summary.uploaded == 2 && summary.stoppedBy == nil)
+            #expect(server.received.count == 2)
             #expect(scratch.files(in: "outbox").filter { $0.hasSuffix(".json") || $0.hasSuffix(".txt") }.isEmpty)
             #expect(scratch.files(in: "outbox/bundles").filter { $0.hasSuffix(".zip") }.isEmpty)
             // A second pass has nothing new to send.

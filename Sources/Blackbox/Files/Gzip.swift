@@ -74,7 +74,7 @@ package enum Gzip {
     }
 
     /// Reads a whole gzip file back (for tests and the CLI); bounded by `limit` bytes of output.
-    static func decompress(_ path: String, limit: Int = 1 << 30) throws(Failure) -> [UInt8] {
+    package static func decompress(_ path: String, limit: Int = 1 << 30) throws(Failure) -> [UInt8] {
         guard let file = gzopen(path, "rb") else { throw .system(SystemError("gzopen", path: path)) }
         defer { gzclose(file) }
         var result: [UInt8] = []

@@ -30,8 +30,13 @@
             public var id: UUID { manifest.bundleID }
         }
 
-        /// Writes `<directory>/<bundle-id>.zip` files for `items`, in order.
-        public func write(_ items: [BundleItem], into directory: String) throws(BundleError) -> [Written] {
+        /// Writes `<directory>/<bundle-id>.zip` files for `items`, in order. `id` names the first bundle
+        /// (a live log segment's id is derived from what it holds, so that cutting it again after a
+        /// crash makes the same upload); the others get random ids.
+        @discardableResult
+        public func write(_ items: [BundleItem], into directory: String, id: UUID? = nil) throws(BundleError)
+            -> [Written]
+        {
             do {
                 try FileManager.default.createDirectory(
                     atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -43,7 +48,10 @@
             var groups = partition(items)
             if groups.isEmpty && !sessions.isEmpty { groups = [[]] }
             for (index, group) in groups.enumerated() {
-                written.append(try writeOne(group, sessions: index == 0 ? sessions : [], into: directory))
+                written.append(
+                    try writeOne(
+                        group, sessions: index == 0 ? sessions : [], into: directory,
+                        id: index == 0 ? id ?? UUID() : UUID()))
             }
             return written
         }
@@ -65,11 +73,10 @@
             return groups
         }
 
-        private func writeOne(_ items: [BundleItem], sessions: [SessionSummary], into directory: String)
+        private func writeOne(_ items: [BundleItem], sessions: [SessionSummary], into directory: String, id: UUID)
             throws(BundleError)
             -> Written
         {
-            let id = UUID()
             let path = "\(directory)/\(id.uuidString.lowercased()).zip"
             let temporary = path + ".tmp"
             do {

@@ -25,6 +25,11 @@
         public var bundles = BundleOptions()
         /// A pass this often even when nothing announced new files. Default 15 minutes; nil: never.
         public var interval: Duration? = .seconds(900)
+        /// Ship the active log file's new lines this often (docs/uploading.md, "Logs within a
+        /// minute"), so a line is searchable at the collector about this long after it was logged.
+        /// Default 20 s; nil: logs go only as finished archives and with reports. While on, bundles
+        /// no longer carry the active file's end (`BundleOptions.activeLog`): its lines are shipped.
+        public var liveLogInterval: Duration? = .seconds(20)
         /// Wait this long after an announcement before a pass, so a burst makes one bundle. Default 2 s.
         public var debounce: Duration = .seconds(2)
         /// Bytes per second for uploads, or nil for no limit. Default none.
@@ -49,7 +54,8 @@
         }
 
         private var schedule: DeliverySchedule {
-            DeliverySchedule(interval: interval, debounce: debounce, progress: progress)
+            let every = [interval, liveLogInterval].compactMap { $0 }.min()
+            return DeliverySchedule(interval: every, debounce: debounce, progress: progress)
         }
 
         /// One pass, on the caller's task; what `run` repeats. Public for apps that want to
@@ -58,16 +64,24 @@
             let logger = Logger(label: "blackbox.upload")
             let configuration = context.configuration
             let spool = Spool(diagnosticsDirectory: context.directory)
+            let writer = BundleWriter(
+                app: .init(
+                    name: configuration.appName, version: configuration.appVersion, build: configuration.appBuild),
+                host: ProcessInfo.processInfo.hostName)
+            var options = bundles
+            var liveLog: (LiveLogShipping, BundleWriter)?
+            if liveLogInterval != nil {
+                options.activeLog = .never
+                liveLog = (
+                    LiveLogShipping(directory: context.directory, baseFileName: configuration.baseFileName), writer
+                )
+            }
             guard
                 let pass = await DeliveryPass(
-                    context, spool: spool, options: bundles, consent: consent, logger: logger)
+                    context, spool: spool, options: options, consent: consent, logger: logger, liveLog: liveLog)
             else { return nil }
             let selection = pass.selection
             if !selection.isEmpty {
-                let writer = BundleWriter(
-                    app: .init(
-                        name: configuration.appName, version: configuration.appVersion, build: configuration.appBuild),
-                    host: ProcessInfo.processInfo.hostName)
                 do {
                     try pass.snapshot.bundle(selection, as: writer, into: spool)
                 } catch {
