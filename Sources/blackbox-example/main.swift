@@ -15,7 +15,9 @@
     //                    --rotate-bytes N]
     //   (without --collector, SENTRY_DSN in the environment sends to a Sentry server instead)
     //   --serve: logs a `tick n=<N>` line every 50 ms for SECONDS, as a running server would, while
-    //   the active log's new lines are shipped every --live-interval (the live-log tests use it).
+    //   the active log's new lines are shipped every --live-interval (the live-log tests use it;
+    //   --live-interval 0 turns live shipping off). --burst LINES logs LINES lines of 100 bytes at
+    //   once, then serves (the shipping cost's measurement in docs/uploading.md).
     struct ExampleArguments {
         var directory: String?
         var collectorURL: String?
@@ -24,6 +26,7 @@
         var serveSeconds: Double?
         var liveIntervalMilliseconds: Int?
         var rotateBytes: UInt64?
+        var burstLines = 0
 
         init(_ arguments: [String]) {
             var rest = arguments[...]
@@ -35,6 +38,7 @@
                 case "--serve": serveSeconds = rest.popFirst().flatMap(Double.init)
                 case "--live-interval": liveIntervalMilliseconds = rest.popFirst().flatMap(Int.init)
                 case "--rotate-bytes": rotateBytes = rest.popFirst().flatMap(UInt64.init)
+                case "--burst": burstLines = rest.popFirst().flatMap(Int.init) ?? 0
                 default: directory = argument
                 }
             }
@@ -58,7 +62,7 @@
         if let collectorURL, let collectorKey {
             upload = CollectorUpload(endpoint: try CollectorEndpoint(url: collectorURL, key: collectorKey))
             if let milliseconds = parsed.liveIntervalMilliseconds {
-                upload?.liveLogInterval = .milliseconds(milliseconds)
+                upload?.liveLogInterval = milliseconds > 0 ? .milliseconds(milliseconds) : nil
             }
             configuration.delivery = upload
         } else if let delivery = try SentryDelivery.fromEnvironment() {
@@ -116,6 +120,11 @@
         return prices[index]
     }
 
+    if parsed.burstLines > 0 {
+        let burst = Logger(label: "example.burst")
+        let padding = String(repeating: "x", count: 40)
+        for n in 0..<parsed.burstLines { burst.info("burst n=\(n) \(padding)") }
+    }
     if let seconds = parsed.serveSeconds {
         let serving = Logger(label: "example.server")
         let end = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
