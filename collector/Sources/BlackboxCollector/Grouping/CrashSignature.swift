@@ -40,6 +40,7 @@ public enum CrashSignature {
     public static func compute(_ report: CrashReport) -> Result {
         var parts = [report.kind.rawValue]
         let trap = SwiftTrap(report)
+        let culprit = AppCode(report).culprit()
         let errorType = report.kind == .error ? report.metadata["error.type"] ?? "?" : nil
         if let trap {
             parts.append("trap:" + normalizeMessage(trap.check))
@@ -48,7 +49,7 @@ public enum CrashSignature {
         } else {
             parts.append(report.signal?.name ?? "-")
         }
-        if let culprit = AppCode(report).culprit() {
+        if let culprit {
             parts.append(normalizeFunction(culprit.function))
         } else if let message = report.reason ?? report.fatalMessage {
             parts.append("message:" + normalizeMessage(message))
@@ -67,7 +68,7 @@ public enum CrashSignature {
             text = [report.kind.rawValue, "fingerprint:" + values.joined(separator: " | ")].joined(separator: " | ")
         }
         let hash = SHA256.hash(data: Data(("v\(version)|" + text).utf8)).lowercaseHex
-        let title = headline(report)
+        let title = headline(report, trap: trap, culprit: culprit)
         // The title is for lists: a function name of megabytes must not make every page that large.
         let shownTitle = title.count > Self.maxTitleCharacters ? title.prefix(Self.maxTitleCharacters) + "…" : title
         return Result(hash: hash, text: text, title: shownTitle)
@@ -77,12 +78,16 @@ public enum CrashSignature {
     /// library's file and line, a captured error's type, the signal, or else the kind: `nonfatal`,
     /// `hang`), then the culprit's simplified name; with no culprit, the reason or where the top frame is.
     static func headline(_ report: CrashReport) -> String {
-        let trap = SwiftTrap(report)
+        headline(report, trap: SwiftTrap(report), culprit: AppCode(report).culprit())
+    }
+
+    /// The headline from what `compute` has found already (finding the culprit scans every stack).
+    private static func headline(_ report: CrashReport, trap: SwiftTrap?, culprit: CrashReport.Symbol?) -> String {
         let label =
             trap?.summary
             ?? (report.kind == .error ? report.metadata["error.type"] : nil) ?? report.signal?.name
         let reason = (report.reason ?? report.fatalMessage).map { String($0.split(separator: "\n").first ?? "") }
-        if let culprit = AppCode(report).culprit() {
+        if let culprit {
             return "\(label ?? report.kind.rawValue) in \(SwiftNames.simplified(culprit.function))"
         }
         let what = label ?? report.kind.rawValue
