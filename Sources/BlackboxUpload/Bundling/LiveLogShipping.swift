@@ -39,44 +39,55 @@
 
         private var layout: DiagnosticsDirectory { DiagnosticsDirectory(directory) }
 
-        /// Whether a cut now would ship something: the file has complete lines past the recorded offset,
-        /// or it is another file than the one shipped so far. Cheap (a stat, the first line, one read
-        /// back from the end), for the pass to ask consent before cutting.
-        func hasNewLines() -> Bool {
-            let path = "\(layout.logs)/\(LogFiles.activeFileName(baseName: baseFileName))"
-            var info = stat()
-            guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG,
-                let head = Self.firstLineHash(of: Self.prefix(ofFile: path))
-            else { return false }
-            guard let state = loadState(),
-                (state.device, state.inode, state.head) == (UInt64(info.st_dev), UInt64(info.st_ino), head)
-            else { return true }
-            let size = Int64(info.st_size)
-            return size < state.shipped
-                || Self.lastLineEnd(inFile: path, from: state.shipped, upTo: size).map { $0 > state.shipped } == true
+        /// The active file as a cut sees it: nil when it is missing, not a regular file, or has no
+        /// complete line yet.
+        private struct ActiveFile {
+            var name: String
+            var path: String
+            var size: Int64
+            /// This file, nothing of it shipped.
+            var unshipped: State
+
+            func isShipped(as state: State) -> Bool {
+                (state.device, state.inode, state.head) == (unshipped.device, unshipped.inode, unshipped.head)
+                    && state.shipped <= size
+            }
         }
 
-        /// Cuts what is new into `spool`; returns the bytes cut.
-        @discardableResult
-        func cut(writer: BundleWriter, into spool: Spool) throws -> Int64 {
+        private func activeFile() -> ActiveFile? {
             let name = LogFiles.activeFileName(baseName: baseFileName)
             let path = "\(layout.logs)/\(name)"
             var info = stat()
             guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG,
                 let head = Self.firstLineHash(of: Self.prefix(ofFile: path))
-            else { return 0 }
-            let size = Int64(info.st_size)
-            let identity = (device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+            else { return nil }
+            return ActiveFile(
+                name: name, path: path, size: Int64(info.st_size),
+                unshipped: State(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), head: head, shipped: 0))
+        }
+
+        /// Whether a cut now would ship something: the file has complete lines past the recorded offset,
+        /// or it is another file than the one shipped so far. Cheap (a stat, the first line, one read
+        /// back from the end), for the pass to ask consent before cutting.
+        func hasNewLines() -> Bool {
+            guard let file = activeFile() else { return false }
+            guard let state = loadState(), file.isShipped(as: state) else { return true }
+            return Self.lastLineEnd(inFile: file.path, from: state.shipped, upTo: file.size).map { $0 > state.shipped }
+                == true
+        }
+
+        /// Cuts what is new into `spool`; returns the bytes cut.
+        @discardableResult
+        func cut(writer: BundleWriter, into spool: Spool) throws -> Int64 {
+            guard let file = activeFile() else { return 0 }
+            let (name, path, size) = (file.name, file.path, file.size)
             var cutBytes: Int64 = 0
             var state = loadState()
-            if let shipped = state,
-                (shipped.device, shipped.inode, shipped.head) != (identity.device, identity.inode, head)
-                    || shipped.shipped > size
-            {
+            if let shipped = state, !file.isShipped(as: shipped) {
                 cutBytes += try finishRotated(shipped, writer: writer, into: spool)
                 state = nil
             }
-            var current = state ?? State(device: identity.device, inode: identity.inode, head: head, shipped: 0)
+            var current = state ?? file.unshipped
             for _ in 0..<maxSegmentsPerPass {
                 let start = current.shipped
                 guard let end = Self.lastLineEnd(inFile: path, from: start, upTo: min(size, start + maxSegmentBytes)),
