@@ -873,6 +873,51 @@ struct PostgresCoordinationTests {
         #expect(try await first.moves(fromGroup: old.id, in: scope).first?.count == 10)
     }
 
+    /// A claim's ranking is read from the statement's snapshot; another instance may commit its own
+    /// claim of the same rows before this one locks them. A loaded CI run once delivered two alerts
+    /// twice this way. The race needs a statement descheduled between its snapshot and its lock:
+    /// it shows on a loaded machine (CI runs suites in parallel), rarely on a quiet one.
+    @Test("two instances claiming alert deliveries at once never claim the same one")
+    func alertClaimsAreDisjoint() async throws {
+        let url = try PostgresServer.running().makeDatabase()
+        let first = try PostgresStore(url: url)
+        let second = try PostgresStore(url: url)
+        try await first.migrate()
+        let project = try await first.createProject(name: "p").id
+        let scope = ProjectScope(projectID: project)
+        for index in 0..<4 {
+            _ = try await first.createWebhook(
+                try NewWebhook(json: Data(#"{"url": "https://hooks.example/\#(index)", "events": ["new-group"]}"#.utf8)),
+                in: scope, at: Date())
+        }
+        _ = try await first.index(
+            (0..<6).map {
+                StoreContractTests.newBundle(project: project, reports: [Reports.crash(functions: ["shop.f\($0)() -> ()"])])
+            })
+        let deliveries = 6 * 4
+        var doubleClaims = 0
+        var claims = 0
+        for _ in 0..<150 {
+            let now = Date()
+            let until = now.addingTimeInterval(60)
+            async let a = first.claimDueDeliveries(
+                now: now, claimedUntil: until, limit: deliveries, perWebhook: 6, perProject: deliveries)
+            async let b = second.claimDueDeliveries(
+                now: now, claimedUntil: until, limit: deliveries, perWebhook: 6, perProject: deliveries)
+            let ids = try await (a + b).map(\.0.id)
+            claims += ids.count
+            doubleClaims += ids.count - Set(ids).count
+            // Released for the next round: due again at once.
+            for id in Set(ids) {
+                try await first.recordAttempt(
+                    deliveryID: id, delivered: false, retryAt: Date().addingTimeInterval(-1), status: 500, error: nil,
+                    at: Date())
+            }
+        }
+        #expect(claims >= 150 * deliveries, "every round claimed every delivery between the two")
+        #expect(doubleClaims == 0, "\(doubleClaims) claims of a delivery the other instance had claimed")
+    }
+
     @Test("retention drops whole day partitions of log lines")
     func retentionDropsPartitions() async throws {
         let url = try PostgresServer.running().makeDatabase()
@@ -946,3 +991,4 @@ struct PostgresCoordinationTests {
         #expect(hits.count == 1)
     }
 }
+

@@ -47,11 +47,17 @@ extension SQLDatabase {
         let due = AlertStatements.dueIDs(now: now, limit: limit, perWebhook: perWebhook, perProject: perProject)
         return try await write { connection in
             // The ranking cannot lock (no FOR UPDATE with window functions): the rows it picks are
-            // locked by the outer select, skipping any another instance holds.
+            // locked by the outer select, skipping any another instance holds. The ranking read the
+            // statement's snapshot, so another instance may have claimed a row and committed since:
+            // the lock re-evaluates this select's own conditions on the row's latest version (and
+            // not the ranking's), so they say again that it is still pending and unclaimed.
             let claimed = try connection.rows(
                 """
                 UPDATE alert_deliveries SET claimed_until = \(claimedUntil)
-                WHERE id IN (SELECT id FROM alert_deliveries WHERE id IN (\(due))\(.forUpdateSkipLocked))
+                WHERE id IN (
+                    SELECT id FROM alert_deliveries
+                    WHERE id IN (\(due)) AND state = 'pending' AND (claimed_until IS NULL OR claimed_until < \(now))
+                    \(.forUpdateSkipLocked))
                 RETURNING *
                 """, AlertDelivery.init)
             guard !claimed.isEmpty else { return [] }
