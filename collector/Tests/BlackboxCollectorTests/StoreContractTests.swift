@@ -887,12 +887,14 @@ struct PostgresCoordinationTests {
         let scope = ProjectScope(projectID: project)
         for index in 0..<4 {
             _ = try await first.createWebhook(
-                try NewWebhook(json: Data(#"{"url": "https://hooks.example/\#(index)", "events": ["new-group"]}"#.utf8)),
+                try NewWebhook(
+                    json: Data(#"{"url": "https://hooks.example/\#(index)", "events": ["new-group"]}"#.utf8)),
                 in: scope, at: Date())
         }
         _ = try await first.index(
             (0..<6).map {
-                StoreContractTests.newBundle(project: project, reports: [Reports.crash(functions: ["shop.f\($0)() -> ()"])])
+                StoreContractTests.newBundle(
+                    project: project, reports: [Reports.crash(functions: ["shop.f\($0)() -> ()"])])
             })
         let deliveries = 6 * 4
         var doubleClaims = 0
@@ -991,4 +993,3 @@ struct PostgresCoordinationTests {
         #expect(hits.count == 1)
     }
 }
-
