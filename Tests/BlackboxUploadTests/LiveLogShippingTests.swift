@@ -119,6 +119,53 @@
             #expect(snapshot.select().archives.isEmpty, "\(snapshot.select().archives.map(\.entryPath))")
         }
 
+        @Test("rotated after a cut: the pass does not take the archive whole; the next cut ships its rest")
+        func rotatedBetweenCutAndChoice() throws {
+            let scratch = TemporaryDirectory()
+            defer { scratch.remove() }
+            let (live, spool) = shipping(scratch)
+            try append(scratch, "old 1\n")
+            try live.cut(writer: writer, into: spool)
+            #expect(live.archiveInFlight() == nil)
+            try append(scratch, "old 2\n")
+            let logs = DiagnosticsDirectory(scratch.path).logs
+            let archive = "shop.20261126T090000.000Z--20261126T100000.000Z.log"
+            try FileManager.default.moveItem(atPath: "\(logs)/shop.log", toPath: "\(logs)/\(archive)")
+            try Gzip.compress("\(logs)/\(archive)", to: "\(logs)/\(archive).gz")
+            unlink("\(logs)/\(archive)")
+            // No new active file yet (the logger opens it with its next line).
+            let snapshot = DiagnosticsSnapshot(directory: scratch.path, baseFileName: "shop")
+            #expect(snapshot.select().archives.map(\.entryPath) == ["logs/\(archive).gz"], "new, not yet sent")
+            #expect(live.archiveInFlight() == archive + ".gz", "but it is the file being shipped")
+            #expect(live.hasNewLines(), "its rest is new")
+            #expect(try live.cut(writer: writer, into: spool) == 6)
+            #expect(try spooledText(spool).sorted() == ["old 1\n", "old 2\n"])
+            #expect(live.archiveInFlight() == nil && snapshot.select().archives.isEmpty)
+            try append(scratch, "new 1\n")
+            #expect(try live.cut(writer: writer, into: spool) == 6, "the new file from its start")
+        }
+
+        @Test("killed after bundling and before recording it: the next process marks what waiting bundles hold")
+        func bundledButNotMarked() throws {
+            let scratch = TemporaryDirectory()
+            defer { scratch.remove() }
+            let layout = DiagnosticsDirectory(scratch.path)
+            scratch.write("logs/shop.20261126T090000.000Z--20261126T100000.000Z.log", "archived\n")
+            scratch.write("outbox/crash-1.json", "{}")
+            scratch.write("logs/shop.log", "active\n")
+            let snapshot = DiagnosticsSnapshot(directory: scratch.path, baseFileName: "shop")
+            let selection = snapshot.select()
+            #expect(selection.archives.count == 1 && selection.reports.count == 1)
+            let spool = Spool(diagnosticsDirectory: scratch.path)
+            // `bundle` without its `markBundled`: what a kill between the two leaves.
+            try writer.write(selection.items, into: spool.directory)
+            #expect(snapshot.select().archives.count == 1, "unmarked, it would be chosen again")
+            try snapshot.markBundled(waitingIn: spool)
+            #expect(snapshot.select().isEmpty)
+            #expect(layout.reportFiles().isEmpty && spool.pending().count == 1)
+            #expect(FileManager.default.fileExists(atPath: "\(layout.logs)/shop.log"), "the active file is not touched")
+        }
+
         @Test("segment ids are derived from the file and the offset")
         func segmentIDs() {
             let state = LiveLogShipping.State(device: 1, inode: 2, head: "ab", shipped: 0)

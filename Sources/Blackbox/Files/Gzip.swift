@@ -88,4 +88,22 @@ package enum Gzip {
         }
         return result
     }
+
+    /// The first `count` bytes a gzip file decompresses to (fewer when it is shorter): a file's
+    /// first line without inflating the whole file.
+    package static func prefix(_ path: String, count: Int) throws(Failure) -> [UInt8] {
+        guard let file = gzopen(path, "rb") else { throw .system(SystemError("gzopen", path: path)) }
+        defer { gzclose(file) }
+        var result = [UInt8](repeating: 0, count: count)
+        var filled = 0
+        while filled < count {
+            let n = result.withUnsafeMutableBytes {
+                gzread(file, $0.baseAddress.map { $0 + filled }, UInt32(count - filled))
+            }
+            if n < 0 { throw .zlib(path: path, code: n) }
+            if n == 0 { break }
+            filled += Int(n)
+        }
+        return Array(result.prefix(filled))
+    }
 }

@@ -9,15 +9,21 @@
     /// the file's sha256.
     public enum BundleIdentity {
         public static func uploadID(forZipAt path: String) throws(BundleError) -> UUID {
-            if let id = manifestBundleID(path) { return id }
+            if let id = manifest(ofZipAt: path)?.bundleID { return id }
             guard let handle = FileHandle(forReadingAtPath: path) else {
                 throw BundleError(path: path, reason: "cannot read")
             }
             defer { try? handle.close() }
             var hasher = SHA256()
             while let chunk = try? handle.read(upToCount: 1 << 20), !chunk.isEmpty { hasher.update(data: chunk) }
-            var bytes = Array(hasher.finalize().prefix(16))
-            bytes[6] = (bytes[6] & 0x0F) | 0x50  // version 5 layout: name-based (here: content-based)
+            return nameBased(hasher.finalize())
+        }
+
+        /// A UUID made from a digest (version 5 layout: name-based, here content- or name-based): the
+        /// same input gives the same id.
+        static func nameBased(_ digest: some Sequence<UInt8>) -> UUID {
+            var bytes = Array(digest.prefix(16))
+            bytes[6] = (bytes[6] & 0x0F) | 0x50
             bytes[8] = (bytes[8] & 0x3F) | 0x80  // RFC 4122 variant
             return UUID(
                 uuid: (
@@ -26,13 +32,14 @@
                 ))
         }
 
-        private static func manifestBundleID(_ path: String) -> UUID? {
+        /// The bundle's `manifest.json`; nil when it has none or it cannot be read.
+        static func manifest(ofZipAt path: String) -> BundleManifest? {
             do {
                 let archive = try Archive(url: URL(fileURLWithPath: path), accessMode: .read)
                 guard let entry = archive["manifest.json"], entry.uncompressedSize < 1 << 20 else { return nil }
                 var data = Data()
                 _ = try archive.extract(entry, consumer: { data.append($0) })
-                return try BundleManifest.decode(data).bundleID
+                return try BundleManifest.decode(data)
             } catch {
                 return nil
             }

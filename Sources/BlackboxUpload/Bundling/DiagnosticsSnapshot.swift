@@ -96,6 +96,31 @@
                 selection.archives.map { String($0.entryPath.dropFirst("logs/".count)) }, stillPresent: present)
         }
 
+        /// Marks what bundles waiting in `spool` hold, from their manifests. A process killed after a
+        /// bundle became durable and before `markBundled` left its archives unrecorded and its reports
+        /// in the outbox: chosen again, they would go out a second time under a new upload id. (The
+        /// runs it counted are not recovered: the manifest has their sums, not their files.)
+        package func markBundled(waitingIn spool: Spool) throws(DurableFile.Failure) {
+            let reports = Dictionary(
+                layout.reportFiles().map { ("reports/" + ($0.split(separator: "/").last.map(String.init) ?? $0), $0) },
+                uniquingKeysWith: { first, _ in first })
+            var selection = Selection()
+            for bundle in spool.pending() {
+                for entry in BundleIdentity.manifest(ofZipAt: bundle.path)?.entries ?? [] {
+                    let range = 0..<entry.size
+                    if let path = reports[entry.path] {
+                        selection.reports.append(
+                            BundleItem(sourcePath: path, entryPath: entry.path, kind: .report, range: range))
+                    } else if entry.kind == .log {
+                        // Recorded only if it names an archive (the active file's segments do not).
+                        selection.archives.append(
+                            BundleItem(sourcePath: "", entryPath: entry.path, kind: .log, range: range))
+                    }
+                }
+            }
+            try markBundled(selection)
+        }
+
         private var layout: DiagnosticsDirectory { DiagnosticsDirectory(directory) }
 
         /// The last `activeLogMaxBytes` of the active file, starting at a line boundary.

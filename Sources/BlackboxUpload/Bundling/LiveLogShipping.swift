@@ -39,14 +39,18 @@
 
         private var layout: DiagnosticsDirectory { DiagnosticsDirectory(directory) }
 
-        /// The active file as a cut sees it: nil when it is missing, not a regular file, or has no
-        /// complete line yet.
+        /// The active file as a cut sees it, held open: the logger may rotate it (rename, then a new
+        /// file under the same name) at any moment, so everything a cut reads of it goes through this
+        /// one descriptor. `readablePath` (`/proc/self/fd/N`) opens the same file whatever it is
+        /// named by then; read through its name, a segment could hold the next file's lines.
         private struct ActiveFile {
             var name: String
-            var path: String
+            var handle: FileHandle
             var size: Int64
             /// This file, nothing of it shipped.
             var unshipped: State
+
+            var readablePath: String { "/proc/self/fd/\(handle.fileDescriptor)" }
 
             func isShipped(as state: State) -> Bool {
                 (state.device, state.inode, state.head) == (unshipped.device, unshipped.inode, unshipped.head)
@@ -54,46 +58,67 @@
             }
         }
 
+        /// Nil when the active file is missing, not a regular file (`O_NOFOLLOW`: a link planted in the
+        /// directory must not carry another file into a bundle), or has no complete line yet.
         private func activeFile() -> ActiveFile? {
             let name = LogFiles.activeFileName(baseName: baseFileName)
-            let path = "\(layout.logs)/\(name)"
+            let descriptor = open("\(layout.logs)/\(name)", O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+            guard descriptor >= 0 else { return nil }
+            let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
             var info = stat()
-            guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG,
-                let head = Self.firstLineHash(of: Self.prefix(ofFile: path))
+            guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG,
+                let head = Self.firstLineHash(of: Self.prefix(ofFile: "/proc/self/fd/\(descriptor)"))
             else { return nil }
             return ActiveFile(
-                name: name, path: path, size: Int64(info.st_size),
+                name: name, handle: handle, size: Int64(info.st_size),
                 unshipped: State(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), head: head, shipped: 0))
         }
 
         /// Whether a cut now would ship something: the file has complete lines past the recorded offset,
-        /// or it is another file than the one shipped so far. Cheap (a stat, the first line, one read
-        /// back from the end), for the pass to ask consent before cutting.
+        /// or the file shipped so far was rotated. Cheap (a stat, the first line, one read back from the
+        /// end), for the pass to ask consent before cutting.
         func hasNewLines() -> Bool {
-            guard let file = activeFile() else { return false }
-            guard let state = loadState(), file.isShipped(as: state) else { return true }
-            return Self.lastLineEnd(inFile: file.path, from: state.shipped, upTo: file.size).map { $0 > state.shipped }
-                == true
+            let state = loadState()
+            guard let file = activeFile() else { return state.flatMap { rotatedArchive(of: $0) } != nil }
+            guard let state, file.isShipped(as: state) else { return true }
+            return Self.lastLineEnd(inFile: file.readablePath, from: state.shipped, upTo: file.size).map {
+                $0 > state.shipped
+            } == true
+        }
+
+        /// The archive of the file shipped so far, when it was rotated since its last segment: the next
+        /// cut ships its rest, so a pass's bundles must not take it whole (`DeliveryPass`).
+        func archiveInFlight() -> String? {
+            guard let state = loadState() else { return nil }
+            if let file = activeFile(), file.isShipped(as: state) { return nil }
+            return rotatedArchive(of: state)
         }
 
         /// Cuts what is new into `spool`; returns the bytes cut.
         @discardableResult
         func cut(writer: BundleWriter, into spool: Spool) throws -> Int64 {
-            guard let file = activeFile() else { return 0 }
-            let (name, path, size) = (file.name, file.path, file.size)
+            let file = activeFile()
             var cutBytes: Int64 = 0
             var state = loadState()
-            if let shipped = state, !file.isShipped(as: shipped) {
+            if let shipped = state, file.map({ !$0.isShipped(as: shipped) }) ?? true {
                 cutBytes += try finishRotated(shipped, writer: writer, into: spool)
                 state = nil
+            }
+            guard let file else {
+                // The rotated file is finished and no new one was started yet: nothing is being shipped.
+                if cutBytes > 0 { unlink(layout.liveLog) }
+                return cutBytes
             }
             var current = state ?? file.unshipped
             for _ in 0..<maxSegmentsPerPass {
                 let start = current.shipped
-                guard let end = Self.lastLineEnd(inFile: path, from: start, upTo: min(size, start + maxSegmentBytes)),
+                guard
+                    let end = Self.lastLineEnd(
+                        inFile: file.readablePath, from: start, upTo: min(file.size, start + maxSegmentBytes)),
                     end > start
                 else { break }
-                let item = BundleItem(sourcePath: path, entryPath: "logs/\(name)", kind: .log, range: start..<end)
+                let item = BundleItem(
+                    sourcePath: file.readablePath, entryPath: "logs/\(file.name)", kind: .log, range: start..<end)
                 let written = try writer.write([item], into: spool.directory, id: Self.segmentID(current, start: start))
                 current.shipped = end
                 do {
@@ -110,38 +135,55 @@
             return cutBytes
         }
 
-        /// The rest of a file that was rotated since its last segment, from its archive: the first
-        /// archive not yet sent whose first line is the file's. The archive maintainer compresses a
-        /// fresh archive meanwhile (`A.log` becomes `A.log.gz`), so an archive listed but gone when
-        /// read sends the search round again.
-        private func finishRotated(_ state: State, writer: BundleWriter, into spool: Spool) throws -> Int64 {
+        /// The newest archive not yet sent whose first line is the shipped file's. The archive
+        /// maintainer compresses a fresh archive meanwhile (`A.log` becomes `A.log.gz`), so an archive
+        /// listed but gone when read sends the search round again.
+        private func rotatedArchive(of state: State) -> String? {
             for _ in 0..<3 {
-                let archives = LogFiles.archives(inDirectory: layout.logs, baseName: baseFileName)
                 var vanished = false
-                var sent = SentArchives(diagnosticsDirectory: directory)
-                for archive in archives.reversed() where !sent.contains(archive) {
+                let sent = SentArchives(diagnosticsDirectory: directory)
+                for archive in LogFiles.archives(inDirectory: layout.logs, baseName: baseFileName).reversed()
+                where !sent.contains(archive) {
                     let path = "\(layout.logs)/\(archive)"
-                    guard let content = readArchive(path) else {
+                    guard let prefix = Self.prefix(ofArchive: path) else {
                         vanished = vanished || !FileManager.default.fileExists(atPath: path)
                         continue
                     }
-                    guard Self.firstLineHash(of: Array(content.prefix(64 << 10))) == state.head else { continue }
-                    var cut: Int64 = 0
-                    if Int64(content.count) > state.shipped {
-                        let rest = "\(layout.outbox)/live-log-rest.log"
-                        try DurableFile.write(Array(content[Int(state.shipped)...]), to: rest)
-                        defer { unlink(rest) }
-                        cut = Int64(content.count) - state.shipped
-                        let entry = "logs/" + SentArchives.uncompressed(archive)
-                        let item = BundleItem(sourcePath: rest, entryPath: entry, kind: .log, range: 0..<cut)
-                        try writer.write([item], into: spool.directory, id: Self.segmentID(state, start: state.shipped))
-                    }
-                    try sent.record([archive], stillPresent: Set(archives))
-                    return cut
+                    if Self.firstLineHash(of: prefix) == state.head { return archive }
                 }
-                guard vanished else { return 0 }
+                guard vanished else { return nil }
+            }
+            return nil
+        }
+
+        /// The rest of a file that was rotated since its last segment, from its archive, which is then
+        /// recorded as sent.
+        private func finishRotated(_ state: State, writer: BundleWriter, into spool: Spool) throws -> Int64 {
+            // Found, then compressed before it is read: looked for again under its new name.
+            for _ in 0..<3 {
+                guard let archive = rotatedArchive(of: state) else { return 0 }
+                guard let content = readArchive("\(layout.logs)/\(archive)") else { continue }
+                var cut: Int64 = 0
+                if Int64(content.count) > state.shipped {
+                    let rest = "\(layout.outbox)/live-log-rest.log"
+                    try DurableFile.write(Array(content[Int(state.shipped)...]), to: rest)
+                    defer { unlink(rest) }
+                    cut = Int64(content.count) - state.shipped
+                    let entry = "logs/" + SentArchives.uncompressed(archive)
+                    let item = BundleItem(sourcePath: rest, entryPath: entry, kind: .log, range: 0..<cut)
+                    try writer.write([item], into: spool.directory, id: Self.segmentID(state, start: state.shipped))
+                }
+                var sent = SentArchives(diagnosticsDirectory: directory)
+                try sent.record(
+                    [archive], stillPresent: Set(LogFiles.archives(inDirectory: layout.logs, baseName: baseFileName)))
+                return cut
             }
             return 0
+        }
+
+        /// The first 64 KiB of an archive's lines; nil when it cannot be read.
+        private static func prefix(ofArchive path: String) -> [UInt8]? {
+            path.hasSuffix(".gz") ? try? Gzip.prefix(path, count: 64 << 10) : prefix(ofFile: path)
         }
 
         /// An archive's lines, uncompressed; nil when it cannot be read (gone, damaged, too large).
@@ -160,15 +202,8 @@
 
         /// A name-based UUID: the same file and first byte give the same bundle id.
         static func segmentID(_ state: State, start: Int64) -> UUID {
-            let digest = Array(SHA256.hash(data: Data("\(state.device):\(state.inode):\(state.head):\(start)".utf8)))
-            var bytes = Array(digest.prefix(16))
-            bytes[6] = (bytes[6] & 0x0F) | 0x50
-            bytes[8] = (bytes[8] & 0x3F) | 0x80
-            return UUID(
-                uuid: (
-                    bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9],
-                    bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
-                ))
+            BundleIdentity.nameBased(
+                SHA256.hash(data: Data("\(state.device):\(state.inode):\(state.head):\(start)".utf8)))
         }
 
         /// The sha256 of the first complete line in `prefix`; nil before the file has one.

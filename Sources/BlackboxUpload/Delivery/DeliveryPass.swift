@@ -1,6 +1,7 @@
 #if Upload
     import Blackbox
     import Logging
+    import Synchronization
 
     /// The opening every delivery pass shares (the collector's and Sentry's): one uploader per spool,
     /// the active log flushed (and its new lines cut into the spool, when shipped live), what is new
@@ -10,6 +11,9 @@
         let lock: SpoolLock
         let snapshot: DiagnosticsSnapshot
         let selection: DiagnosticsSnapshot.Selection
+
+        /// The spools whose waiting bundles this process has marked as bundled.
+        private static let reconciled = Mutex<Set<String>>([])
 
         init?(
             _ context: DeliveryContext, spool: Spool, options: BundleOptions, consent: UploadConsent, logger: Logger,
@@ -22,6 +26,14 @@
             _ = context.core.flush(timeout: .seconds(2))
             let snapshot = DiagnosticsSnapshot(
                 directory: context.directory, baseFileName: context.configuration.baseFileName, options: options)
+            // Only a process that died mid-pass leaves bundles unmarked, so once per process is enough.
+            if spool.fileExtension == "zip", Self.reconciled.withLock({ $0.insert(spool.directory).inserted }) {
+                do {
+                    try snapshot.markBundled(waitingIn: spool)
+                } catch {
+                    logger.error("cannot mark what the waiting bundles hold as bundled: \(error)")
+                }
+            }
             var selection = snapshot.select()
             let waiting = spool.pending().count
             let liveLines = liveLog?.shipping.hasNewLines() == true
@@ -35,15 +47,23 @@
                     "upload not allowed by consent; \(request.reports) reports and \(waiting) waiting files stay local")
                 return nil
             }
-            if let liveLog, liveLines {
-                do {
-                    try liveLog.shipping.cut(writer: liveLog.writer, into: spool)
-                } catch {
-                    logger.error("cannot cut the active log's new lines for upload: \(error)")
+            if let liveLog {
+                if liveLines {
+                    do {
+                        try liveLog.shipping.cut(writer: liveLog.writer, into: spool)
+                    } catch {
+                        logger.error("cannot cut the active log's new lines for upload: \(error)")
+                    }
+                    // The cut may have shipped the rest of a rotated file from its archive, and recorded
+                    // the archive as sent: chosen again, it is not in this pass's bundles.
+                    selection = snapshot.select()
                 }
-                // The cut may have shipped the rest of a rotated file from its archive, and recorded
-                // the archive as sent: chosen again, it is not in this pass's bundles.
-                selection = snapshot.select()
+                // Rotated since the cut (or left by a failed one): the archive's rest goes in the next
+                // cut, and whole it would bring its shipped lines a second time. Asked after choosing, so
+                // an archive chosen is one this sees.
+                if let inFlight = liveLog.shipping.archiveInFlight() {
+                    selection.archives.removeAll { $0.entryPath == "logs/\(inFlight)" }
+                }
             }
             self.lock = lock
             self.snapshot = snapshot

@@ -28,6 +28,16 @@ struct LiveLogTests {
             .trimmingCharacters(in: .whitespaces)
     }
 
+    /// The app directory's files outside its logs, with their sizes: what a failed run left to send.
+    static func listing(_ directory: String) -> [String] {
+        let files = FileManager.default.enumerator(atPath: directory)?.allObjects as? [String] ?? []
+        return files.filter { !$0.hasPrefix("logs") }.sorted().compactMap { path in
+            let attributes = try? FileManager.default.attributesOfItem(atPath: "\(directory)/\(path)")
+            guard attributes?[.type] as? FileAttributeType == .typeRegular else { return nil }
+            return "\(path) (\(attributes?[.size] ?? 0))"
+        }
+    }
+
     /// Every search hit for `tick`, page by page.
     static func searchedTicks(_ collector: TestCollector) async throws -> [String] {
         var ticks: [String] = []
@@ -107,7 +117,13 @@ struct LiveLogTests {
         for tick in searched { seen[tick, default: 0] += 1 }
         let missing = logged.filter { seen[$0] == nil }
         let duplicated = seen.filter { $0.value > 1 }.map(\.key)
-        #expect(missing.isEmpty, "\(missing.count) of \(logged.count) lines not searchable: \(missing.prefix(5))")
+        #expect(
+            missing.isEmpty,
+            """
+            \(missing.count) of \(logged.count) lines not searchable: \(missing.prefix(5)); \
+            the second start said: \(second.stdout.suffix(300)); the third: \(third.stdout.suffix(300)); \
+            left in the app's directory: \(Self.listing(directory))
+            """)
         var places: [String] = []
         if let first = duplicated.first, let pid = first.split(separator: " ").dropFirst(2).first {
             let query =
