@@ -58,12 +58,21 @@ struct SentryIngestTests {
         let release = try #require(releases.first { $0["version"] as? String == "1.4.2" }, "\(releases)")
         #expect(release["crashed"] as? Int == 2 && release["sessions"] as? Int == 2, "\(release)")
 
-        // Structured logs are lines of the bundle, found by log search once indexed.
-        await collector.server.indexPendingLogs()
+        // Structured logs are lines of the bundle, found by log search once indexed. The SDK's log
+        // batch may arrive after its events (a loaded CI run searched before it had): asked again
+        // for up to 30 s.
         for tag in ["run-br", "run-gzip"] {
-            let hits =
-                try await HTTP.get(collector, "/api/v1/logs/search?q=\(tag)").json["items"] as? [[String: Any]] ?? []
-            let text = hits.compactMap { $0["text"] as? String }
+            var text: [String] = []
+            let deadline = ContinuousClock.now + .seconds(30)
+            while ContinuousClock.now < deadline {
+                await collector.server.indexPendingLogs()
+                let hits =
+                    try await HTTP.get(collector, "/api/v1/logs/search?q=\(tag)").json["items"] as? [[String: Any]]
+                    ?? []
+                text = hits.compactMap { $0["text"] as? String }
+                if !text.isEmpty { break }
+                try await Task.sleep(for: .milliseconds(250))
+            }
             #expect(text.contains { $0.contains("INFO  sentry: payment accepted for order \(tag)") }, "\(text)")
         }
     }
