@@ -2,7 +2,7 @@
 SWIFT ?= swift
 APT_PACKAGES := zlib1g-dev libunwind-dev pkg-config libsqlite3-dev llvm libbrotli-dev
 TEST_PACKAGES := chromium zip postgresql nginx debuginfod python3 python3-venv curl
-BENCH_PACKAGES := libspdlog-dev g++
+BENCH_PACKAGES := libspdlog-dev g++ wrk
 # The repository's own builds enable every trait (Package.swift): the CLI and the uploader. Apps get
 # neither unless they ask.
 TRAITS := --traits Tools
@@ -12,7 +12,7 @@ COLLECTOR_DATA ?= $(CURDIR)/.run/collector
 # protocol tests.
 PYTHON_VENV := $(CURDIR)/.venv
 
-.PHONY: help run example demo test check lint test-library test-collector test-adoption test-examples deps test-deps python-peers bench-deps bench bench-crash bench-collector format clean
+.PHONY: help run example demo test check lint test-library test-collector test-adoption test-examples deps test-deps python-peers bench-deps bench bench-server bench-crash bench-collector format clean
 
 ## This list.
 help:
@@ -117,6 +117,14 @@ bench: bench-deps
 	python3 bench/run.py --blackbox $$($(SWIFT) build -c release --show-bin-path)/blackbox-bench \
 		--spdlog bench/.out/spdlog-bench --out bench-results/logger.json
 
+## One logged line per request in a Hummingbird 2 service (bench/server) under wrk: Blackbox beside a
+## no-op handler, swift-log's StreamLogHandler and the line disabled; CPU per request per thread group.
+## Writes bench-results/server.json.
+bench-server: bench-deps
+	cd bench/server && $(SWIFT) build -c release
+	mkdir -p bench-results
+	python3 bench/server_run.py --server bench/server/.build/release/bench-server --out bench-results/server.json
+
 ## Crash handler benchmark: time to a complete raw report with 8, 64 and 256 threads captured, 20
 ## crashes each, beside the Swift runtime's backtracer on the same crash; then a crash's whole life
 ## with and without crash-time delivery to a collector on loopback. Writes bench-results/crash-threads.json.
@@ -143,4 +151,4 @@ format:
 	$(SWIFT) format --in-place --recursive Sources Tests Package.swift collector/Sources collector/Tests collector/Package.swift
 
 clean:
-	rm -rf .build collector/.build .run bench/.out bench-results
+	rm -rf .build collector/.build bench/server/.build .run bench/.out bench-results

@@ -21,14 +21,58 @@ struct NoOpHandler: LogHandler {
     func log(event: LogEvent) {}
 }
 
+/// W4's no-op: what any handler that sees a call's metadata does before it formats anything: the
+/// logger's metadata, the provider's and the call's merged (later sources win), then dropped.
+struct MergingNoOpHandler: LogHandler {
+    var logLevel: Logger.Level = .info
+    var metadata: Logger.Metadata = [:]
+    var metadataProvider: Logger.MetadataProvider?
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        var merged = metadata
+        merged.merge(metadataProvider?.get() ?? [:]) { _, new in new }
+        merged.merge(event.metadata ?? [:]) { _, new in new }
+        blackHole(merged.count)
+    }
+}
+
+/// Keeps the optimizer from dropping work whose result nothing reads.
+@inline(never)
+func blackHole(_ value: Int) {
+    if value == -1 { print("") }
+}
+
+/// W4's four values from a metadata provider, standing in for swift-otel's (trace and span ids, flags,
+/// service): computed on every call, as a provider reading a task-local span does.
+let tracingLikeProvider = Logger.MetadataProvider {
+    [
+        "trace_id": "4bf92f3577b34da6a3ce929d0e0e4736", "span_id": "00f067aa0ba902b7", "trace_flags": "01",
+        "service.name": "bench",
+    ]
+}
+
 /// What a workload calls: the same message through the competitor's front end.
 struct Subject: Sendable {
     let fast: FastLogger?
-    let logger: Logger
+    var logger: Logger
     let user = "alice"
 
     /// W1 and W2 call it at `.info` (enabled), W3 at `.debug` (below the level). `info()` and
     /// `log(level: .info)` are the same inlined path in both front ends.
+    /// W4: the message with 8 metadata values (the logger's request id, three from the call, four
+    /// from the provider), through swift-log.
+    @inline(__always)
+    func logWithMetadata(_ i: Int) {
+        logger.info(
+            "request id=\(i) user=\(user) took \(i % 1000) ms",
+            metadata: ["order": "\(i)", "items": "3", "total": "42.50"])
+    }
+
     @inline(__always)
     func log(_ level: LogLevel, _ i: Int) {
         if let fast {
@@ -37,6 +81,30 @@ struct Subject: Sendable {
             logger.log(level: level.loggerLevel, "request id=\(i) user=\(user) took \(i % 1000) ms")
         }
     }
+}
+
+/// Calls `call` `count` times: the mean of all calls, and the percentiles of every 100th call timed
+/// on its own.
+@inline(__always)
+func measureCalls(_ count: Int, into fields: inout [String: String], _ call: (Int) -> Void) {
+    var samples: [UInt64] = []
+    samples.reserveCapacity(count / 100)
+    let start = monotonicNow()
+    for i in 0..<count {
+        if i % 100 == 0 {
+            let t0 = monotonicNow()
+            call(i)
+            samples.append(monotonicNow() &- t0)
+        } else {
+            call(i)
+        }
+    }
+    let elapsed = monotonicNow() - start
+    samples.sort()
+    fields["mean_ns"] = "\(Double(elapsed) / Double(count))"
+    fields["p50_ns"] = "\(percentile(samples, 0.5))"
+    fields["p99_ns"] = "\(percentile(samples, 0.99))"
+    fields["p999_ns"] = "\(percentile(samples, 0.999))"
 }
 
 @inline(__always)
@@ -86,8 +154,14 @@ func runBenchmark(workload: String, competitor: String, directory: String) -> St
     // heartbeat (beaten off the measured threads) — what a healthy app pays for hang detection.
     let watchingHangs = competitor.hasSuffix("+hang")
     let competitor = watchingHangs ? String(competitor.dropLast("+hang".count)) : competitor
-    let subject: Subject
+    let metadataHeavy = workload == "W4"
+    if metadataHeavy { configuration.metadataProvider = tracingLikeProvider }
+    var subject: Subject
     switch competitor {
+    case "noop" where metadataHeavy:
+        subject = Subject(
+            fast: nil,
+            logger: Logger(label: "bench") { _ in MergingNoOpHandler(metadataProvider: tracingLikeProvider) })
     case "noop":
         subject = Subject(fast: nil, logger: Logger(label: "bench") { _ in NoOpHandler() })
     case "native", "swiftlog":
@@ -104,31 +178,15 @@ func runBenchmark(workload: String, competitor: String, directory: String) -> St
         return "{\"error\": \"unknown competitor \(competitor)\"}"
     }
 
+    if metadataHeavy { subject.logger[metadataKey: "request-id"] = "8d7e1f2a-bench" }
+
     var fields: [String: String] = ["workload": "\"\(workload)\"", "competitor": "\"\(competitor)\""]
     switch workload {
     case "W1":
-        let count = 1_000_000
-        var samples: [UInt64] = []
-        samples.reserveCapacity(count / 100)
-        var elapsed: UInt64 = 0
-        inBenchScope {
-            let start = monotonicNow()
-            for i in 0..<count {
-                if i % 100 == 0 {
-                    let t0 = monotonicNow()
-                    subject.log(.info, i)
-                    samples.append(monotonicNow() &- t0)
-                } else {
-                    subject.log(.info, i)
-                }
-            }
-            elapsed = monotonicNow() - start
-        }
-        samples.sort()
-        fields["mean_ns"] = "\(Double(elapsed) / Double(count))"
-        fields["p50_ns"] = "\(percentile(samples, 0.5))"
-        fields["p99_ns"] = "\(percentile(samples, 0.99))"
-        fields["p999_ns"] = "\(percentile(samples, 0.999))"
+        inBenchScope { measureCalls(1_000_000, into: &fields) { subject.log(.info, $0) } }
+
+    case "W4":
+        measureCalls(1_000_000, into: &fields) { subject.logWithMetadata($0) }
 
     case "W2":
         let threads = 4
