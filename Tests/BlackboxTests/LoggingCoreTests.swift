@@ -104,6 +104,22 @@ import Testing
         #expect(line.contains("own=1 trace=t-42"))
     }
 
+    @Test("the logger's metadata, then the provider's, then the call's: later sources win, sorted by key")
+    func metadataPrecedence() throws {
+        let core = try makeCore {
+            $0.metadataProvider = Logger.MetadataProvider { ["a": "provider", "c": "provider", "e": "provider"] }
+        }
+        defer { core.shutdown() }
+        var traced = logger("traced", core)
+        traced[metadataKey: "a"] = "handler"
+        traced[metadataKey: "b"] = "handler"
+        traced[metadataKey: "e"] = "handler"
+        traced.info("hello", metadata: ["a": "call", "d": "call", "aa": "call"])
+        core.flush()
+        let line = try #require(logLines(directory).first)
+        #expect(line.contains("a=call aa=call b=handler c=provider d=call e=provider"), "\(line)")
+    }
+
     @Test func oddLabelsAndEmptyMessagesAreFine() throws {
         let core = try makeCore()
         defer { core.shutdown() }

@@ -63,6 +63,11 @@ public struct BlackboxLogHandler: LogHandler {
     }
 
     /// Handler metadata, then the provider's, then the call's (later sources win), sorted by key.
+    ///
+    /// Merged in arrays, not a dictionary: a server's line has about eight values, and merging them
+    /// into dictionaries hashed every key twice and grew a table per call (most of what a call with
+    /// metadata cost on the caller's thread, issue 36). Sorted by key, then by source, the last of
+    /// each run of equal keys is the one that wins; only the winners are rendered.
     private func encodedMetadata(
         explicit: Logger.Metadata?, error: (any Error)?, provider: Logger.MetadataProvider?, redact: Bool
     ) -> EncodedMetadata {
@@ -71,14 +76,40 @@ public struct BlackboxLogHandler: LogHandler {
         guard !metadata.isEmpty || !provided.isEmpty || !explicit.isEmpty || error != nil else {
             return EncodedMetadata()
         }
-        var merged = metadata
-        merged.merge(provided) { _, new in new }
-        merged.merge(explicit) { _, new in new }
-        var entries = merged.map {
-            (key: String($0.key.utf8.prefix(1024)) ?? "?", value: $0.value.rendered(redact: redact))
+        // Keys and values apart, appended source by source, so a key's position orders its sources;
+        // positions are sorted, not values (a metadata value is moved only through runtime calls).
+        var keys: [String] = []
+        var values: [Logger.MetadataValue] = []
+        keys.reserveCapacity(metadata.count + provided.count + explicit.count)
+        values.reserveCapacity(keys.capacity)
+        for (key, value) in metadata {
+            keys.append(key)
+            values.append(value)
         }
-        if let error { entries.append((key: "error", value: String(describing: error))) }
-        entries.sort { $0.key < $1.key }
+        for (key, value) in provided {
+            keys.append(key)
+            values.append(value)
+        }
+        for (key, value) in explicit {
+            keys.append(key)
+            values.append(value)
+        }
+        let order = keys.indices.sorted { keys[$0] != keys[$1] ? keys[$0] < keys[$1] : $0 < $1 }
+        var entries: [(key: String, value: String)] = []
+        entries.reserveCapacity(order.count + 1)
+        for (position, index) in order.enumerated()
+        where position == order.count - 1 || keys[order[position + 1]] != keys[index] {
+            let key = keys[index]
+            entries.append(
+                (
+                    key: key.utf8.count <= 1024 ? key : String(key.utf8.prefix(1024)) ?? "?",
+                    value: values[index].rendered(redact: redact)
+                ))
+        }
+        if let error {
+            let entry = (key: "error", value: String(describing: error))
+            entries.insert(entry, at: entries.firstIndex { $0.key > entry.key } ?? entries.endIndex)
+        }
         return EncodedMetadata(entries: entries)
     }
 }
