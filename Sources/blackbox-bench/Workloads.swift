@@ -162,7 +162,7 @@ func runBenchmark(workload: String, competitor: String, directory: String) -> St
         subject = Subject(
             fast: nil,
             logger: Logger(label: "bench") { _ in MergingNoOpHandler(metadataProvider: tracingLikeProvider) })
-    case "noop":
+    case "noop", "noop-bare":
         subject = Subject(fast: nil, logger: Logger(label: "bench") { _ in NoOpHandler() })
     case "native", "swiftlog":
         let core: LoggingCore

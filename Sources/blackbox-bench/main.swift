@@ -10,7 +10,8 @@ import Blackbox
 //              W2 (4 threads x 250 k lines, until every line is written and the file closed)
 //              W3 (10 M calls below the enabled level)
 //              W4 (1 thread, 1 M INFO lines through swift-log with 8 metadata values: the logger's,
-//                  the call's and a provider's; noop is then a handler that merges them and drops them)
+//                  the call's and a provider's; noop is then a handler that merges them and drops them,
+//                  noop-bare the W1 no-op, which ignores them)
 //   COMPETITOR native | swiftlog | noop (swift-log with a handler that does nothing: the frontend floor)
 // Prints one JSON object: workload, competitor, mean_ns, p50_ns, p99_ns, p999_ns, msgs_per_s, peak_rss_mb, lines.
 
