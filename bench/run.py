@@ -163,6 +163,12 @@ def main():
         for competitor in ("native", "swiftlog"):
             rss = value("W2", competitor, "peak_rss_mb")
             bar(f"W2 {competitor} peak RSS MB / (journal + 32 MiB)", ratio(rss, JOURNAL_MIB + 32), 0.6)
+            # Not a bar: what the resident memory is at the end (private, and mapped files such as
+            # shared libraries, which other processes share).
+            ends = [s for s in results["W2"][competitor] if s.get("rss_anon_mb") is not None]
+            if ends:
+                print(f"  W2 {competitor} at the end: private {statistics.median(s['rss_anon_mb'] for s in ends):.1f} MB, "
+                      f"mapped files {statistics.median(s['rss_file_mb'] for s in ends):.1f} MB")
     if "W3" in results:
         bar("W3 native mean / spdlog sync mean", ratio(value("W3", "native", "mean_ns"), value("W3", "spdlog-sync", "mean_ns")), 1.0)
         bar("W3 swift-log mean / spdlog sync mean", ratio(value("W3", "swiftlog", "mean_ns"), value("W3", "spdlog-sync", "mean_ns")), 1.0)

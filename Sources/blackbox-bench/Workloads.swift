@@ -114,14 +114,17 @@ func monotonicNow() -> UInt64 {
     return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
 }
 
-func peakRSSMegabytes() -> Double? {
+/// A `/proc/self/status` figure in MB: `VmHWM` (peak resident), `RssAnon` (private memory now),
+/// `RssFile` (mapped files now, mostly shared libraries: the toolchain's Foundation alone is ~7 MB).
+func statusMegabytes(_ field: String) -> Double? {
     guard let file = fopen("/proc/self/status", "r") else { return nil }
     defer { fclose(file) }
     var line = [CChar](repeating: 0, count: 256)
     while fgets(&line, 256, file) != nil {
         let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        if text.hasPrefix("VmHWM:") {
-            return (text.split(separator: " ").compactMap { Double($0) }.first ?? 0) / 1024
+        if text.hasPrefix(field + ":") {
+            return (text.split(whereSeparator: { $0 == " " || $0 == "\t" }).compactMap { Double($0) }.first ?? 0)
+                / 1024
         }
     }
     return nil
@@ -230,7 +233,9 @@ func runBenchmark(workload: String, competitor: String, directory: String) -> St
         return "{\"error\": \"unknown workload \(workload)\"}"
     }
     Blackbox.shutdown()
-    fields["peak_rss_mb"] = peakRSSMegabytes().map { "\($0)" } ?? "null"
+    fields["peak_rss_mb"] = statusMegabytes("VmHWM").map { "\($0)" } ?? "null"
+    fields["rss_anon_mb"] = statusMegabytes("RssAnon").map { "\($0)" } ?? "null"
+    fields["rss_file_mb"] = statusMegabytes("RssFile").map { "\($0)" } ?? "null"
     for key in ["mean_ns", "p50_ns", "p99_ns", "p999_ns", "msgs_per_s"] where fields[key] == nil {
         fields[key] = "null"
     }
