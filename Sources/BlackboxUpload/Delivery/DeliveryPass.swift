@@ -60,9 +60,12 @@
                 }
                 // Rotated since the cut (or left by a failed one): the archive's rest goes in the next
                 // cut, and whole it would bring its shipped lines a second time. Asked after choosing, so
-                // an archive chosen is one this sees.
-                if let inFlight = liveLog.shipping.archiveInFlight() {
-                    selection.archives.removeAll { $0.entryPath == "logs/\(inFlight)" }
+                // an archive chosen is one this sees (compared without `.gz`: it may have been
+                // compressed in between).
+                if let inFlight = liveLog.shipping.archiveInFlight().map(SentArchives.uncompressed) {
+                    selection.archives.removeAll {
+                        SentArchives.uncompressed(String($0.entryPath.dropFirst("logs/".count))) == inFlight
+                    }
                 }
             }
             self.lock = lock
