@@ -34,10 +34,11 @@
         public func select() -> Selection {
             var selection = Selection()
             for path in layout.reportFiles() {
-                let name = path.split(separator: "/").last.map(String.init) ?? path
                 if let size = fileSize(path) {
                     selection.reports.append(
-                        BundleItem(sourcePath: path, entryPath: "reports/\(name)", kind: .report, range: 0..<size))
+                        BundleItem(
+                            sourcePath: path, entryPath: Self.entryPath(ofReport: path), kind: .report, range: 0..<size)
+                    )
                 }
             }
             let logs = layout.logs
@@ -86,14 +87,9 @@
         /// After the bundles holding `selection` are durable in the spool: the reports leave the outbox
         /// (JSON and text) and the archives are recorded as sent.
         package func markBundled(_ selection: Selection) throws(DurableFile.Failure) {
-            let outbox = Outbox(layout)
-            for report in selection.reports { outbox.remove(reportAt: report.sourcePath) }
-            for path in selection.endedSessions { unlink(path) }
-            guard !selection.archives.isEmpty else { return }
-            var sent = SentArchives(diagnosticsDirectory: directory)
-            let present = Set(LogFiles.archivesOfEveryInstance(inDirectory: layout.logs, baseName: baseFileName))
-            try sent.record(
-                selection.archives.map { String($0.entryPath.dropFirst("logs/".count)) }, stillPresent: present)
+            try markBundled(
+                reports: selection.reports.map(\.sourcePath), endedSessions: selection.endedSessions,
+                archives: selection.archives.map(\.entryPath))
         }
 
         /// Marks what bundles waiting in `spool` hold, from their manifests. A process killed after a
@@ -102,23 +98,40 @@
         /// runs it counted are not recovered: the manifest has their sums, not their files.)
         package func markBundled(waitingIn spool: Spool) throws(DurableFile.Failure) {
             let reports = Dictionary(
-                layout.reportFiles().map { ("reports/" + ($0.split(separator: "/").last.map(String.init) ?? $0), $0) },
-                uniquingKeysWith: { first, _ in first })
-            var selection = Selection()
+                layout.reportFiles().map { (Self.entryPath(ofReport: $0), $0) }, uniquingKeysWith: { first, _ in first }
+            )
+            var reportPaths: [String] = []
+            var logEntries: [String] = []
             for bundle in spool.pending() {
                 for entry in BundleIdentity.manifest(ofZipAt: bundle.path)?.entries ?? [] {
-                    let range = 0..<entry.size
                     if let path = reports[entry.path] {
-                        selection.reports.append(
-                            BundleItem(sourcePath: path, entryPath: entry.path, kind: .report, range: range))
+                        reportPaths.append(path)
                     } else if entry.kind == .log {
                         // Recorded only if it names an archive (the active file's segments do not).
-                        selection.archives.append(
-                            BundleItem(sourcePath: "", entryPath: entry.path, kind: .log, range: range))
+                        logEntries.append(entry.path)
                     }
                 }
             }
-            try markBundled(selection)
+            try markBundled(reports: reportPaths, endedSessions: [], archives: logEntries)
+        }
+
+        /// `reports` leave the outbox, `endedSessions` are deleted, and the archives named by the log
+        /// entries `archives` (`logs/<name>`) are recorded as sent.
+        private func markBundled(reports: [String], endedSessions: [String], archives: [String])
+            throws(DurableFile.Failure)
+        {
+            let outbox = Outbox(layout)
+            for report in reports { outbox.remove(reportAt: report) }
+            for path in endedSessions { unlink(path) }
+            guard !archives.isEmpty else { return }
+            var sent = SentArchives(diagnosticsDirectory: directory)
+            let present = Set(LogFiles.archivesOfEveryInstance(inDirectory: layout.logs, baseName: baseFileName))
+            try sent.record(archives.map { String($0.dropFirst("logs/".count)) }, stillPresent: present)
+        }
+
+        /// A report's entry in a bundle: `reports/<its file name>`.
+        private static func entryPath(ofReport path: String) -> String {
+            "reports/" + (path.split(separator: "/").last.map(String.init) ?? path)
         }
 
         private var layout: DiagnosticsDirectory { DiagnosticsDirectory(directory) }
