@@ -50,7 +50,9 @@
             /// This file, nothing of it shipped.
             var unshipped: State
 
-            var readablePath: String { "/proc/self/fd/\(handle.fileDescriptor)" }
+            var readablePath: String { Self.readablePath(of: handle.fileDescriptor) }
+
+            static func readablePath(of descriptor: Int32) -> String { "/proc/self/fd/\(descriptor)" }
 
             func isShipped(as state: State) -> Bool {
                 (state.device, state.inode, state.head) == (unshipped.device, unshipped.inode, unshipped.head)
@@ -67,7 +69,7 @@
             let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
             var info = stat()
             guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG,
-                let head = Self.firstLineHash(of: Self.prefix(ofFile: "/proc/self/fd/\(descriptor)"))
+                let head = Self.firstLineHash(of: Self.prefix(ofFile: ActiveFile.readablePath(of: descriptor)))
             else { return nil }
             return ActiveFile(
                 name: name, handle: handle, size: Int64(info.st_size),
