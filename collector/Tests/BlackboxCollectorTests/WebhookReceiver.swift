@@ -4,9 +4,7 @@ import Hummingbird
 import Synchronization
 
 /// A real HTTP server on loopback that records what webhooks POST to `/hook`; it can be stopped (its
-/// port then refuses connections) and started again on the same port. While stopped, the port stays
-/// bound (not listening): in a parallel run another test's server once took the freed port and
-/// answered the collector's alert with 404.
+/// port then refuses connections) and started again on the same port.
 final class WebhookReceiver: Sendable {
     struct Received: Sendable {
         var event: String
@@ -19,14 +17,12 @@ final class WebhookReceiver: Sendable {
     private let received = Mutex<[Received]>([])
     private let running = Mutex<Task<Void, any Error>?>(nil)
     private let boundPort = Atomic<Int>(0)
-    private let heldPort = Mutex<Int32>(-1)
     var port: Int { boundPort.load(ordering: .relaxed) }
     var url: String { "http://127.0.0.1:\(port)/hook" }
 
     var all: [Received] { received.withLock { $0 } }
 
     func start() async throws {
-        releasePort()
         let router = Router()
         router.post("hook") { [self] request, _ in
             let body = try await request.body.collect(upTo: 1 << 20)
@@ -56,37 +52,6 @@ final class WebhookReceiver: Sendable {
         let task = running.withLock { $0 }
         task?.cancel()
         _ = await task?.result
-        holdPort()
-    }
-
-    deinit { releasePort() }
-
-    /// Binds the stopped server's port without listening: connections are refused, and no other
-    /// socket can bind it (no `SO_REUSEADDR` here). Best effort: if the bind fails, the port is free.
-    private func holdPort() {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0, port > 0 else { return }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard bound == 0 else {
-            close(descriptor)
-            return
-        }
-        heldPort.withLock { $0 = descriptor }
-    }
-
-    private func releasePort() {
-        heldPort.withLock {
-            if $0 >= 0 { close($0) }
-            $0 = -1
-        }
     }
 
     /// Waits up to `timeout` until `predicate` holds for what was received.
