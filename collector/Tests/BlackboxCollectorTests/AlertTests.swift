@@ -180,6 +180,16 @@ struct WebhookDeliveryTests {
         #expect(states == ["delivered", "delivered", "delivered"], "\(String(describing: deliveries))")
     }
 
+    @Test("a test receiver whose port is taken fails to start instead of waiting for it")
+    func receiverPortTaken() async throws {
+        let first = WebhookReceiver()
+        try await first.start()
+        defer { Task { await first.stop() } }
+        #expect(first.port < 32_768, "below the ephemeral range: \(first.port)")
+        let second = WebhookReceiver(port: first.port)
+        await #expect(throws: (any Error).self) { try await second.start() }
+    }
+
     @Test("with the receiver down, an alert is retried and arrives once after it comes back")
     func receiverDown() async throws {
         let receiver = WebhookReceiver()

@@ -22,7 +22,24 @@ final class WebhookReceiver: Sendable {
 
     var all: [Received] { received.withLock { $0 } }
 
+    /// `port` 0: one is chosen at the first start.
+    init(port: Int = 0) { boundPort.store(port, ordering: .relaxed) }
+
+    /// Starts on a port below the kernel's ephemeral range (see `stop()`), or on the port it had.
     func start() async throws {
+        if port != 0 { return try await start(on: port) }
+        var lastError: (any Error)?
+        for _ in 0..<20 {
+            do {
+                return try await start(on: Int.random(in: 20_000..<32_768))
+            } catch {
+                lastError = error
+            }
+        }
+        throw lastError ?? CancellationError()
+    }
+
+    private func start(on port: Int) async throws {
         let router = Router()
         router.post("hook") { [self] request, _ in
             let body = try await request.body.collect(upTo: 1 << 20)
@@ -41,13 +58,24 @@ final class WebhookReceiver: Sendable {
         let app = Application(
             router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)),
             onServerRunning: { channel in bound.yield(channel.localAddress?.port ?? 0) })
-        running.withLock { $0 = Task { try await app.runService(gracefulShutdownSignals: []) } }
+        // A failed bind ends the service with an error: the stream ends too, and start throws it
+        // instead of waiting for a port forever.
+        let task = Task {
+            defer { bound.finish() }
+            try await app.runService(gracefulShutdownSignals: [])
+        }
+        running.withLock { $0 = task }
         for await value in ports {
             boundPort.store(value, ordering: .relaxed)
-            break
+            return
         }
+        try await task.value
+        throw CancellationError()
     }
 
+    /// Frees the port, so connections to it are refused. A restart binds the same port again; the
+    /// receiver's port is below the ephemeral range so that no test server binding port 0 takes it
+    /// meanwhile (one did, and answered a "down" receiver's alerts with 404).
     func stop() async {
         let task = running.withLock { $0 }
         task?.cancel()
