@@ -1,6 +1,5 @@
 import Blackbox
 import Dispatch
-import Foundation
 import Logging
 
 #if canImport(Glibc)
@@ -115,7 +114,7 @@ func monotonicNow() -> UInt64 {
 }
 
 /// A `/proc/self/status` figure in MB: `VmHWM` (peak resident), `RssAnon` (private memory now),
-/// `RssFile` (mapped files now, mostly shared libraries: the toolchain's Foundation alone is ~7 MB).
+/// `RssFile` (mapped files now: shared libraries and the journal's mapping).
 func statusMegabytes(_ field: String) -> Double? {
     guard let file = fopen("/proc/self/status", "r") else { return nil }
     defer { fclose(file) }
@@ -253,10 +252,27 @@ func inBenchScope(_ body: () -> Void) {
 func watchForHangsWhileMeasuring() {
     Blackbox.watchForHangs(queue: DispatchQueue(label: "bench-watched"), name: "bench queue")
     let heartbeat = Blackbox.hangHeartbeat("bench loop")
-    Thread.detachNewThread {
+    detachThread {
         while true {
             heartbeat.beat()
             usleep(100_000)
         }
     }
+}
+
+/// A plain pthread: the harness does not import Foundation (for `Thread`), whose libraries (ICU among
+/// them) added ~8 MB to every competitor's resident size, which an app linking Blackbox does not pay.
+func detachThread(_ body: @escaping @Sendable () -> Void) {
+    final class Body: Sendable {
+        let run: @Sendable () -> Void
+        init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+    }
+    var thread = pthread_t()
+    pthread_create(
+        &thread, nil,
+        { raw in
+            Unmanaged<Body>.fromOpaque(raw!).takeRetainedValue().run()
+            return nil
+        }, Unmanaged.passRetained(Body(body)).toOpaque())
+    pthread_detach(thread)
 }

@@ -81,6 +81,47 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: String(path.dropLast(3))))
     }
 
+    @Test("archives are compressed at the configured zlib level")
+    func compressionLevel() throws {
+        /// The archive of one hour of the same 4,000 varied lines, compressed at `level`.
+        func archive(level: Int) throws -> (size: Int, messages: [Substring]) {
+            let directory = TemporaryDirectory()
+            let clock = ManualClock()
+            let archived = Mutex<[String]>([])
+            var configuration = testConfiguration(directory)
+            configuration.clock = clock.read
+            configuration.rotation.interval = .seconds(3600)
+            configuration.retention.compressArchives = true
+            configuration.retention.compressionLevel = level
+            configuration.onArchive = { path in archived.withLock { $0.append(path) } }
+            let core = try LoggingCore(configuration: configuration)
+            defer { core.shutdown() }
+            var random = SplitMix64(seed: 7)
+            for i in 0..<4_000 {
+                logger(core).info("request \(i) took \(random.next() % 10_000) us for user \(random.next() % 500)")
+            }
+            core.flush()
+            clock.advance(by: .seconds(3601))
+            logger(core).info("next hour")
+            core.flush()
+            core.waitForArchiveMaintenance()
+            let path = try #require(archived.withLock { $0.first })
+            var status = stat()
+            #expect(stat(path, &status) == 0)
+            let text = String(decoding: try Gzip.decompress(path), as: UTF8.self)
+            // Lines without their timestamps, which differ from run to run.
+            return (Int(status.st_size), text.split(separator: "\n").map { $0.drop { $0 != " " } })
+        }
+        let fastest = try archive(level: 1)
+        let smallest = try archive(level: 9)
+        let clamped = try archive(level: 42)
+        #expect(fastest.messages.count == 4_000 && fastest.messages.last?.contains("request 3999 took") == true)
+        #expect(fastest.messages == smallest.messages && smallest.messages == clamped.messages)
+        #expect(fastest.size > smallest.size * 11 / 10, "level 1: \(fastest.size) bytes, level 9: \(smallest.size)")
+        // 42 is clamped to 9 (zlib refuses 42): as small as level 9's, give or take the timestamps.
+        #expect(abs(clamped.size - smallest.size) < (fastest.size - smallest.size) / 4, "level 42: \(clamped.size)")
+    }
+
     @Test func retentionPlanHonoursCountQuotaAndAge() {
         let hour: UInt64 = 3600 * 1_000_000_000
         let now: UInt64 = 100 * hour

@@ -163,6 +163,10 @@ public struct RetentionPolicy: Sendable {
     public var maxAge: Duration? = .seconds(14 * 24 * 3600)
     /// gzip archives on a background thread. Default true.
     public var compressArchives = true
+    /// zlib's level for archives, from 1 (least CPU) to 9 (smallest files); out of range is clamped.
+    /// Default 6, gzip's own. On mixed server logs (2026-11-26, bench/README.md): level 6 gives 13.2 %
+    /// of the size for 12.1 ms of CPU per MB, level 3 15.3 % for 4.9 ms, level 1 16.0 % for 3.9 ms.
+    public var compressionLevel = 6
     /// How often aging runs besides start-up and each rotation. Default 10 minutes.
     public var checkInterval: Duration = .seconds(600)
     public init() {}

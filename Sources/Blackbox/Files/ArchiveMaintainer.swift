@@ -115,7 +115,7 @@ final class ArchiveMaintainer: @unchecked Sendable {
         var final = path
         if policy.compressArchives && !path.hasSuffix(".gz") {
             do {
-                try Gzip.compress(path, to: path + ".gz")
+                try Gzip.compress(path, to: path + ".gz", level: Int32(min(9, max(1, policy.compressionLevel))))
                 unlink(path)
                 final = path + ".gz"
             } catch {
