@@ -164,9 +164,11 @@ public struct RetentionPolicy: Sendable {
     /// gzip archives on a background thread. Default true.
     public var compressArchives = true
     /// zlib's level for archives, from 1 (least CPU) to 9 (smallest files); out of range is clamped.
-    /// Default 6, gzip's own. On mixed server logs (2026-11-26, bench/README.md): level 6 gives 13.2 %
-    /// of the size for 12.1 ms of CPU per MB, level 3 15.3 % for 4.9 ms, level 1 16.0 % for 3.9 ms.
-    public var compressionLevel = 6
+    /// Default 3: compression runs inside the app, beside its requests. On mixed server logs
+    /// (2026-11-26, bench/README.md) level 3 gives 15.3 % of the size for 4.9 ms of CPU per MB, gzip's
+    /// own level 6 13.2 % for 12.1 ms, level 9 little less for more; choose 6 or 9 when disk or
+    /// upload matters more than CPU.
+    public var compressionLevel = 3
     /// How often aging runs besides start-up and each rotation. Default 10 minutes.
     public var checkInterval: Duration = .seconds(600)
     public init() {}

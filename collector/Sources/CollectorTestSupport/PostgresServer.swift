@@ -46,7 +46,6 @@ public final class PostgresServer: @unchecked Sendable {
         }
         binaries = "/usr/lib/postgresql/\(version)/bin"
         directory = NSTemporaryDirectory() + "blackbox-pg-\(UUID().uuidString)"
-        port = Self.freePort()
         let asRoot = getuid() == 0
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -60,23 +59,41 @@ public final class PostgresServer: @unchecked Sendable {
             guard initdb == 0 else { throw PostgresUnavailable(description: "initdb failed (\(initdb))") }
             // The server runs as a child of this process, not through `pg_ctl start`: a daemon would
             // inherit the descriptor Foundation's Process watches, and waiting on pg_ctl would hang.
-            server = Process()
-            let command =
-                [
-                    "\(binaries)/postgres", "-D", "\(directory)/data", "-p", "\(port)", "-k", directory, "-c",
-                    "listen_addresses=127.0.0.1", "-c", "max_connections=200",
-                ] + (durable ? [] : ["-c", "fsync=off"])
-            server.executableURL = URL(fileURLWithPath: asRoot ? "/usr/sbin/runuser" : command[0])
-            server.arguments = asRoot ? ["-u", "postgres", "--"] + command : Array(command.dropFirst())
-            server.standardOutput = FileHandle.nullDevice
-            server.standardError = FileHandle(forWritingAtPath: "/dev/null")
-            try server.run()
-            var ready = false
-            for _ in 0..<300 where !ready {
-                ready = try Self.run("\(binaries)/pg_isready", ["-h", "127.0.0.1", "-p", "\(port)", "-q"]) == 0
-                if !ready { usleep(100_000) }
+            // `freePort` only saw the port free: a test server binding port 0 can take it before
+            // PostgreSQL binds it, and PostgreSQL then exits. That is retried on another port.
+            var started: (Process, Int)?
+            var exits: [Int32] = []
+            for _ in 0..<3 where started == nil {
+                let candidate = Self.freePort()
+                let process = Process()
+                let command =
+                    [
+                        "\(binaries)/postgres", "-D", "\(directory)/data", "-p", "\(candidate)", "-k", directory,
+                        "-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200",
+                    ] + (durable ? [] : ["-c", "fsync=off"])
+                process.executableURL = URL(fileURLWithPath: asRoot ? "/usr/sbin/runuser" : command[0])
+                process.arguments = asRoot ? ["-u", "postgres", "--"] + command : Array(command.dropFirst())
+                process.standardOutput = FileHandle.nullDevice
+                process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+                try process.run()
+                for _ in 0..<300 where started == nil && process.isRunning {
+                    if try Self.run("\(binaries)/pg_isready", ["-h", "127.0.0.1", "-p", "\(candidate)", "-q"]) == 0 {
+                        started = (process, candidate)
+                    } else {
+                        usleep(100_000)
+                    }
+                }
+                if started == nil {
+                    if process.isRunning { process.terminate() }
+                    process.waitUntilExit()
+                    exits.append(process.terminationStatus)
+                }
             }
-            guard ready else { throw PostgresUnavailable(description: "PostgreSQL did not start within 30 s") }
+            guard let (process, boundPort) = started else {
+                throw PostgresUnavailable(description: "PostgreSQL did not start (exit statuses \(exits))")
+            }
+            server = process
+            port = boundPort
         } catch let error as PostgresUnavailable {
             throw error
         } catch {

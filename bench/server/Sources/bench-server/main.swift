@@ -7,6 +7,7 @@ import ServiceLifecycle
 // Usage: bench-server BACKEND DIRECTORY PORT
 //
 //   BACKEND   blackbox   Blackbox, file output, release defaults
+//             blackbox-level6  the same with archives at zlib level 6 (the default is 3)
 //             disabled   Blackbox with the line below the level (warning): the server's cost without the
 //                        line (swift-log does not even build the call's metadata)
 //             noop       a handler that merges the 8 values and drops them
@@ -53,10 +54,12 @@ struct MergingNoOpHandler: LogHandler {
 }
 
 switch backend {
-case "blackbox", "disabled":
+case "blackbox", "blackbox-level6", "disabled":
     var configuration = BlackboxConfiguration(appName: "bench-server", directory: directory)
     configuration.metadataProvider = tracingLikeProvider
     configuration.sinks = [.file]
+    // The same with archives compressed at gzip's usual level 6 instead of the default 3.
+    if backend == "blackbox-level6" { configuration.retention.compressionLevel = 6 }
     if backend == "disabled" { configuration.levels = LevelSettings(defaultLevel: .warning) }
     try Blackbox.start(configuration)
 case "noop":
