@@ -5,7 +5,7 @@ requests/s, p99 latency, and CPU per request read from /proc/<pid>/task/*/stat, 
 thread group (NIO event loops, Blackbox's writer, ...). Prints a table with medians (min-max) and the
 ratios of issue 36's goals, and writes one JSON object per backend.
 
-Usage: server_run.py --server PATH --out FILE [--reps N] [--duration S] [--connections N]
+Usage: server_run.py --server PATH --out FILE [--reps N] [--duration S] [--connections N] [--pace-ms MS]
 """
 import argparse
 import gzip
@@ -56,9 +56,11 @@ def cpu_by_group(before, after):
     return groups
 
 
-def wrk(port, seconds, connections, threads):
+def wrk(port, seconds, connections, threads, pace_script=None):
+    paced = ["-s", pace_script] if pace_script else []
     completed = subprocess.run(
-        ["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency", f"http://127.0.0.1:{port}/orders/17"],
+        ["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency"] + paced
+        + [f"http://127.0.0.1:{port}/orders/17"],
         capture_output=True, text=True, timeout=seconds + 60)
     out = completed.stdout
     requests = int(re.search(r"(\d+) requests in", out).group(1))
@@ -98,9 +100,9 @@ def run_once(args, backend, scratch):
                 if server.poll() is not None or time.time() > deadline:
                     sys.exit(f"bench-server {backend} did not start: {server.stderr.read().decode()[-2000:]}")
                 time.sleep(0.1)
-        wrk(port, 2, args.connections, args.threads)  # warm-up: connections, caches, the JIT-less steady state
+        wrk(port, 2, args.connections, args.threads, args.pace_script)  # warm-up: connections, caches, the JIT-less steady state
         before = thread_ticks(server.pid)
-        requests, rate, p99_ms, errors = wrk(port, args.duration, args.connections, args.threads)
+        requests, rate, p99_ms, errors = wrk(port, args.duration, args.connections, args.threads, args.pace_script)
         groups = cpu_by_group(before, thread_ticks(server.pid))
     finally:
         server.send_signal(signal.SIGTERM)
@@ -133,7 +135,16 @@ def main():
     parser.add_argument("--duration", type=int, default=10)
     parser.add_argument("--connections", type=int, default=64)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--pace-ms", type=float, default=0,
+                        help="each connection waits this long after an answer (wrk's delay()): every backend then "
+                             "serves about the same rate below saturation, so CPU per request compares at equal load")
     args = parser.parse_args()
+    args.pace_script = None
+    if args.pace_ms > 0:
+        script = tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False)
+        script.write(f"function delay()\n  return {args.pace_ms}\nend\n")
+        script.close()
+        args.pace_script = script.name
     scratch = os.path.join(os.path.dirname(os.path.abspath(args.out)), "scratch-server")
     os.makedirs(scratch, exist_ok=True)
     load_before = os.getloadavg()
@@ -187,7 +198,7 @@ def main():
     print(f"\n  load average before {load_before[0]:.2f}, after {load_after[0]:.2f} (1 min); {os.cpu_count()} CPUs")
     with open(args.out, "w") as out:
         json.dump({"results": rows, "bars": bars, "repetitions": args.reps, "duration_s": args.duration,
-                   "connections": args.connections, "load_average": {"before": load_before, "after": load_after}},
+                   "connections": args.connections, "pace_ms": args.pace_ms, "load_average": {"before": load_before, "after": load_after}},
                   out, indent=2)
     print(f"wrote {args.out}")
     shutil.rmtree(scratch, ignore_errors=True)
