@@ -59,8 +59,8 @@ public final class PostgresServer: @unchecked Sendable {
             guard initdb == 0 else { throw PostgresUnavailable(description: "initdb failed (\(initdb))") }
             // The server runs as a child of this process, not through `pg_ctl start`: a daemon would
             // inherit the descriptor Foundation's Process watches, and waiting on pg_ctl would hang.
-            // `freePort` only saw the port free: a test server binding port 0 can take it before
-            // PostgreSQL binds it, and PostgreSQL then exits. That is retried on another port.
+            // `freePort` only saw the port free: another fixture can pick and bind it before PostgreSQL
+            // does, and PostgreSQL then exits. That is retried on another port.
             var started: (Process, Int)?
             var exits: [Int32] = []
             for _ in 0..<3 where started == nil {
@@ -138,18 +138,35 @@ public final class PostgresServer: @unchecked Sendable {
         return process.exitStatus
     }
 
-    /// A port nothing listens on right now (bind to 0, read it, close).
+    /// Ports below Linux's ephemeral range (32768-60999): the kernel never hands one of these to a bind
+    /// to port 0, so a fixture's port is not taken by another test's server between `freePort` and the
+    /// fixture's own bind, nor while a fixture is stopped and started again on it.
+    public static let fixturePorts = 20_000..<32_768
+
+    /// A port from `fixturePorts` that nothing is bound to right now; the kernel's choice (port 0) if
+    /// 100 random tries found none.
     public static func freePort() -> Int {
+        for _ in 0..<100 {
+            let port = Int.random(in: fixturePorts)
+            if bindOnce(port: port) == port { return port }
+        }
+        return bindOnce(port: 0) ?? 0
+    }
+
+    /// Binds a socket to 127.0.0.1:`port` and closes it: the port it got, or nil.
+    private static func bindOnce(port: Int) -> Int? {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
+        address.sin_port = UInt16(port).bigEndian
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
+        let bound = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
         }
+        guard bound == 0 else { return nil }
         _ = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }

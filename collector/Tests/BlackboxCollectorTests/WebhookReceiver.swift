@@ -1,3 +1,4 @@
+import CollectorTestSupport
 import Crypto
 import Foundation
 import Hummingbird
@@ -25,15 +26,15 @@ final class WebhookReceiver: Sendable {
     /// `port` 0: one is chosen at the first start.
     init(port: Int = 0) { boundPort.store(port, ordering: .relaxed) }
 
-    /// Starts on a port below the kernel's ephemeral range (see `stop()`), or on the port it had.
+    /// Starts on a free port from `PostgresServer.fixturePorts` (see `stop()`), or on the port it had.
     func start() async throws {
         if port != 0 { return try await start(on: port) }
         var lastError: (any Error)?
-        for _ in 0..<20 {
+        for _ in 0..<3 {
             do {
-                return try await start(on: Int.random(in: 20_000..<32_768))
+                return try await start(on: PostgresServer.freePort())
             } catch {
-                lastError = error
+                lastError = error  // another fixture bound it first
             }
         }
         throw lastError ?? CancellationError()
@@ -74,7 +75,7 @@ final class WebhookReceiver: Sendable {
     }
 
     /// Frees the port, so connections to it are refused. A restart binds the same port again; the
-    /// receiver's port is below the ephemeral range so that no test server binding port 0 takes it
+    /// receiver's port is outside the ephemeral range so that no test server binding port 0 takes it
     /// meanwhile (one did, and answered a "down" receiver's alerts with 404).
     func stop() async {
         let task = running.withLock { $0 }
