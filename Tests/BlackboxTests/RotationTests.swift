@@ -50,14 +50,29 @@ import Testing
         for (i, line) in lines.enumerated() { #expect(line.contains("size rotation line \(i) padding")) }
     }
 
-    @Test func rotatesByTimeAndCompressesAndCallsTheHook() throws {
+    /// The paths the on-archive hook was called with.
+    private final class ArchivedPaths: Sendable {
+        private let paths = Mutex<[String]>([])
+        var all: [String] { paths.withLock { $0 } }
+        func append(_ path: String) { paths.withLock { $0.append(path) } }
+    }
+
+    /// Hourly rotation on a clock the test moves, compressed archives, and the hook's paths.
+    private static func hourlyCompressedArchives(_ directory: TemporaryDirectory) -> (
+        clock: ManualClock, archived: ArchivedPaths, configuration: BlackboxConfiguration
+    ) {
         let clock = ManualClock()
-        let archived = Mutex<[String]>([])
+        let archived = ArchivedPaths()
         var configuration = testConfiguration(directory)
         configuration.clock = clock.read
         configuration.rotation.interval = .seconds(3600)
         configuration.retention.compressArchives = true
-        configuration.onArchive = { path in archived.withLock { $0.append(path) } }
+        configuration.onArchive = { path in archived.append(path) }
+        return (clock, archived, configuration)
+    }
+
+    @Test func rotatesByTimeAndCompressesAndCallsTheHook() throws {
+        let (clock, archived, configuration) = Self.hourlyCompressedArchives(directory)
         let core = try LoggingCore(configuration: configuration)
         defer { core.shutdown() }
         logger(core).info("in the first hour")
@@ -66,7 +81,7 @@ import Testing
         logger(core).info("in the second hour")
         core.flush()
         core.waitForArchiveMaintenance()
-        let paths = archived.withLock { $0 }
+        let paths = archived.all
         #expect(paths.count == 1)
         let path = try #require(paths.first)
         #expect(path.hasSuffix(".log.gz"))
@@ -86,14 +101,9 @@ import Testing
         /// The archive of one hour of the same 4,000 varied lines, compressed at `level`.
         func archive(level: Int) throws -> (size: Int, messages: [Substring]) {
             let directory = TemporaryDirectory()
-            let clock = ManualClock()
-            let archived = Mutex<[String]>([])
-            var configuration = testConfiguration(directory)
-            configuration.clock = clock.read
-            configuration.rotation.interval = .seconds(3600)
-            configuration.retention.compressArchives = true
+            let (clock, archived, hourly) = Self.hourlyCompressedArchives(directory)
+            var configuration = hourly
             configuration.retention.compressionLevel = level
-            configuration.onArchive = { path in archived.withLock { $0.append(path) } }
             let core = try LoggingCore(configuration: configuration)
             defer { core.shutdown() }
             var random = SplitMix64(seed: 7)
@@ -105,7 +115,7 @@ import Testing
             logger(core).info("next hour")
             core.flush()
             core.waitForArchiveMaintenance()
-            let path = try #require(archived.withLock { $0.first })
+            let path = try #require(archived.all.first)
             var status = stat()
             #expect(stat(path, &status) == 0)
             let text = String(decoding: try Gzip.decompress(path), as: UTF8.self)
