@@ -43,7 +43,7 @@ enum BrowserDriver {
     /// thread or none, and the browser timed out while every test beside it stalled.
     static func run(_ chromium: String, _ steps: [Step], output: String) async throws -> Run {
         let stepsJSON = try JSONSerialization.data(withJSONObject: steps.map(\.json))
-        return try await HostileProcessTests.offThePool { try runBlocking(chromium, stepsJSON, output: output) }
+        return try await offThePool { try runBlocking(chromium, stepsJSON, output: output) }
     }
 
     private static func runBlocking(_ chromium: String, _ stepsJSON: Data, output: String) throws -> Run {

@@ -66,23 +66,18 @@ struct HostileConnectionTests {
 
     @Test("a trickling upload is refused at its deadline with 408 upload_too_slow")
     func tricklingUpload() async throws {
-        let collector = try await TestCollector.start {
-            $0.limits.idleTimeout = .seconds(5)
-            $0.limits.maxUploadDuration = .seconds(1)
-        }
-        defer { Task { await collector.stop() } }
-        let connection = try await RawConnection(port: collector.port)
-        try await connection.send(uploadHead(collector, contentLength: 1 << 20))
-        // A kilobyte every 100 ms, reading between sends, until the server answers. Reading as soon as
-        // the answer arrives matters: the server closes with our unread bytes pending, which resets
-        // the connection, and a reset discards whatever the client had not read yet (on a loaded
-        // machine the answer was lost that way while the client kept sending).
-        var answer = ""
-        for _ in 0..<100 where answer.isEmpty {
-            guard (try? await connection.send(Data(count: 1_000))) != nil else { break }
-            answer += await connection.receive(waiting: .milliseconds(100))
-        }
-        if answer.isEmpty { answer = await connection.receive(waiting: .seconds(5)) }
+        // A collector process of its own and a client on a thread of its own: in-process, on the test
+        // pool that a parallel run keeps busy, a handler or a send held back for seconds outlasted the
+        // idle timeout (5 s), and the test saw a stalled upload instead of a trickling one.
+        let scratch = TemporaryDirectory(prefix: "collector-trickle")
+        defer { scratch.remove() }
+        let collector = try await CollectorProcess.start(
+            dataDirectory: scratch.path, arguments: ["--limit", "idleTimeout=5,maxUploadDuration=1"])
+        defer { collector.kill(SIGTERM) }
+        let port = try #require(URL(string: collector.baseURL)?.port)
+        let connection = try await RawConnection(port: port)
+        try await connection.send(uploadHead(key: collector.ingestKey, contentLength: 1 << 20))
+        let answer = try await connection.trickle(Data(count: 1_000), every: 100, atMost: 100)
         #expect(answer.hasPrefix("HTTP/1.1 408"), "\(answer.prefix(200))")
         #expect(answer.contains("upload_too_slow"))
     }
@@ -119,9 +114,13 @@ struct HostileConnectionTests {
     }
 
     func uploadHead(_ collector: TestCollector, contentLength: Int) -> Data {
+        uploadHead(key: collector.ingestKey, contentLength: contentLength)
+    }
+
+    func uploadHead(key: String, contentLength: Int) -> Data {
         Data(
             ("POST /api/v1/bundles HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/zip\r\n"
-                + "Authorization: Bearer \(collector.ingestKey)\r\nContent-Length: \(contentLength)\r\n\r\n").utf8)
+                + "Authorization: Bearer \(key)\r\nContent-Length: \(contentLength)\r\n\r\n").utf8)
     }
 }
 
@@ -209,6 +208,49 @@ final class RawConnection {
             }
         }
         return String(decoding: received, as: UTF8.self)
+    }
+
+    /// Sends `chunk` every `milliseconds` until the peer answers or closes (at most `count` chunks),
+    /// reading between sends, and returns the answer. Blocking, so on a thread of its own (see
+    /// `offThePool`): a trickle is about its pace. Reading as soon as the answer arrives matters: a
+    /// server that closes with our bytes unread resets the connection, and a reset discards what the
+    /// client had not read yet.
+    func trickle(_ chunk: Data, every milliseconds: Int32, atMost count: Int) async throws -> String {
+        let descriptor = descriptor
+        return try await offThePool {
+            var answer = Data()
+            var open = true
+            for _ in 0..<count where answer.isEmpty && open {
+                let sent = chunk.withUnsafeBytes {
+                    Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+                }
+                // Closed by the peer: what it answered may still be waiting to be read.
+                if sent < 0 && errno != EAGAIN && errno != EWOULDBLOCK { break }
+                open = Self.read(descriptor, into: &answer, waiting: milliseconds)
+            }
+            // The rest of the answer, or a late one.
+            if open { _ = Self.read(descriptor, into: &answer, waiting: answer.isEmpty ? 5_000 : 300) }
+            return String(decoding: answer, as: UTF8.self)
+        }
+    }
+
+    /// Blocking: appends what arrives within `milliseconds`. False once the peer has closed or reset
+    /// the connection.
+    private static func read(_ descriptor: Int32, into received: inout Data, waiting milliseconds: Int32) -> Bool {
+        let deadline = ContinuousClock.now + .milliseconds(milliseconds)
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while ContinuousClock.now < deadline {
+            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            let left = (deadline - ContinuousClock.now) / .milliseconds(1)
+            guard poll(&poller, 1, Int32(max(1, left))) > 0 else { return true }
+            let count = recv(descriptor, &buffer, buffer.count, 0)
+            if count > 0 {
+                received.append(contentsOf: buffer[0..<count])
+            } else if count == 0 || (errno != EAGAIN && errno != EWOULDBLOCK) {
+                return false
+            }
+        }
+        return true
     }
 
     /// True when the peer closes (or resets) the connection within `waiting`.

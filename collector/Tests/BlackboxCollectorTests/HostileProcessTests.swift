@@ -30,7 +30,7 @@ struct HostileProcessTests {
 
         // Megabytes of bodies are built on a thread of their own: built on the test's cooperative
         // threads, they starved every other test running in parallel for seconds.
-        let bodies = try await Self.offThePool { try Self.makeBodies() }
+        let bodies = try await offThePool { try Self.makeBodies() }
         let (honest, shortLines, fullReports, repeatedListing, ratioBomb) = bodies
 
         let healthWatcher = try HealthWatcher(baseURL: collector.baseURL, directory: directory)
@@ -116,12 +116,6 @@ struct HostileProcessTests {
             honest, shortLines, try reportsNearTheBundleLimit(), try hostile.repeatedListing(),
             try hostile.ratioOnlyBomb()
         )
-    }
-
-    static func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try work() }) }.start()
-        }
     }
 
     /// Four reports of just under 8 MiB of hex (which deflates only about 2×, so the inflation

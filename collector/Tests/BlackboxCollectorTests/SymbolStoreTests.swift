@@ -1,5 +1,6 @@
 import BlackboxSymbols
 import BlackboxTestSupport
+import CollectorTestSupport
 import Foundation
 import GRDB
 import Testing
@@ -45,7 +46,7 @@ struct SymbolFixture: Sendable {
     /// Built on a thread of its own: clang and objcopy waited for on one of the test process's two
     /// cooperative threads held up every test running in parallel (servers, sleeps, browsers).
     static func make() async throws -> SymbolFixture {
-        try await HostileProcessTests.offThePool { try SymbolFixture() }
+        try await offThePool { try SymbolFixture() }
     }
 }
 

@@ -154,7 +154,7 @@ struct WebUIBrowserTests {
 
     /// On a thread of its own (see `BrowserDriver.run`): the page comes from a server in this process.
     func dumpDOM(_ chromium: String, url: String) async throws -> String {
-        try await HostileProcessTests.offThePool { try Self.dumpDOMBlocking(chromium, url: url) }
+        try await offThePool { try Self.dumpDOMBlocking(chromium, url: url) }
     }
 
     static func dumpDOMBlocking(_ chromium: String, url: String) throws -> String {
