@@ -22,6 +22,40 @@ struct LiveLogTests {
         return ticks
     }
 
+    /// Where lines that are not searchable went, for the failure message: which of them the collector
+    /// stored (in which bundle's file: then indexing lost them) and which it never received (then
+    /// shipping did), as runs of tick numbers per process.
+    static func locate(_ missing: [String], at collector: TestCollector) async throws -> String {
+        var storedIn: [String: String] = [:]
+        let bundles = try await HTTP.get(collector, "/api/v1/bundles?limit=500").json["items"] as? [[String: Any]] ?? []
+        for bundle in bundles {
+            guard let bundleID = bundle["id"] as? Int else { continue }
+            let files = try await HTTP.get(collector, "/api/v1/bundles/\(bundleID)/files").body
+            let decoded = (try? JSONSerialization.jsonObject(with: files)) as? [[String: Any]] ?? []
+            for file in decoded where file["kind"] as? String == "log" {
+                guard let fileID = file["id"] as? Int, let path = file["path"] as? String else { continue }
+                var bytes = Array(try await HTTP.get(collector, "/api/v1/files/\(fileID)/content").body)
+                if path.hasSuffix(".gz") { bytes = (try? GzipData.decompress(bytes, limit: 64 << 20)) ?? [] }
+                for tick in String(decoding: bytes, as: UTF8.self).split(separator: "\n").compactMap(Self.tick) {
+                    storedIn[tick] = "bundle \(bundleID) \(path)"
+                }
+            }
+        }
+        // "tick n=12 pid=345 (…)": runs of n per pid and place.
+        var runs: [(pid: Substring, first: Int, last: Int, place: String)] = []
+        for tick in missing {
+            let words = tick.split(separator: " ")
+            guard words.count >= 3, let n = Int(words[1].dropFirst(2)) else { continue }
+            let place = storedIn[tick].map { "stored in \($0)" } ?? "never received"
+            if let run = runs.last, run.pid == words[2], run.last + 1 == n, run.place == place {
+                runs[runs.count - 1].last = n
+            } else {
+                runs.append((words[2], n, n, place))
+            }
+        }
+        return runs.map { "\($0.pid) n=\($0.first)-\($0.last) (\($0.place))" }.joined(separator: ", ")
+    }
+
     static func tick(_ line: Substring) -> String? {
         guard let range = line.range(of: "tick n=") else { return nil }
         return String(line[range.lowerBound...].prefix { $0 != "\"" && $0 != "}" })
@@ -117,10 +151,11 @@ struct LiveLogTests {
         for tick in searched { seen[tick, default: 0] += 1 }
         let missing = logged.filter { seen[$0] == nil }
         let duplicated = seen.filter { $0.value > 1 }.map(\.key)
+        let whereMissing = missing.isEmpty ? "" : try await Self.locate(missing, at: collector)
         #expect(
             missing.isEmpty,
             """
-            \(missing.count) of \(logged.count) lines not searchable: \(missing.prefix(5)); \
+            \(missing.count) of \(logged.count) lines not searchable: \(whereMissing); \
             the second start said: \(second.stdout.suffix(300)); the third: \(third.stdout.suffix(300)); \
             left in the app's directory: \(Self.listing(directory))
             """)
