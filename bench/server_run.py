@@ -6,6 +6,11 @@ thread group (NIO event loops, Blackbox's writer, ...). Prints a table with medi
 ratios of issue 36's goals, and writes one JSON object per backend.
 
 Usage: server_run.py --server PATH --out FILE [--reps N] [--duration S] [--connections N] [--pace-ms MS]
+                     [--candidate PATH]
+
+--candidate: a second build of bench-server (with a library change); its blackbox backend runs as
+"candidate" in the same alternation, and the table gains candidate / blackbox: before and after at
+equal load in one run, which separate runs on a noisy machine cannot give.
 """
 import argparse
 import gzip
@@ -75,7 +80,7 @@ def logged_lines(backend, directory):
     paths = []
     if backend == "stream":
         paths = [os.path.join(directory, "stream.log")]
-    elif backend.startswith("blackbox"):
+    elif backend.startswith("blackbox") or backend == "candidate":
         logs = os.path.join(directory, "logs")
         paths = [os.path.join(logs, n) for n in os.listdir(logs) if n.endswith((".log", ".log.gz"))]
     count = 0
@@ -88,7 +93,8 @@ def logged_lines(backend, directory):
 def run_once(args, backend, scratch):
     directory = tempfile.mkdtemp(prefix=f"{backend}-", dir=scratch)
     port = free_port()
-    server = subprocess.Popen([args.server, backend, directory, str(port)], stdout=subprocess.DEVNULL,
+    binary, mode = (args.candidate, "blackbox") if backend == "candidate" else (args.server, backend)
+    server = subprocess.Popen([binary, mode, directory, str(port)], stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE)
     try:
         deadline = time.time() + 30
@@ -138,7 +144,9 @@ def main():
     parser.add_argument("--pace-ms", type=float, default=0,
                         help="each connection waits this long after an answer (wrk's delay()): every backend then "
                              "serves about the same rate below saturation, so CPU per request compares at equal load")
+    parser.add_argument("--candidate", help="a second bench-server build, run as backend 'candidate' (its blackbox)")
     args = parser.parse_args()
+    backends = BACKENDS + (["candidate"] if args.candidate else [])
     args.pace_script = None
     if args.pace_ms > 0:
         script = tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False)
@@ -148,9 +156,9 @@ def main():
     scratch = os.path.join(os.path.dirname(os.path.abspath(args.out)), "scratch-server")
     os.makedirs(scratch, exist_ok=True)
     load_before = os.getloadavg()
-    runs = {b: [] for b in BACKENDS}
+    runs = {b: [] for b in backends}
     for rep in range(args.reps):
-        order = BACKENDS if rep % 2 == 0 else list(reversed(BACKENDS))
+        order = backends if rep % 2 == 0 else list(reversed(backends))
         for backend in order:
             runs[backend].append(run_once(args, backend, scratch))
             print(f"  rep {rep + 1}/{args.reps} {backend}: {runs[backend][-1]['requests_per_s']:.0f} req/s, "
@@ -189,11 +197,14 @@ def main():
         {"bar": "Blackbox (archives at zlib level 6) / no-op handler's", "ratio": round(cpu["blackbox-level6"] / cpu["noop"], 3),
          "limit": 1.10},
     ]
+    if args.candidate:
+        bars.append({"bar": "candidate build's Blackbox / this build's", "ratio": round(cpu["candidate"] / cpu["blackbox"], 3),
+                     "limit": 1.0})
     print()
     for b in bars:
         b["met"] = b["ratio"] <= b["limit"]
         print(f"  {b['bar']:60} {b['ratio']:>7}  (bar <= {b['limit']})  {'met' if b['met'] else 'NOT met'}")
-    for backend in ("noop", "stream", "blackbox", "blackbox-level6"):
+    for backend in [b for b in backends if b not in ("disabled",)]:
         print(f"  {backend}: {over[backend]:+.1f} us CPU per request over the disabled line")
     print(f"\n  load average before {load_before[0]:.2f}, after {load_after[0]:.2f} (1 min); {os.cpu_count()} CPUs")
     with open(args.out, "w") as out:
