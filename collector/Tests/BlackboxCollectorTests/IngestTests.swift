@@ -1,3 +1,4 @@
+import BlackboxCompression
 import BlackboxFormat
 import BlackboxTestSupport
 import CollectorTestSupport
@@ -345,6 +346,33 @@ struct IngestTests {
         let list = try #require(try JSONSerialization.jsonObject(with: files.body) as? [[String: Any]])
         let b = try #require(list.first { $0["path"] as? String == "logs/b.log" })
         #expect(try await HTTP.get(collector, "/api/v1/files/\(b["id"] as! Int)/content").body == skipped)
+    }
+
+    @Test("compressed logs count their real lines against the budget: many small archives are all searchable")
+    func compressedLogsBudget() async throws {
+        // Before, each `.gz` counted as the per-file cap: the sixth archive of an app whose uploads fell
+        // behind (archives compressed, many to a bundle) was stored and never searchable.
+        let collector = try await TestCollector.start {
+            $0.limits.maxIndexedLinesPerFile = 1_000
+            $0.limits.maxIndexedLinesPerBundle = 1_200
+        }
+        defer { Task { await collector.stop() } }
+        func archive(_ tag: String, lines: Int) throws -> Data {
+            Data(try GzipData.compress(Array((0..<lines).map { "needle \(tag)\($0) x\n" }.joined().utf8)))
+        }
+        var logs = try (0..<8).map { ("app.2026112\($0).log.gz", try archive("s\($0)n", lines: 40)) }
+        // 8 × 40 lines (counted as the cap, the second would be past the budget); then one of 1,200,
+        // which the per-file cap counts as 1,000: 1,320 is past the budget.
+        logs.append(("app.20261129.log.gz", try archive("big", lines: 1_200)))
+        let stored = try await HTTP.upload(
+            collector, try BundleArchive.make(app: .init(name: "shop"), host: "h", logs: logs))
+        #expect(stored.status == 201, "\(stored.text)")
+        await collector.server.indexPendingLogs()
+        func hits(_ query: String) async throws -> Int {
+            try await (HTTP.get(collector, "/api/v1/logs/search?q=\(query)").json["items"] as? [Any])?.count ?? -1
+        }
+        for index in 0..<8 { #expect(try await hits("s\(index)n39") == 1, "archive \(index) is searchable") }
+        #expect(try await hits("big0") == 0, "the 1,200-line archive would pass the bundle's budget")
     }
 
     @Test("searches with control characters or too many words get a clear 400 or results, never 500")

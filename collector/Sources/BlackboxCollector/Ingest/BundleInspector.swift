@@ -70,6 +70,7 @@ struct BundleInspector {
         }
 
         var total = 0
+        var inflatedTotal = 0
         var keptTotal = 0
         var files: [InspectedFile] = []
         var keptContents: [String: Data] = [:]
@@ -86,7 +87,9 @@ struct BundleInspector {
             }
             let keep = name == "manifest.json" || Self.isReportContent(name)
             var consumed = Consumed()
-            let countsLines = !name.hasSuffix(".gz")
+            var gzipLines =
+                name.hasSuffix(".gz")
+                ? GzipLineCounter(maxLines: limits.maxIndexedLinesPerFile, maxBytes: limits.maxEntryBytes) : nil
             do {
                 _ = try archive.extract(entry, bufferSize: Self.bufferSize(for: entry), skipCRC32: true) { chunk in
                     consumed.size += chunk.count
@@ -121,7 +124,17 @@ struct BundleInspector {
                     chunk.withUnsafeBytes { bytes in
                         consumed.hasher.update(bufferPointer: bytes)
                         consumed.checksum = ZlibCRC32.update(consumed.checksum, with: bytes)
-                        if countsLines { consumed.lines += Self.countNewlines(bytes) }
+                        if gzipLines == nil {
+                            consumed.lines += Self.countNewlines(bytes)
+                        } else {
+                            let before = gzipLines?.inflatedBytes ?? 0
+                            gzipLines?.feed(bytes)
+                            inflatedTotal += (gzipLines?.inflatedBytes ?? 0) - before
+                        }
+                    }
+                    // Counting a compressed log's lines inflates it: inline work too.
+                    if let inlineWorkLimit, total + inflatedTotal > inlineWorkLimit {
+                        throw APIError.tooMuchWorkInline
                     }
                 }
             } catch let rejection as APIError {
@@ -137,7 +150,7 @@ struct BundleInspector {
             files.append(
                 InspectedFile(
                     path: name, kind: .other, size: Int64(consumed.size), sha256: digest,
-                    lineCount: countsLines ? consumed.lines + 1 : limits.maxIndexedLinesPerFile))
+                    lineCount: gzipLines?.count ?? consumed.lines + 1))
             if keep { keptContents[name] = consumed.kept }
         }
         guard !files.isEmpty else { throw .noFiles() }

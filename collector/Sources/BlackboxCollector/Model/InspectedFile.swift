@@ -3,7 +3,7 @@ public struct InspectedFile: Sendable, Equatable {
     public var kind: BundleFile.Kind
     public var size: Int64
     public var sha256: String
-    /// Lines counted at inspection (for plain logs; a `.gz` log counts as the per-file cap).
+    /// Lines counted at inspection (a `.gz` log's once inflated, up to the per-file cap).
     public var lineCount = 0
     /// A log past its bundle's indexing budget: stored and downloadable, not searchable.
     public var skipsIndexing = false
