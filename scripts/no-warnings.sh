@@ -14,3 +14,15 @@ if grep -E "^$root/(collector/)?(Sources|Tests)/[^:]+:[0-9]+:[0-9]+: warning:" "
     echo "error: the build above has warnings in this repository's code (they must be fixed)" >&2
     exit 1
 fi
+# A warning inside a macro's expansion (`#expect(try await …)`) is printed as the macro's, with the
+# file it came from on the next line.
+if awk -v root="$root" '
+    /^macro expansion .*: warning:/ { pending = $0; next }
+    pending != "" {
+        if (index($0, root "/Sources/") || index($0, root "/Tests/") \
+            || index($0, root "/collector/Sources/") || index($0, root "/collector/Tests/")) print pending " " $0
+        pending = ""
+    }' "$log" | sort -u | grep .; then
+    echo "error: the build above has warnings in this repository's code, in macro expansions (they must be fixed)" >&2
+    exit 1
+fi
