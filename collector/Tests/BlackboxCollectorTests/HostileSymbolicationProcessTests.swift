@@ -125,7 +125,9 @@ struct HostileSymbolicationProcessTests {
         )
         #expect(peakTree < 512, "process tree peak \(peakTree) MiB")
         #expect(watched.requests > 0 && watched.failures == 0, "\(watched)")
-        #expect(watched.worst < .seconds(1), "slowest /health \(watched.worst)")
+        // As in the hostile-upload suite: the 99th percentile, and the slowest within 5 s.
+        #expect(watched.p99 < .seconds(1), "/health p99 \(watched.p99), slowest \(watched.worst)")
+        #expect(watched.worst < .seconds(5), "slowest /health \(watched.worst)")
 
         // Shutdown does not wait for the hung lookup.
         let terminating = ContinuousClock.now
