@@ -334,18 +334,20 @@ struct IngestTests {
         let stored = try await HTTP.upload(collector, bundle)
         #expect(stored.status == 201, "\(stored.text)")
         await collector.server.indexPendingLogs()
-        func hits(_ query: String) async throws -> Int {
-            try await (HTTP.get(collector, "/api/v1/logs/search?q=\(query)").json["items"] as? [Any])?.count ?? -1
-        }
-        #expect(try await hits("a999") == 1, "a.log's first 1,000 lines are indexed")
-        #expect(try await hits("a1000") == 0, "the rest of a.log is not")
-        #expect(try await hits("b5") == 0, "b.log would pass the bundle's budget (1,000 + 800 > 1,500)")
-        #expect(try await hits("c399") == 1, "c.log still fits (1,000 + 400)")
+        #expect(try await Self.hits(collector, "a999") == 1, "a.log's first 1,000 lines are indexed")
+        #expect(try await Self.hits(collector, "a1000") == 0, "the rest of a.log is not")
+        #expect(try await Self.hits(collector, "b5") == 0, "b.log would pass the bundle's budget (1,000 + 800 > 1,500)")
+        #expect(try await Self.hits(collector, "c399") == 1, "c.log still fits (1,000 + 400)")
         let bundleID = try #require(stored.json["bundleID"] as? Int)
         let files = try await HTTP.get(collector, "/api/v1/bundles/\(bundleID)/files")
         let list = try #require(try JSONSerialization.jsonObject(with: files.body) as? [[String: Any]])
         let b = try #require(list.first { $0["path"] as? String == "logs/b.log" })
         #expect(try await HTTP.get(collector, "/api/v1/files/\(b["id"] as! Int)/content").body == skipped)
+    }
+
+    /// How many lines a search finds (-1 when the answer has no items).
+    static func hits(_ collector: TestCollector, _ query: String) async throws -> Int {
+        try await (HTTP.get(collector, "/api/v1/logs/search?q=\(query)").json["items"] as? [Any])?.count ?? -1
     }
 
     @Test("compressed logs count their real lines against the budget: many small archives are all searchable")
@@ -368,11 +370,10 @@ struct IngestTests {
             collector, try BundleArchive.make(app: .init(name: "shop"), host: "h", logs: logs))
         #expect(stored.status == 201, "\(stored.text)")
         await collector.server.indexPendingLogs()
-        func hits(_ query: String) async throws -> Int {
-            try await (HTTP.get(collector, "/api/v1/logs/search?q=\(query)").json["items"] as? [Any])?.count ?? -1
+        for index in 0..<8 {
+            #expect(try await Self.hits(collector, "s\(index)n39") == 1, "archive \(index) is searchable")
         }
-        for index in 0..<8 { #expect(try await hits("s\(index)n39") == 1, "archive \(index) is searchable") }
-        #expect(try await hits("big0") == 0, "the 1,200-line archive would pass the bundle's budget")
+        #expect(try await Self.hits(collector, "big0") == 0, "the 1,200-line archive would pass the bundle's budget")
     }
 
     @Test("searches with control characters or too many words get a clear 400 or results, never 500")

@@ -127,9 +127,7 @@ struct BundleInspector {
                         if gzipLines == nil {
                             consumed.lines += Self.countNewlines(bytes)
                         } else {
-                            let before = gzipLines?.inflatedBytes ?? 0
-                            gzipLines?.feed(bytes)
-                            inflatedTotal += (gzipLines?.inflatedBytes ?? 0) - before
+                            inflatedTotal += gzipLines?.feed(bytes) ?? 0
                         }
                     }
                     // Counting a compressed log's lines inflates it: inline work too.

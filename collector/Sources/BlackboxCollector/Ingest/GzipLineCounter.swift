@@ -12,7 +12,7 @@ struct GzipLineCounter {
     private let inflater: GzipInflater?
     private let maxLines: Int
     private let maxBytes: Int
-    private(set) var inflatedBytes = 0
+    private var inflatedBytes = 0
     private var lines = 0
     private var stopped: Bool
 
@@ -25,8 +25,10 @@ struct GzipLineCounter {
         self.maxBytes = maxBytes
     }
 
-    mutating func feed(_ bytes: UnsafeRawBufferPointer) {
-        guard !stopped, let inflater else { return }
+    /// Inflates `bytes` and counts their lines; returns how many bytes they inflated to.
+    mutating func feed(_ bytes: UnsafeRawBufferPointer) -> Int {
+        guard !stopped, let inflater else { return 0 }
+        let before = inflatedBytes
         do {
             try inflater.feed(bytes) { piece in
                 inflatedBytes += piece.count
@@ -36,6 +38,7 @@ struct GzipLineCounter {
         } catch {
             stopped = true
         }
+        return inflatedBytes - before
     }
 
     /// The file's lines (a last line without a newline included), or `maxLines` if counting stopped
