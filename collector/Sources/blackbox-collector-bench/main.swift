@@ -99,7 +99,8 @@ enum LogPacking {
     /// A plain text log, deflated by the zip (what `zip` or a bundle with the active log makes).
     case deflated
     /// A `.log.gz` archive stored as it is (what the uploader makes of rotated, compressed logs):
-    /// the collector checks its CRC-32 and sha256 but has nothing to inflate at ingest.
+    /// the collector checks its CRC-32 and sha256 but has nothing to inflate at ingest (one log a
+    /// bundle fits the indexing budget, so its lines are not counted).
     case storedGzip
 }
 

@@ -376,6 +376,26 @@ struct IngestTests {
         #expect(try await Self.hits(collector, "big0") == 0, "the 1,200-line archive would pass the bundle's budget")
     }
 
+    @Test("a compressed log is inflated at ingest only when the bundle has more logs than the budget holds at the cap")
+    func compressedLinesCountedOnlyWhenTheyMatter() throws {
+        var limits = IngestLimits()
+        limits.maxIndexedLinesPerFile = 1_000
+        limits.maxIndexedLinesPerBundle = 2_000
+        let inspector = BundleInspector(limits: limits)
+        func lineCounts(archives: Int) throws -> [Int] {
+            let logs = try (0..<archives).map { index in
+                ("app.\(index).log.gz", Data(try GzipData.compress(Array(String(repeating: "line\n", count: 40).utf8))))
+            }
+            let inspection = try inspector.inspect(
+                bytes: try BundleArchive.make(app: .init(name: "shop"), host: "h", logs: logs))
+            return inspection.files.filter { $0.kind == .log }.map(\.lineCount)
+        }
+        // Two logs fit the budget at the cap whatever they hold: counted as the cap, not inflated.
+        #expect(try lineCounts(archives: 2) == [1_000, 1_000])
+        // Three could pass it: their real lines (40 and the empty last one).
+        #expect(try lineCounts(archives: 3) == [41, 41, 41])
+    }
+
     @Test("searches with control characters or too many words get a clear 400 or results, never 500")
     func hostileSearches() async throws {
         let collector = try await TestCollector.start()
