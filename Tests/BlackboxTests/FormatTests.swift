@@ -34,6 +34,31 @@ import Testing
             line == "2026-11-21T22:39:39.123Z INFO  net: user signed in request=42 who=\"a b\" (App/main.swift:12)\n")
     }
 
+    @Test("a metadata value is written bare exactly when it is printable ASCII without space, quote or =")
+    func bareTextValues() {
+        func isBare(_ bytes: [UInt8]) -> Bool {
+            !bytes.isEmpty && bytes.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != 0x22 && $0 != 0x3D }
+        }
+        // Every byte at every position of values around a word's length, the overlapping last word included.
+        for length in 0...17 {
+            for position in 0..<max(length, 1) {
+                for byte in UInt8.min...UInt8.max {
+                    var value = Array(repeating: UInt8(ascii: "a"), count: length)
+                    if length > 0 { value[position] = byte }
+                    let bare = value.withUnsafeBytes { LineFormatter.isBareTextValue($0) }
+                    #expect(bare == isBare(value), "byte \(byte) at \(position) of \(length)")
+                    if bare != isBare(value) { return }
+                }
+            }
+        }
+        let line = withRecord(
+            message: [], metadata: [("id", "req-0123456789abcdef"), ("e", "a=b")], timestamp: timestamp
+        ) {
+            formatted(.text, $0)
+        }
+        #expect(line.contains(" id=req-0123456789abcdef e=\"a=b\""))
+    }
+
     @Test func newlinesNeverSplitALine() {
         let text = withRecord(message: Array("one\ntwo\r".utf8), timestamp: timestamp) { formatted(.text, $0) }
         #expect(text.filter { $0 == "\n" }.count == 1)

@@ -59,11 +59,45 @@ struct LineFormatter {
 
     /// Values with spaces, quotes or `=` are quoted so `key=value` pairs can be split reliably.
     private func appendTextValue(_ value: UnsafeRawBufferPointer, to out: inout OutputBuffer) {
+        // Almost every value (ids, names, numbers) is bare: one scan instead of two.
+        if Self.isBareTextValue(value) { return out.append(value) }
         let needsQuotes =
             value.isEmpty || value.contains { $0 <= 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "=") }
         if needsQuotes { out.append(UInt8(ascii: "\"")) }
         appendEscaped(value, to: &out, escape: needsQuotes ? .json : .text)
         if needsQuotes { out.append(UInt8(ascii: "\"")) }
+    }
+
+    /// True when `value` is written as it is, unquoted and unescaped: not empty, and only printable
+    /// ASCII other than space, `"` and `=`. Whole words as in `appendEscaped` (this scan was 9 % of the
+    /// writer's time byte by byte, in the server benchmark's profile).
+    @inline(__always)
+    static func isBareTextValue(_ value: UnsafeRawBufferPointer) -> Bool {
+        guard let base = value.baseAddress, !value.isEmpty else { return false }
+        let count = value.count
+        guard count >= 8 else {
+            return value.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "=") }
+        }
+        var i = 0
+        while i + 8 <= count {
+            if mayNeedQuotes(base.loadUnaligned(fromByteOffset: i, as: UInt64.self)) { return false }
+            i += 8
+        }
+        return i == count || !mayNeedQuotes(base.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self))
+    }
+
+    /// True when some byte of `word` is a space or below, DEL or above, `"` or `=` (false positives
+    /// allowed, as in `Escape.mayNeedEscape`).
+    @inline(__always)
+    private static func mayNeedQuotes(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let spaceOrBelow = (word &- 0x2121_2121_2121_2121) & ~word
+        let del = word ^ 0x7F7F_7F7F_7F7F_7F7F
+        let quote = word ^ 0x2222_2222_2222_2222
+        let equals = word ^ 0x3D3D_3D3D_3D3D_3D3D
+        let suspicious =
+            spaceOrBelow | word | (del &- ones) & ~del | (quote &- ones) & ~quote | (equals &- ones) & ~equals
+        return suspicious & 0x8080_8080_8080_8080 != 0
     }
 
     static func tag(_ level: LogLevel) -> StaticString {
