@@ -71,8 +71,8 @@ struct BundleInspector {
 
         // A compressed log's real line count only matters when the bundle holds more logs than the
         // indexing budget has room for at the per-file cap; otherwise every log is indexed whatever
-        // it holds, and inflating each at ingest (a third of the stored-.log.gz throughput in `make
-        // bench-collector`) would buy nothing.
+        // it holds, and inflating each at ingest (which cut the stored-.log.gz ingest rate of `make
+        // bench-collector` to a third) would buy nothing.
         let possibleLogs = entries.count { $0.type == .file && !Self.isKept($0.path) }
         let countsCompressedLines =
             possibleLogs > limits.maxIndexedLinesPerBundle / max(limits.maxIndexedLinesPerFile, 1)
