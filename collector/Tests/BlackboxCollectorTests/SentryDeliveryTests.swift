@@ -1,5 +1,6 @@
 import BlackboxFormat
 import BlackboxTestSupport
+import CollectorTestSupport
 import Foundation
 import Testing
 
@@ -97,14 +98,17 @@ struct SentryDeliveryTests {
         try #require(FileManager.default.fileExists(atPath: Self.releaseApp), "no release crash child")
         let scratch = TemporaryDirectory()
         defer { scratch.remove() }
-        let collector = try await TestCollector.start()
-        defer { Task { await collector.stop() } }
+        // A collector process of its own: in-process, its handlers ran on the test pool that a loaded
+        // parallel run keeps busy, and the helper's second envelope outlasted even a 20 s deadline.
+        let collector = try await CollectorProcess.start(dataDirectory: "\(scratch.path)/collector")
+        defer { collector.kill(SIGTERM) }
         let diagnostics = "\(scratch.path)/diagnostics"
+        let dsn = SentryAuthentication.dsn(publicURL: collector.baseURL, ingestKey: collector.ingestKey, projectID: 1)
         let crashed = try await Tool.Running(
             Self.releaseApp, [diagnostics, "index", "main"],
             environment: [
                 "CRASH_CHILD_DELIVERY_HELPER": "\(Tool.binDirectory)/blackbox",
-                "CRASH_CHILD_DELIVERY_SENTRY_DSN": SentryIngestTests.dsn(collector),
+                "CRASH_CHILD_DELIVERY_SENTRY_DSN": dsn,
                 "CRASH_CHILD_DELIVERY_DEADLINE_MS": "20000",
             ]
         ).wait()
@@ -114,11 +118,15 @@ struct SentryDeliveryTests {
             $0.hasSuffix(".raw")
         }
         #expect(raws.isEmpty, "delivered, so the raw report is gone: \(raws) \(crashed.stderr)")
-        let groups = try await HTTP.get(collector, "/api/v1/groups").json["items"] as? [[String: Any]] ?? []
+        let admin = [("Authorization", "Bearer \(collector.adminToken)")]
+        let groups =
+            try await HTTP.request("\(collector.baseURL)/api/v1/groups", headers: admin).json["items"]
+            as? [[String: Any]] ?? []
         let group = try #require(groups.first, "\(crashed.stderr)")
         #expect((group["title"] as? String)?.contains("triggerIndexOutOfRange") == true, "\(group)")
         let reportID = try #require(group["latestReportID"] as? Int)
-        let report = try CrashReport.decode(try await HTTP.get(collector, "/api/v1/reports/\(reportID)").body)
+        let report = try CrashReport.decode(
+            try await HTTP.request("\(collector.baseURL)/api/v1/reports/\(reportID)", headers: admin).body)
         #expect(report.metadata["sentry.sdk"] == "blackbox.swift \(BlackboxVersion.current)")
         #expect(report.logTail.contains { $0.contains("about to crash: index on main") }, "\(report.logTail)")
     }
