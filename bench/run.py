@@ -25,6 +25,8 @@ COMPETITORS = {
     "W4": ["swiftlog", "noop", "noop-bare", "spdlog-sync", "spdlog-async"],
 }
 FIELDS = ["mean_ns", "p50_ns", "p99_ns", "p999_ns", "msgs_per_s", "peak_rss_mb"]
+# W2 only, not in the table: CPU per line of the whole process and of the calling threads alone.
+CPU_FIELDS = ["cpu_ns_per_line", "caller_cpu_ns_per_line"]
 JOURNAL_MIB = 4  # Blackbox's default journal size, used by the benchmark
 
 
@@ -124,7 +126,12 @@ def main():
             row = {"workload": workload, "competitor": competitor}
             for field in FIELDS:
                 row[field] = summary[field]["median"] if summary[field] else None
-            row["range"] = {field: summary[field] for field in FIELDS if summary[field]}
+            for field in CPU_FIELDS:
+                cpu = summarize([s.get(field) for s in samples])
+                if cpu:
+                    row[field] = cpu["median"]
+                    summary[field] = cpu
+            row["range"] = {field: summary[field] for field in FIELDS + CPU_FIELDS if summary.get(field)}
             row["repetitions"] = len(samples)
             if verified:
                 row["verified"] = verified
@@ -138,7 +145,7 @@ def main():
     def value(workload, competitor, field):
         for row in rows:
             if row["workload"] == workload and row["competitor"] == competitor:
-                return row[field]
+                return row.get(field)
         return None
 
     def ratio(a, b):
@@ -165,10 +172,16 @@ def main():
             bar(f"W2 {competitor} peak RSS MB / (journal + 32 MiB)", ratio(rss, JOURNAL_MIB + 32), 0.6)
             # Not a bar: what the resident memory is at the end (private, and mapped files such as
             # shared libraries, which other processes share).
+            cpu, caller = value("W2", competitor, "cpu_ns_per_line"), value("W2", competitor, "caller_cpu_ns_per_line")
+            if cpu is not None and caller is not None:
+                print(f"  W2 {competitor} CPU per line: {cpu:.0f} ns, of which the calling threads {caller:.0f} ns")
             ends = [s for s in results["W2"][competitor] if s.get("rss_anon_mb") is not None]
             if ends:
                 print(f"  W2 {competitor} at the end: private {statistics.median(s['rss_anon_mb'] for s in ends):.1f} MB, "
                       f"mapped files {statistics.median(s['rss_file_mb'] for s in ends):.1f} MB")
+        spdlog_cpu = value("W2", "spdlog-sync", "cpu_ns_per_line")
+        if spdlog_cpu is not None:
+            print(f"  W2 spdlog sync CPU per line: {spdlog_cpu:.0f} ns")
     if "W3" in results:
         bar("W3 native mean / spdlog sync mean", ratio(value("W3", "native", "mean_ns"), value("W3", "spdlog-sync", "mean_ns")), 1.0)
         bar("W3 swift-log mean / spdlog sync mean", ratio(value("W3", "swiftlog", "mean_ns"), value("W3", "spdlog-sync", "mean_ns")), 1.0)

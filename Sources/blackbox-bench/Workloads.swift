@@ -113,6 +113,15 @@ func monotonicNow() -> UInt64 {
     return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
 }
 
+/// User and system CPU time of the process (finished threads included) or of the calling thread.
+func cpuNanoseconds(ofThread: Bool = false) -> UInt64 {
+    var usage = rusage()
+    let rusageThread: __rusage_who_t = 1  // RUSAGE_THREAD (Linux): Glibc's module does not export it
+    guard getrusage(ofThread ? rusageThread : RUSAGE_SELF.rawValue, &usage) == 0 else { return 0 }
+    func nanoseconds(_ time: timeval) -> UInt64 { UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_usec) * 1000 }
+    return nanoseconds(usage.ru_utime) + nanoseconds(usage.ru_stime)
+}
+
 /// A `/proc/self/status` figure in MB: `VmHWM` (peak resident), `RssAnon` (private memory now),
 /// `RssFile` (mapped files now: shared libraries and the journal's mapping).
 func statusMegabytes(_ field: String) -> Double? {
@@ -197,11 +206,15 @@ func runBenchmark(workload: String, competitor: String, directory: String) -> St
         final class Box: @unchecked Sendable {
             let subject: Subject
             let thread: Int
+            /// The calling thread's own CPU time, read by the thread itself when its calls are done.
+            var callerCPUNanoseconds: UInt64 = 0
             init(_ subject: Subject, _ thread: Int) {
                 self.subject = subject
                 self.thread = thread
             }
         }
+        let cpuAtStart = cpuNanoseconds()
+        let boxes = (0..<threads).map { Box(subject, $0) }
         var handles: [pthread_t] = []
         for t in 0..<threads {
             var thread = pthread_t()
@@ -212,14 +225,20 @@ func runBenchmark(workload: String, competitor: String, directory: String) -> St
                     inBenchScope {
                         for n in 0..<250_000 { box.subject.log(.info, box.thread * 1_000_000 + n) }
                     }
+                    box.callerCPUNanoseconds = cpuNanoseconds(ofThread: true)
                     return nil
-                }, Unmanaged.passRetained(Box(subject, t)).toOpaque())
+                }, Unmanaged.passRetained(boxes[t]).toOpaque())
             handles.append(thread)
         }
         for thread in handles { pthread_join(thread, nil) }
         Blackbox.shutdown()  // drains: every line written, the file closed
         let elapsed = monotonicNow() - start
         fields["msgs_per_s"] = "\(Double(threads * perThread) / (Double(elapsed) / 1e9))"
+        // CPU per line, of the whole process and of the calling threads alone (the rest is the
+        // writer's): steadier than msgs/s when five threads share two cores.
+        let lines = Double(threads * perThread)
+        fields["cpu_ns_per_line"] = "\(Double(cpuNanoseconds() - cpuAtStart) / lines)"
+        fields["caller_cpu_ns_per_line"] = "\(Double(boxes.reduce(0) { $0 + $1.callerCPUNanoseconds }) / lines)"
 
     case "W3":
         let count = 10_000_000
