@@ -168,6 +168,7 @@ func runBenchmark(workload: String, competitor: String, directory: String) -> St
     let metadataHeavy = workload == "W4"
     if metadataHeavy { configuration.metadataProvider = tracingLikeProvider }
     var subject: Subject
+    var core: LoggingCore?
     switch competitor {
     case "noop" where metadataHeavy:
         subject = Subject(
@@ -176,14 +177,16 @@ func runBenchmark(workload: String, competitor: String, directory: String) -> St
     case "noop", "noop-bare":
         subject = Subject(fast: nil, logger: Logger(label: "bench") { _ in NoOpHandler() })
     case "native", "swiftlog":
-        let core: LoggingCore
+        let started: LoggingCore
         do {
-            core = try Blackbox.start(configuration, bootstrapLogging: false).core
+            started = try Blackbox.start(configuration, bootstrapLogging: false).core
         } catch {
             return "{\"error\": \"\(error)\"}"
         }
-        let logger = Logger(label: "bench") { BlackboxLogHandler(label: $0, core: core) }
-        subject = Subject(fast: competitor == "native" ? FastLogger(label: "bench", core: core) : nil, logger: logger)
+        core = started
+        let logger = Logger(label: "bench") { BlackboxLogHandler(label: $0, core: started) }
+        subject = Subject(
+            fast: competitor == "native" ? FastLogger(label: "bench", core: started) : nil, logger: logger)
         if watchingHangs { watchForHangsWhileMeasuring() }
     default:
         return "{\"error\": \"unknown competitor \(competitor)\"}"
@@ -251,6 +254,11 @@ func runBenchmark(workload: String, competitor: String, directory: String) -> St
         return "{\"error\": \"unknown workload \(workload)\"}"
     }
     Blackbox.shutdown()
+    // What the writer thread spent per line formatting and writing: W1, W2 and W4 log 1 M lines (W3's
+    // calls are below the level and write nothing).
+    if let cpu = core?.writerCPUNanoseconds, workload != "W3" {
+        fields["writer_cpu_ns_per_line"] = "\(Double(cpu) / 1e6)"
+    }
     fields["peak_rss_mb"] = statusMegabytes("VmHWM").map { "\($0)" } ?? "null"
     fields["rss_anon_mb"] = statusMegabytes("RssAnon").map { "\($0)" } ?? "null"
     fields["rss_file_mb"] = statusMegabytes("RssFile").map { "\($0)" } ?? "null"

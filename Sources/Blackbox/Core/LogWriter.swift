@@ -62,6 +62,11 @@ final class LogWriter: @unchecked Sendable {
     private var wakeRequested = false  // guarded by lock
     private var stopRequested = false  // guarded by lock
     private var stopped = false  // guarded by lock
+    private var cpuNanosecondsWhenStopped: UInt64?  // guarded by lock
+
+    /// The writer thread's CPU time over its life, once it has stopped (for the benchmark's "writer
+    /// CPU per line").
+    var cpuNanoseconds: UInt64? { lock.withLock { cpuNanosecondsWhenStopped } }
     // guarded by lock
     private var asyncWaiters: [(target: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
 
@@ -163,8 +168,10 @@ final class LogWriter: @unchecked Sendable {
             }
         }
         writeBatch(upTo: cursor)
+        let cpu = currentThreadCPUNanoseconds()
         lock.withLock {
             stopped = true
+            cpuNanosecondsWhenStopped = cpu
             lock.broadcast()
             resumeAsyncWaiters(all: true)
         }
@@ -373,7 +380,9 @@ final class LogWriter: @unchecked Sendable {
         journal.publish(checkpoint)
         journal.release(upTo: position)
         cursor = position
-        writtenPosition.store(position, ordering: .releasing)
+        // Sequentially consistent, as a waiter's increment of `waiters` is: either the waiter sees the
+        // new position or the writer sees the waiter (a release store could pass the load after it).
+        writtenPosition.store(position, ordering: .sequentiallyConsistent)
         if waiters.load(ordering: .sequentiallyConsistent) > 0 {
             lock.withLock {
                 lock.broadcast()

@@ -46,6 +46,10 @@ public final class LoggingCore: @unchecked Sendable {
     /// What start-up recovered from a previous process.
     public let recovery: RecoveryReport
 
+    /// The writer thread's CPU time over its life, once `shutdown` has stopped it (the benchmark's
+    /// writer cost per line).
+    package var writerCPUNanoseconds: UInt64? { writer.cpuNanoseconds }
+
     public struct RecoveryReport: Sendable, Equatable {
         public var records: Int
         public var skippedBytes: UInt64

@@ -80,3 +80,14 @@ private let threadIDKey: pthread_key_t = {
     pthread_key_create(&key, nil)
     return key
 }()
+
+/// User and system CPU time of the calling thread (`RUSAGE_THREAD`, which Glibc's module does not
+/// export), or 0 when it cannot be read.
+func currentThreadCPUNanoseconds() -> UInt64 {
+    let rusageThread: __rusage_who_t = 1
+    var usage = rusage()
+    guard getrusage(rusageThread, &usage) == 0 else { return 0 }
+    let user = UInt64(usage.ru_utime.tv_sec) &* 1_000_000_000 &+ UInt64(usage.ru_utime.tv_usec) &* 1000
+    let system = UInt64(usage.ru_stime.tv_sec) &* 1_000_000_000 &+ UInt64(usage.ru_stime.tv_usec) &* 1000
+    return user &+ system
+}
