@@ -25,8 +25,9 @@ COMPETITORS = {
     "W4": ["swiftlog", "noop", "noop-bare", "spdlog-sync", "spdlog-async"],
 }
 FIELDS = ["mean_ns", "p50_ns", "p99_ns", "p999_ns", "msgs_per_s", "peak_rss_mb"]
-# W2 only, not in the table: CPU per line of the whole process and of the calling threads alone.
-CPU_FIELDS = ["cpu_ns_per_line", "caller_cpu_ns_per_line"]
+# Not in the table: CPU per line of the whole process and of the calling threads alone (W2), and of
+# Blackbox's writer thread (W1, W2, W4).
+CPU_FIELDS = ["cpu_ns_per_line", "caller_cpu_ns_per_line", "writer_cpu_ns_per_line"]
 JOURNAL_MIB = 4  # Blackbox's default journal size, used by the benchmark
 
 
@@ -161,6 +162,10 @@ def main():
         bars.append({"bar": name, "ratio": round(measured, 3), "limit": limit, "met": met})
 
     if "W1" in results:
+        for competitor in ("native", "swiftlog"):
+            writer = value("W1", competitor, "writer_cpu_ns_per_line")
+            if writer is not None:
+                print(f"  W1 {competitor}: the writer thread's CPU per line {writer:.0f} ns (not on the caller's time)")
         bar("W1 native mean / spdlog sync mean", ratio(value("W1", "native", "mean_ns"), value("W1", "spdlog-sync", "mean_ns")), 0.3)
         bar("W1 swift-log mean / no-op swift-log mean", ratio(value("W1", "swiftlog", "mean_ns"), value("W1", "noop", "mean_ns")), 1.1)
         bar("W1 swift-log p99 / spdlog async p99", ratio(value("W1", "swiftlog", "p99_ns"), value("W1", "spdlog-async", "p99_ns")), 1.0)
@@ -173,8 +178,10 @@ def main():
             # Not a bar: what the resident memory is at the end (private, and mapped files such as
             # shared libraries, which other processes share).
             cpu, caller = value("W2", competitor, "cpu_ns_per_line"), value("W2", competitor, "caller_cpu_ns_per_line")
-            if cpu is not None and caller is not None:
-                print(f"  W2 {competitor} CPU per line: {cpu:.0f} ns, of which the calling threads {caller:.0f} ns")
+            writer = value("W2", competitor, "writer_cpu_ns_per_line")
+            if cpu is not None and caller is not None and writer is not None:
+                print(f"  W2 {competitor} CPU per line: {cpu:.0f} ns, of which the calling threads {caller:.0f} ns, "
+                      f"the writer {writer:.0f} ns")
             ends = [s for s in results["W2"][competitor] if s.get("rss_anon_mb") is not None]
             if ends:
                 print(f"  W2 {competitor} at the end: private {statistics.median(s['rss_anon_mb'] for s in ends):.1f} MB, "

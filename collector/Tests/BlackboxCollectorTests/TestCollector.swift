@@ -32,11 +32,21 @@ final class TestCollector: @unchecked Sendable {
             try await Bootstrap.ensureFirstProject(store: server.store, dataDirectory: directory).credentials)
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let app = try await server.makeApplication { port in portContinuation.yield(port) }
-        let task = Task { try await app.runService(gracefulShutdownSignals: []) }
-        var port = 0
+        // A service that fails to start ends the stream, and start throws its error instead of waiting
+        // for a port forever (as `WebhookReceiver` does).
+        let task = Task {
+            defer { portContinuation.finish() }
+            try await app.runService(gracefulShutdownSignals: [])
+        }
+        var boundPort: Int?
         for await bound in ports {
-            port = bound
+            boundPort = bound
             break
+        }
+        guard let port = boundPort else {
+            defer { scratch.remove() }
+            try await task.value
+            throw CancellationError()
         }
         return TestCollector(
             scratch: scratch, server: server, baseURL: "http://127.0.0.1:\(port)", ingestKey: credentials.ingestKey,
