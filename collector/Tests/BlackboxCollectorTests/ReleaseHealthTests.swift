@@ -33,6 +33,21 @@ struct ReleaseHealthTests {
         #expect(rows == [.init(versionKey: "1.0", clean: 1_000_001, crashed: 0, hung: 0, killed: 1)])
     }
 
+    @Test("a crash and a run that give an empty version are both counted under \"unknown\"")
+    func emptyVersionsMeet() async throws {
+        let collector = try await TestCollector.start()
+        defer { Task { await collector.stop() } }
+        let report = Reports.crash(functions: ["shop.pay() -> ()"], version: "", host: "")
+        let uploaded = try await HTTP.upload(
+            collector, try BundleArchive.make(app: report.app, host: "h", reports: [report]))
+        #expect(uploaded.status == 201, "\(uploaded.text)")
+        let groups = try await HTTP.get(collector, "/api/v1/groups").json["items"] as? [[String: Any]] ?? []
+        #expect((groups.first?["versions"] as? [String: Int]) == [TallyKey.unknown: 1], "\(groups)")
+        #expect((groups.first?["hosts"] as? [String: Int]) == [TallyKey.unknown: 1], "\(groups)")
+        let summary = SessionSummary(appVersion: "", clean: 1, firstStart: Date(), lastEnd: Date())
+        #expect(IngestPlan.sessionRows([summary]).map(\.versionKey) == [TallyKey.unknown])
+    }
+
     @Test("release health trusts only what one installation can have run; the rest of the bundle is kept")
     func implausibleSessions() {
         let now = Date(timeIntervalSince1970: 1_800_000_000)

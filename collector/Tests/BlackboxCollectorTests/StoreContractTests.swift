@@ -164,8 +164,8 @@ struct StoreContractTests {
         return SymbolicationUpdate(
             report: pending, json: try CrashReport.makeEncoder().encode(symbolicated), reason: symbolicated.reason,
             signature: CrashSignature.compute(symbolicated), kind: symbolicated.kind.rawValue,
-            occurredAt: symbolicated.process.crashTime, versionKey: symbolicated.app.version ?? "unknown",
-            hostKey: symbolicated.host.name, resolvedBuildIDs: ["ab"], complete: false)
+            occurredAt: symbolicated.process.crashTime, versionKey: symbolicated.versionKey,
+            hostKey: symbolicated.hostKey, resolvedBuildIDs: ["ab"], complete: false)
     }
 
     @Test(

@@ -111,8 +111,8 @@ public struct IngestPlan: Sendable {
                     host: report.host.name,
                     reason: report.reason ?? report.fatalMessage,
                     traceID: report.scope?["trace-id"].flatMap(TraceID.checked),
-                    versionKey: report.app.version ?? "unknown",
-                    hostKey: report.host.name.isEmpty ? "unknown" : report.host.name,
+                    versionKey: report.versionKey,
+                    hostKey: report.hostKey,
                     json: try encoder.encode(report), images: ReportSymbols.imageUses(report)))
         }
         self.occurrences = occurrences
@@ -156,9 +156,9 @@ public struct IngestPlan: Sendable {
         var rows: [SessionRow] = []
         for summary in summaries.prefix(100) {
             func bounded(_ count: Int) -> Int { min(max(count, 0), 1_000_000) }
-            let key = summary.appVersion.map { String($0.prefix(200)) } ?? "unknown"
+            let version = summary.appVersion.map { String($0.prefix(TallyKey.maxSessionVersionLength)) }
             let row = SessionRow(
-                versionKey: key.isEmpty ? "unknown" : key, clean: bounded(summary.clean),
+                versionKey: TallyKey.version(version), clean: bounded(summary.clean),
                 crashed: bounded(summary.crashed), hung: bounded(summary.hung), killed: bounded(summary.killed))
             if let index = rows.firstIndex(where: { $0.versionKey == row.versionKey }) {
                 rows[index].clean += row.clean

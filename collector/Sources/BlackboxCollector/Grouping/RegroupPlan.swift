@@ -15,8 +15,8 @@ extension RegroupedReport {
     init(id: Int64, report: CrashReport) {
         self.init(
             id: id, signature: CrashSignature.compute(report), kind: report.kind.rawValue,
-            occurredAt: report.process.crashTime, versionKey: report.app.version ?? "unknown",
-            hostKey: report.host.name.isEmpty ? "unknown" : report.host.name)
+            occurredAt: report.process.crashTime, versionKey: report.versionKey,
+            hostKey: report.hostKey)
     }
 }
 

@@ -296,8 +296,8 @@ final class SymbolicationService: Service, Sendable {
                     report: pending, json: try CrashReport.makeEncoder().encode(symbolicated),
                     reason: symbolicated.reason ?? symbolicated.fatalMessage,
                     signature: CrashSignature.compute(symbolicated), kind: symbolicated.kind.rawValue,
-                    occurredAt: symbolicated.process.crashTime, versionKey: symbolicated.app.version ?? "unknown",
-                    hostKey: symbolicated.host.name.isEmpty ? "unknown" : symbolicated.host.name,
+                    occurredAt: symbolicated.process.crashTime, versionKey: symbolicated.versionKey,
+                    hostKey: symbolicated.hostKey,
                     resolvedBuildIDs: resolved, complete: resolved.count == unresolved.count,
                     failure: leftOut.isEmpty ? nil : leftOut.joined(separator: "; ")))
         } catch {

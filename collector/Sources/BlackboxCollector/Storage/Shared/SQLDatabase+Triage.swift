@@ -40,7 +40,7 @@ enum TriageTransaction {
         let versions = try connection.rows(
             """
             SELECT app_version FROM group_versions
-            WHERE group_id = \(groupID) AND app_version NOT IN ('unknown', \(CrashGroup.otherValues))
+            WHERE group_id = \(groupID) AND app_version NOT IN (\(TallyKey.unknown), \(CrashGroup.otherValues))
             """
         ) { try $0.decode("app_version", as: String.self) }
         var asked = versions
