@@ -46,13 +46,14 @@ public enum InAppRules {
     }
 
     /// `generic specialization <Swift.Array<Swift.Int>> of Swift.Array.count` → `Swift.Array.count`
-    /// (also `function signature specialization <…> of `), however deeply the brackets nest.
+    /// (also `function signature specialization <…> of `), however deeply the brackets nest. Linear in
+    /// the name: each marker's next occurrence is searched for again only once the text has passed it.
     public static func withoutSpecializationMarkers(_ name: String) -> String {
         var result = Substring(name)
         var output = ""
         let markers = ["generic specialization <", "function signature specialization <"]
-        while let marker = markers.compactMap({ result.firstRange(of: $0) }).min(by: { $0.lowerBound < $1.lowerBound })
-        {
+        var next = markers.map { result.firstRange(of: $0) }
+        while let marker = next.compactMap({ $0 }).min(by: { $0.lowerBound < $1.lowerBound }) {
             output += result[..<marker.lowerBound]
             var depth = 1
             var index = marker.upperBound
@@ -62,6 +63,10 @@ public enum InAppRules {
             }
             result = result[index...]
             if result.hasPrefix(" of ") { result = result.dropFirst(4) }
+            for (position, marker) in markers.enumerated() {
+                if let found = next[position], found.lowerBound >= result.startIndex { continue }
+                next[position] = next[position] == nil ? nil : result.firstRange(of: marker)
+            }
         }
         return output + result
     }

@@ -22,13 +22,21 @@ struct AppCode {
     }
 
     /// The innermost symbol of the app's own code (Sentry's "culprit") in `frames` (the crashed
-    /// thread's by default), inlined ones included.
+    /// thread's by default), inlined ones included. Only the top frames are searched: a culprit below
+    /// them would say little about the crash, and each rejected symbol costs a name normalization, so
+    /// an unbounded search is a cost an uploader chooses (security review 2026-11-27, finding 1).
     func culprit(in frames: [CrashReport.Frame]? = nil) -> CrashReport.Symbol? {
-        for frame in frames ?? report.frames {
-            if let symbol = frame.symbols.first(where: { isApp($0, of: frame) }) { return symbol }
+        for frame in (frames ?? report.frames).prefix(Self.maxCulpritFrames) {
+            if let symbol = frame.symbols.prefix(Self.maxCulpritSymbolsPerFrame).first(where: { isApp($0, of: frame) })
+            {
+                return symbol
+            }
         }
         return nil
     }
+
+    static let maxCulpritFrames = 128
+    static let maxCulpritSymbolsPerFrame = 16
 
     /// A symbol of the app's own code: as its producer says (a Sentry SDK's `in_app`), else in one of
     /// the app's images (not the system's, not an unknown one), `isAppCode`, and not of a dependency's

@@ -31,9 +31,12 @@ enum SwiftNames {
     }
 
     /// One pass: parameter lists become their labels, generic clauses and closure signatures go, and
-    /// so do effects and return types up to the next ` in ` (a closure's context) or the end.
+    /// so do effects and return types up to the next ` in ` (a closure's context) or the end. Linear in
+    /// the name's length: every helper either advances `index` past what it reads or looks at a bounded
+    /// tail of the output (names are hostile input: an 8 KB name arrives in a 1 KB upload).
     private static func simplify(_ characters: [Character]) -> String {
-        var output = ""
+        var output: [Character] = []
+        output.reserveCapacity(characters.count)
         var index = 0
         while index < characters.count {
             let character = characters[index]
@@ -42,45 +45,70 @@ enum SwiftNames {
                 index = skipBalanced(characters, from: index, open: "<", close: ">")
             } else if character == "(", let previous, isIdentifier(previous) || previous == ">" {
                 let end = skipBalanced(characters, from: index, open: "(", close: ")")
-                output += "(" + labels(String(characters[(index + 1)..<max(index + 1, end - 1)])) + ")"
+                output.append("(")
+                output += labels(characters[(index + 1)..<max(index + 1, end - 1)])
+                output.append(")")
                 index = skipSignatureTail(characters, from: end)
             } else if character == "(", isClosureSignatureStart(output) {
                 // A closure's signature: `closure #1 @Sendable (A) async -> B in f()`.
                 index = skipSignatureTail(
                     characters, from: skipBalanced(characters, from: index, open: "(", close: ")"))
-                while output.hasSuffix(" ") { output.removeLast() }
-                for suffix in [" @Sendable", " :"] where output.hasSuffix(suffix) { output.removeLast(suffix.count) }
+                while output.last == " " { output.removeLast() }
+                for suffix in [" @Sendable", " :"] where output.ends(with: suffix) {
+                    output.removeLast(suffix.count)
+                }
             } else {
                 output.append(character)
                 index += 1
             }
         }
-        return output.trimmingCharacters(in: .whitespaces)
+        return String(output).trimmingCharacters(in: .whitespaces)
     }
 
     /// After `closure #1 `, `closure #1 @Sendable ` or a getter's ` : `, a `(` opens a signature; after
-    /// ` in ` it opens a context such as `(extension in Hummingbird):`.
-    private static func isClosureSignatureStart(_ output: String) -> Bool {
-        guard output.hasSuffix(" ") else { return false }
-        let words = output.split(separator: " ")
-        guard let last = words.last else { return false }
-        if last == ":" { return true }
-        if last == "@Sendable" { return words.dropLast().last?.hasPrefix("#") == true }
-        return last.hasPrefix("#")
+    /// ` in ` it opens a context such as `(extension in Hummingbird):`. Reads at most the last two
+    /// words, each only as far as it can match (`#` and a closure's number are short).
+    private static func isClosureSignatureStart(_ output: [Character]) -> Bool {
+        guard output.last == " " else { return false }
+        var end = output.endIndex
+        while end > output.startIndex, output[end - 1] == " " { end -= 1 }
+        if end - 1 >= output.startIndex, output[end - 1] == ":", end - 1 == output.startIndex || output[end - 2] == " "
+        {
+            return true
+        }
+        if output[..<end].ends(with: " @Sendable") || output[..<end].elementsEqual("@Sendable") {
+            end -= "@Sendable".count
+            while end > output.startIndex, output[end - 1] == " " { end -= 1 }
+        }
+        return endsWithClosureNumber(output[..<end])
     }
 
+    /// `…closure #12`: a word of `#` and digits ends the text (the only words of a demangled name that
+    /// start with `#`).
+    private static func endsWithClosureNumber(_ text: ArraySlice<Character>) -> Bool {
+        var index = text.endIndex
+        while index > text.startIndex, text[index - 1].isNumber, text.endIndex - index < maxClosureNumberDigits {
+            index -= 1
+        }
+        guard index > text.startIndex, text[index - 1] == "#" else { return false }
+        return index - 1 == text.startIndex || text[index - 2] == " "
+    }
+
+    private static let maxClosureNumberDigits = 20
+
     /// `at: Swift.Int, _: Foo, Swift.String` → `at:_:_:`.
-    private static func labels(_ parameters: String) -> String {
-        var labels = ""
+    private static func labels(_ parameters: ArraySlice<Character>) -> [Character] {
+        var labels: [Character] = []
         var depth = 0
         var current = ""
         func finish() {
             let part = current.trimmingCharacters(in: .whitespaces)
             guard !part.isEmpty else { return }
             if let colon = part.firstIndex(of: ":"), part[..<colon].allSatisfy({ isIdentifier($0) }) {
-                labels += part[..<colon] + ":"
+                labels += part[..<colon]
+                labels.append(":")
             } else {
-                labels += "_:"
+                labels += ["_", ":"]
             }
         }
         var previous: Character = " "
@@ -142,5 +170,11 @@ enum SwiftNames {
     private static func isIdentifier(_ character: Character) -> Bool {
         character.isLetter || character.isNumber || character == "_" || character == "`" || character == "?"
             || character == "!"
+    }
+}
+
+extension BidirectionalCollection where Element == Character {
+    fileprivate func ends(with suffix: String) -> Bool {
+        count >= suffix.count && zip(reversed(), suffix.reversed()).allSatisfy { $0 == $1 }
     }
 }
