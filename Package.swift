@@ -179,7 +179,9 @@ let package = Package(
             ]),
         .testTarget(
             name: "BlackboxErrorsTests",
-            dependencies: ["BlackboxErrors", "Blackbox", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "BlackboxErrors", "Blackbox", "BlackboxTestSupport", .product(name: "Logging", package: "swift-log"),
+            ],
             resources: [.copy("Localization")]),
     ],
     swiftLanguageModes: [.v6]

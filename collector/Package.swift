@@ -11,12 +11,12 @@ let package = Package(
         .executable(name: "blackbox-collector-bench", targets: ["blackbox-collector-bench"]),
     ],
     dependencies: [
-        .package(name: "blackbox", path: "..", traits: ["ServiceLifecycle"]),
+        .package(name: "blackbox", path: "..", traits: ["Tools"]),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -69,12 +69,14 @@ let package = Package(
             ]
         ),
         // Real PostgreSQL and nginx processes for the tests and the benchmark (never shipped).
-        .target(name: "CollectorTestSupport"),
+        .target(
+            name: "CollectorTestSupport", dependencies: [.product(name: "BlackboxTestSupport", package: "blackbox")]),
         // `make bench-collector`: concurrent clients on loopback against a collector process.
         .executableTarget(
             name: "blackbox-collector-bench",
             dependencies: [
                 "BlackboxCollector", "CollectorTestSupport",
+                .product(name: "BlackboxTestSupport", package: "blackbox"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ]

@@ -1,3 +1,4 @@
+import BlackboxTestSupport
 import Foundation
 import Testing
 
@@ -20,8 +21,8 @@ struct TerminalPresenterProcessTests {
         stdin.fileHandleForWriting.write(Data(input.utf8))
         try stdin.fileHandleForWriting.close()
         let output = stdout.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationReason == .exit && process.terminationStatus == 0)
+        let outcome = try process.waitForOutcome()
+        #expect(outcome.signal == nil && outcome.status == 0)
         return String(decoding: output, as: UTF8.self)
     }
 

@@ -185,7 +185,7 @@ struct CLITests {
         try process.run()
         defer {
             process.terminate()
-            process.waitUntilExit()
+            try? process.waitForExit(within: .seconds(30))
         }
         var seen = ""
         func waitFor(_ text: String) {
@@ -215,7 +215,7 @@ struct CLITests {
         let child = try startChild("blackbox-test-child", ["kill-target", directory.path, "4"])
         usleep(200_000)
         kill(child.processIdentifier, SIGKILL)
-        child.waitUntilExit()
+        try child.waitForExit()
 
         let withJournal = try runProgram(cli, ["logs", "--journal", directory.path])
         #expect(withJournal.status == 0, "\(withJournal.stderr)")

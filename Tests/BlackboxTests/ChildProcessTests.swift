@@ -22,8 +22,7 @@ import Testing
             let child = try startChild("blackbox-test-child", ["kill-target", directory.path, "\(threads)"])
             usleep(UInt32(2_000 + random.next() % 60_000))
             kill(child.processIdentifier, SIGKILL)
-            child.waitUntilExit()
-            #expect(child.terminationReason == .uncaughtSignal)
+            #expect(try child.waitForOutcome().signal == SIGKILL)
 
             let progressData = try #require(FileManager.default.contents(atPath: "\(directory.path)/progress"))
             let progress: [UInt64] = progressData.withUnsafeBytes { Array($0.bindMemory(to: UInt64.self)) }
@@ -68,7 +67,7 @@ import Testing
         let holder = try startChild("blackbox-test-child", ["hold", directory.path])
         defer {
             kill(holder.processIdentifier, SIGKILL)
-            holder.waitUntilExit()
+            try? holder.waitForExit(within: .seconds(30))
         }
         let intruder = try runChild("blackbox-test-child", ["try-start", directory.path])
         #expect(intruder.status == 3)
@@ -85,7 +84,7 @@ import Testing
         let holders = try (0..<3).map { _ in try startChild("blackbox-test-child", ["hold", directory.path]) }
         for holder in holders {
             kill(holder.processIdentifier, SIGKILL)
-            holder.waitUntilExit()
+            try holder.waitForExit()
         }
         // Each held its own journal and wrote its line to its own file.
         let layout = DiagnosticsDirectory(directory.path)

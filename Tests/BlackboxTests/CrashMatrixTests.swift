@@ -226,8 +226,7 @@ struct CrashMatrixTests {
         let process = try startProgram(
             executable, [directory.path, "wait-for-signal", "main"], environment: ["SWIFT_BACKTRACE": "enable=no"])
         kill(process.processIdentifier, SIGSEGV)
-        process.waitUntilExit()
-        #expect(process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGSEGV)
+        #expect(try process.waitForOutcome().signal == SIGSEGV)
         let outcome = CrashReportProcessor(directory: directory.path).processPending()
         let report = try #require(outcome.processed.first?.report)
         #expect(outcome.processed.count == 1)

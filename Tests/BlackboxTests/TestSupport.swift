@@ -131,9 +131,13 @@ func rawFormatted(_ format: LogFormat, _ record: RecordView) -> [UInt8] {
     return Array(out.bytes)
 }
 
-/// Runs any program to completion (a helper by absolute path, or a system tool).
+/// Runs any program to completion (a helper by absolute path, or a system tool), failing with
+/// `ChildTimeout` (the child killed) if it outlives `deadline`. Its output goes to files, not pipes: a
+/// pipe's write end that a sibling spawned at the same moment inherits would keep the reader from
+/// ever seeing the end while that sibling lives (`ChildRun`, `ChildExit`).
 func runProgram(
-    _ path: String, _ arguments: [String], environment: [String: String] = [:], input: String? = nil
+    _ path: String, _ arguments: [String], environment: [String: String] = [:], input: String? = nil,
+    within deadline: Duration = ChildExit.defaultDeadline
 ) throws -> ChildResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
@@ -142,28 +146,32 @@ func runProgram(
     env["BLACKBOX_LOG_LEVEL"] = nil
     for (key, value) in environment { env[key] = value }
     process.environment = env
-    let out = Pipe()
-    let err = Pipe()
+    let output = TemporaryDirectory(prefix: "child-output")
+    defer { output.remove() }
+    let outPath = "\(output.path)/stdout"
+    let errPath = "\(output.path)/stderr"
+    _ = FileManager.default.createFile(atPath: outPath, contents: nil)
+    _ = FileManager.default.createFile(atPath: errPath, contents: nil)
+    let out = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
+    let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
     process.standardOutput = out
     process.standardError = err
     let stdinPipe = Pipe()
     process.standardInput = input == nil ? FileHandle.nullDevice : stdinPipe
+    defer {
+        try? out.close()
+        try? err.close()
+    }
     try process.run()
     if let input {
         stdinPipe.fileHandleForWriting.write(Data(input.utf8))
         try? stdinPipe.fileHandleForWriting.close()
     }
-    // Read both pipes concurrently: a child that fills one while we block on the other would hang.
-    let errData = Mutex(Data())
-    let errReader = Thread { errData.withLock { $0 = err.fileHandleForReading.readDataToEndOfFile() } }
-    errReader.start()
-    let outData = out.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    while errReader.isExecuting || !errReader.isFinished { usleep(1000) }
+    let outcome = try process.waitForOutcome(within: deadline)
     return ChildResult(
-        status: process.terminationStatus, signaled: process.terminationReason == .uncaughtSignal,
-        stdout: String(decoding: outData, as: UTF8.self),
-        stderr: errData.withLock { String(decoding: $0, as: UTF8.self) })
+        status: outcome.signal ?? outcome.status, signaled: outcome.signal != nil,
+        stdout: String(decoding: FileManager.default.contents(atPath: outPath) ?? Data(), as: UTF8.self),
+        stderr: String(decoding: FileManager.default.contents(atPath: errPath) ?? Data(), as: UTF8.self))
 }
 
 /// Starts a program and waits until it prints "ready".

@@ -29,8 +29,7 @@ struct UnseenDeathTests {
             executable, [directory.path, "wait-to-be-killed", "main"], environment: ["SWIFT_BACKTRACE": "enable=no"])
         let pid = process.processIdentifier
         kill(pid, SIGKILL)
-        process.waitUntilExit()
-        #expect(process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL)
+        #expect(try process.waitForOutcome().signal == SIGKILL)
         return pid
     }
 
@@ -90,7 +89,7 @@ struct UnseenDeathTests {
                 "\(neighbour.processIdentifier).json"
             ])
         kill(neighbour.processIdentifier, SIGKILL)
-        neighbour.waitUntilExit()
+        try neighbour.waitForExit()
         #expect(try nextStart(directory).count == 1)
     }
 

@@ -1,3 +1,4 @@
+import BlackboxTestSupport
 import Foundation
 
 /// The collector as a separate process, for the tests that kill it or drive it from other

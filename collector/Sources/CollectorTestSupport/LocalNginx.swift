@@ -1,3 +1,4 @@
+import BlackboxTestSupport
 import Foundation
 
 /// nginx (Debian's package) as a child process, never a daemon, balancing loopback ports; for the
@@ -50,7 +51,8 @@ public final class LocalNginx: @unchecked Sendable {
 
     public func stop() {
         process.terminate()
-        process.waitForExit()
+        // nginx ends at once on SIGTERM; one that does not is killed at the deadline.
+        try? process.waitForExit(within: .seconds(30))
     }
 }
 

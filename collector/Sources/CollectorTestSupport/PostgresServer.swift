@@ -1,3 +1,4 @@
+import BlackboxTestSupport
 import Foundation
 import Synchronization
 
@@ -115,7 +116,7 @@ public final class PostgresServer: @unchecked Sendable {
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try? process.run()
-            process.waitForExit()
+            try? process.waitForExit(within: .seconds(30))
             if let data = command.last(where: { $0.hasSuffix("/data") }) {
                 try? FileManager.default.removeItem(atPath: String(data.dropLast(5)))
             }
@@ -134,7 +135,7 @@ public final class PostgresServer: @unchecked Sendable {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        process.waitForExit()
+        try process.waitForExit()
         return process.exitStatus
     }
 

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import BlackboxCollector
 import BlackboxFormat
+import BlackboxTestSupport
 import CollectorTestSupport
 import Foundation
 import NIOCore

@@ -125,7 +125,7 @@ struct CrashTimeDeliveryTests {
             while ChildExit.of(pid) == .running { usleep(2_000) }
             return Date()
         }
-        let crashed = await running.wait()
+        let crashed = try await running.wait()
         let exited = try await exitSeen
         #expect(crashed.signal == SIGSEGV, "\(crashed.status) \(crashed.stderr)")
         let pending = DiagnosticsDirectory(diagnostics).pendingCrashes

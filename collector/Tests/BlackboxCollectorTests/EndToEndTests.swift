@@ -109,7 +109,7 @@ struct EndToEndTests {
         }
         let second = try await CollectorProcess.start(dataDirectory: scratch.path + "/collector", port: port)
         defer { second.kill(SIGTERM) }
-        let result = await uploader.wait()
+        let result = try await uploader.wait()
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("retrying in"), "it backed off while the collector was down")
         #expect(result.stdout.contains("uploaded 1 bundle"))

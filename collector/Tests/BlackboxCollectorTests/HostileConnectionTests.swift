@@ -34,7 +34,7 @@ struct HostileConnectionTests {
         // Answered at all (before, the descriptors ran out and nothing was accepted); the 1 s bar is
         // the benchmark's to measure, not a unit test's on a loaded machine.
         #expect(try await HTTP.request("\(collector.baseURL)/health").status == 200)
-        let finished = await holder.wait()
+        let finished = try await holder.wait()
         let closed = (try? String(contentsOfFile: ready + ".closed", encoding: .utf8)).flatMap { Int($0) }
         #expect(
             closed == 1_100,

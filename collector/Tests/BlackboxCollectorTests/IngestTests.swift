@@ -484,6 +484,6 @@ func run(_ executable: String, _ arguments: [String], in directory: String) thro
     process.arguments = arguments
     process.currentDirectoryURL = URL(fileURLWithPath: directory)
     try process.run()
-    process.waitForExit()
+    try process.waitForExit()
     return process.exitStatus
 }

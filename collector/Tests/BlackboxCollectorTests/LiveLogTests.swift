@@ -126,7 +126,7 @@ struct LiveLogTests {
         // Shipping every 500 ms: a kill now lands while a segment is cut or in flight, or just between.
         try await Task.sleep(for: .milliseconds(Int.random(in: 100...1_500)))
         first.kill(SIGKILL)
-        _ = await first.wait()
+        _ = try await first.wait()
 
         // The next start ships what the killed run left; the one after it, what the second left.
         let second = try await Tool.run(

@@ -43,15 +43,16 @@ enum Tool {
 
         func kill(_ signal: Int32) {
             Foundation.kill(process.processIdentifier, signal)
-            process.waitForExit()
+            // It was just signalled; a child that outlives this is killed by the deadline.
+            try? process.waitForExit(within: .seconds(60))
         }
 
         /// Waits with `Task.sleep`, not `waitUntilExit`: tests run in parallel on the small cooperative
         /// pool, and a thread blocked there delays every other test's sleeps and servers (a 2 s sleep
         /// took over 15 s under load, and timing-based tests failed).
         /// (The end is asked of the kernel, `ChildExit`: Foundation can miss a child's exit.)
-        func wait() async -> Result {
-            _ = await ChildExit.wait(for: process)
+        func wait() async throws -> Result {
+            _ = try await ChildExit.wait(for: process)
             defer { output.remove() }
             let (status, signal) = ChildExit.outcome(of: process)
             return Result(

@@ -28,14 +28,24 @@ public enum ChildExit: Equatable, Sendable {
         return info.si_code == Int32(CLD_EXITED) ? .exited(status: child.si_status) : .signaled(signal: child.si_status)
     }
 
-    /// Waits (polling, never blocking a thread for long) until the child has ended.
-    public static func wait(for process: Process) async -> ChildExit {
+    /// Waits (polling, never blocking a thread for long) until the child has ended. A child still
+    /// running at the deadline is killed and the wait throws `ChildTimeout`: a test fails naming what
+    /// it waited for instead of hanging the run.
+    public static func wait(for process: Process, within deadline: Duration = defaultDeadline) async throws
+        -> ChildExit
+    {
+        let end = ContinuousClock.now + deadline
         while true {
             let state = of(process.processIdentifier)
             if state != .running { return state }
+            guard ContinuousClock.now < end else { throw ChildTimeout(process: process, deadline: deadline) }
             try? await Task.sleep(for: .milliseconds(20))
         }
     }
+
+    /// How long a test waits for a child by default: far beyond what any child here takes on a loaded
+    /// 2-core machine, far below the stage's watchdog (scripts/test-all.sh).
+    public static let defaultDeadline: Duration = .seconds(300)
 
     /// The status and signal of an ended child, from the kernel or else from Foundation.
     public static func outcome(of process: Process) -> (status: Int32, signal: Int32?) {
@@ -54,14 +64,41 @@ public enum ChildExit: Equatable, Sendable {
     }
 }
 
+/// A child that outlived the time a test gave it; it has been killed (SIGKILL) when this is thrown.
+public struct ChildTimeout: Error, CustomStringConvertible {
+    public let command: String
+    public let deadline: Duration
+
+    init(process: Process, deadline: Duration) {
+        command = ([process.executableURL?.path ?? "?"] + (process.arguments ?? [])).joined(separator: " ")
+        self.deadline = deadline
+        kill(process.processIdentifier, SIGKILL)
+    }
+
+    public var description: String { "still running after \(deadline), killed: \(command.prefix(500))" }
+}
+
 extension Process {
-    /// `waitUntilExit`, asking the kernel whether the child ended (`ChildExit`), polling.
-    public func waitForExit() {
-        while ChildExit.of(processIdentifier) == .running { usleep(5_000) }
+    /// `waitUntilExit`, asking the kernel whether the child ended (`ChildExit`), polling; a child still
+    /// running at the deadline is killed and `ChildTimeout` thrown.
+    public func waitForExit(within deadline: Duration = ChildExit.defaultDeadline) throws {
+        let end = ContinuousClock.now + deadline
+        while ChildExit.of(processIdentifier) == .running {
+            guard ContinuousClock.now < end else { throw ChildTimeout(process: self, deadline: deadline) }
+            usleep(5_000)
+        }
     }
 
     /// The exit status (-1 when a signal ended it) once `waitForExit` returned.
     public var exitStatus: Int32 { ChildExit.outcome(of: self).status }
+
+    /// Waits for the end (`waitForExit`) and says how it ended: an exit status, or the signal that ended it.
+    public func waitForOutcome(within deadline: Duration = ChildExit.defaultDeadline) throws -> (
+        status: Int32, signal: Int32?
+    ) {
+        try waitForExit(within: deadline)
+        return ChildExit.outcome(of: self)
+    }
 }
 
 /// A program run to its end with its output in a temporary file, not a pipe: a pipe's write end
@@ -70,7 +107,7 @@ extension Process {
 public enum ChildRun {
     public static func run(
         _ executable: String, _ arguments: [String], errors: Errors = .merged, environment: [String: String]? = nil,
-        in directory: String? = nil
+        in directory: String? = nil, within deadline: Duration = ChildExit.defaultDeadline
     ) throws -> (status: Int32, output: Data) {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("child-output-\(UUID().uuidString)")
         _ = FileManager.default.createFile(atPath: file.path, contents: nil)
@@ -90,7 +127,7 @@ public enum ChildRun {
             throw error
         }
         try? handle.close()
-        process.waitForExit()
+        try process.waitForExit(within: deadline)
         return (process.exitStatus, (try? Data(contentsOf: file)) ?? Data())
     }
 
