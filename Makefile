@@ -8,11 +8,26 @@ BENCH_PACKAGES := libspdlog-dev g++ wrk
 TRAITS := --traits Tools
 RUN_DIR ?= $(CURDIR)/.run/example
 COLLECTOR_DATA ?= $(CURDIR)/.run/collector
-# Pinned third-party peers from PyPI (scripts/python-peers.txt): the real Sentry SDK for the Sentry
-# protocol tests.
-PYTHON_VENV := $(CURDIR)/.venv
+# One build folder for every package here (the root, collector/, Examples/*): each dependency (SwiftNIO,
+# swift-crypto, Hummingbird…) is compiled once, not once per package. No indexing while building: no
+# one reads the index of a CI build, and it costs compile time.
+SCRATCH := $(CURDIR)/.build
+BUILD_FLAGS := --scratch-path $(SCRATCH) --disable-index-store
+# The package manager orders a package's trait flags by a Set's iteration, which Swift seeds anew in
+# every process: without this, a second `swift build` of the same package recompiled Blackbox's modules
+# half the time (their command line had changed). Set for builds only, never for the tests.
+SWIFT_BUILD := env SWIFT_DETERMINISTIC_HASHING=1 $(SWIFT) build
+BIN := $(SCRATCH)/debug
+RELEASE_BIN := $(SCRATCH)/release
+# Pinned third-party peers from PyPI (scripts/python-peers.txt): the real Sentry SDK, sentry-cli and
+# Bugsink for the Sentry protocol tests. Made once per machine and set of pins (a venv under
+# ~/.cache, named by the pins' hash), reused by every clone; `.venv` links to it.
+PEERS_HASH := $(shell sha256sum scripts/python-peers.txt | cut -c1-16)
+PYTHON_VENV ?= $(HOME)/.cache/blackbox/python-peers-$(PEERS_HASH)
+# Where `make test` keeps its stage times and the tests' xUnit files (scripts/test-all.sh).
+TEST_RESULTS ?= $(SCRATCH)/test-results
 
-.PHONY: help run example demo test check lint test-library test-collector test-adoption test-examples deps test-deps python-peers bench-deps bench bench-server bench-crash bench-collector format clean
+.PHONY: help run example demo test check lint build-library test-library build-collector test-collector test-adoption test-examples deps test-deps python-peers bench-deps bench bench-server bench-crash bench-collector format clean
 
 ## This list.
 help:
@@ -21,73 +36,74 @@ help:
 ## The collector on 127.0.0.1:8080 with an embedded SQLite store in .run/collector; prints the URL,
 ## the keys and a curl command that uploads a bundle.
 run: deps
-	cd collector && $(SWIFT) build --product blackbox-collector
-	collector/.build/debug/blackbox-collector serve --data-dir $(COLLECTOR_DATA)
+	cd collector && $(SWIFT_BUILD) $(BUILD_FLAGS) --product blackbox-collector
+	$(BIN)/blackbox-collector serve --data-dir $(COLLECTOR_DATA)
 
 ## An example app that logs through Blackbox and prints where its files are.
 example: deps
-	$(SWIFT) build $(TRAITS) --product blackbox-example
-	$$($(SWIFT) build --show-bin-path)/blackbox-example $(RUN_DIR)
+	$(SWIFT_BUILD) $(TRAITS) $(BUILD_FLAGS) --product blackbox-example
+	$(BIN)/blackbox-example $(RUN_DIR)
 
 ## A collector, an example app that crashes, the app again so it uploads; prints where to look.
 demo: deps
-	$(SWIFT) build $(TRAITS) --product blackbox-example
-	$(SWIFT) build $(TRAITS) --product blackbox
-	cd collector && $(SWIFT) build --product blackbox-collector
+	$(SWIFT_BUILD) $(TRAITS) $(BUILD_FLAGS) --product blackbox-example
+	$(SWIFT_BUILD) $(TRAITS) $(BUILD_FLAGS) --product blackbox
+	cd collector && $(SWIFT_BUILD) $(BUILD_FLAGS) --product blackbox-collector
 	scripts/demo.sh
 
 ## Install missing system packages, build everything, run every test (library, then collector, then
-## a scratch app that adopts Blackbox from a tagged copy of this tree, then the server examples).
-test: test-deps
-	@$(MAKE) --no-print-directory lint
-	@$(MAKE) --no-print-directory test-library
-	@$(MAKE) --no-print-directory test-collector
-	@$(MAKE) --no-print-directory test-adoption
-	@$(MAKE) --no-print-directory test-examples
+## the server examples, then a scratch app that adopts Blackbox from a tagged copy of this tree); each
+## stage has a deadline, and the end prints each stage's time and the ten slowest tests.
+test:
+	@MAKE="$(MAKE)" scripts/test-all.sh
 
 ## The server examples (Hummingbird, Vapor) build against this checkout and behave as docs/servers.md
 ## says: a crashing request's report names its route, method and request id.
 test-examples: deps
-	SWIFT=$(SWIFT) scripts/examples-check.sh
+	SWIFT=$(SWIFT) SCRATCH=$(SCRATCH) scripts/examples-check.sh
 
 ## A scratch app resolves and builds Blackbox as the README says: alone (swift-log and swift-atomics
 ## only), and with the Upload trait beside jwt-kit 5 and swift-otel 1.6.
 test-adoption: deps
-	SWIFT=$(SWIFT) scripts/adoption-check.sh
+	SWIFT=$(SWIFT) SCRATCH=$(SCRATCH) scripts/adoption-check.sh
 
 ## A quick inner loop: format lint and the library's tests (no browser, database or collector).
-check: deps lint test-library
+check: deps lint build-library test-library
 
 ## swift format lint --strict over every source and test (as CI runs it).
 lint:
-	$(SWIFT) format lint --strict --recursive Sources Tests collector/Sources collector/Tests Examples/*/Sources Examples/*/Package.swift
+	$(SWIFT) format lint --strict --parallel --recursive Sources Tests collector/Sources collector/Tests Examples/*/Sources Examples/*/Package.swift
 
-# The crash matrix also runs a release build of the crashing child (optimized code crashes differently).
+## The library, its CLI, example and test children, and its tests, failing on a warning in this
+## repository's code; the crash matrix also runs a release build of the crashing child (optimized code
+## crashes differently).
+build-library: deps
+	scripts/no-warnings.sh $(SWIFT_BUILD) $(TRAITS) $(BUILD_FLAGS) --build-tests
+	$(SWIFT_BUILD) $(TRAITS) $(BUILD_FLAGS) -c release --product blackbox-crash-child
+
 test-library:
-	scripts/no-warnings.sh $(SWIFT) build $(TRAITS) --build-tests
-	$(SWIFT) build $(TRAITS) -c release --product blackbox-crash-child
-	BLACKBOX_TEST_BIN=$$($(SWIFT) build --show-bin-path) \
-	BLACKBOX_TEST_RELEASE_BIN=$$($(SWIFT) build -c release --show-bin-path) \
-		$(SWIFT) test $(TRAITS) --skip-build --parallel
+	mkdir -p $(TEST_RESULTS)
+	BLACKBOX_TEST_BIN=$(BIN) BLACKBOX_TEST_RELEASE_BIN=$(RELEASE_BIN) \
+		$(SWIFT) test $(TRAITS) $(BUILD_FLAGS) --skip-build --parallel --xunit-output $(TEST_RESULTS)/library.xml
+
+build-collector: deps
+	cd collector && ../scripts/no-warnings.sh $(SWIFT_BUILD) $(BUILD_FLAGS) --build-tests
 
 # The end-to-end tests run the root package's CLI and example app against collector processes; the
 # demo runs once as a smoke test.
 test-collector: python-peers
-	$(SWIFT) build $(TRAITS) --product blackbox
-	$(SWIFT) build $(TRAITS) --product blackbox-example
-	$(SWIFT) build $(TRAITS) -c release --product blackbox-crash-child
-	cd collector && ../scripts/no-warnings.sh $(SWIFT) build --build-tests
+	mkdir -p $(TEST_RESULTS)
 	cd collector && BLACKBOX_REQUIRE_CHROMIUM=1 \
-		BLACKBOX_COLLECTOR_BIN=$$($(SWIFT) build --show-bin-path)/blackbox-collector \
-		BLACKBOX_BIN_DIR=$$(cd .. && $(SWIFT) build --show-bin-path) \
-		BLACKBOX_RELEASE_BIN_DIR=$$(cd .. && $(SWIFT) build -c release --show-bin-path) \
+		BLACKBOX_COLLECTOR_BIN=$(BIN)/blackbox-collector \
+		BLACKBOX_BIN_DIR=$(BIN) \
+		BLACKBOX_RELEASE_BIN_DIR=$(RELEASE_BIN) \
 		BLACKBOX_PYTHON=$(PYTHON_VENV)/bin/python \
-		$(SWIFT) test --skip-build --parallel
-	cd collector && $(SWIFT) build --product blackbox-collector
+		$(SWIFT) test $(BUILD_FLAGS) --skip-build --parallel --xunit-output $(TEST_RESULTS)/collector.xml
 	DEMO_KEEP_RUNNING=0 DEMO_PORT=0 scripts/demo.sh
 
-## The pinned PyPI peers in .venv (remade when scripts/python-peers.txt changes).
+## The pinned PyPI peers, made once per machine and set of pins (see PYTHON_VENV above).
 python-peers: $(PYTHON_VENV)/.installed
+	ln -sfn $(PYTHON_VENV) .venv
 $(PYTHON_VENV)/.installed: scripts/python-peers.txt
 	rm -rf $(PYTHON_VENV)
 	python3 -m venv $(PYTHON_VENV)

@@ -5,10 +5,17 @@
 #   2. with the Upload trait, beside vapor/jwt-kit 5 (swift-crypto 4) and swift-otel 1.6, it
 #      resolves (swift-crypto at 4.x), and the app built from Blackbox, BlackboxUpload and JWTKit runs.
 # swift-otel is resolved, not built: its build alone takes ~7 minutes on 2 cores (gRPC, protobuf).
-# Every package comes from the machine's package mirror, as for the project itself.
+# Every package comes from the machine's package mirror, as for the project itself. Each app resolves
+# in its own folder (its own Package.resolved, as an app's) and builds in the build folder the rest of
+# `make test` uses (Makefile: SCRATCH), so SwiftNIO and swift-crypto are not compiled once more; the
+# Blackbox modules are compiled again, from the tagged copy.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 swift=${SWIFT:-swift}
+scratch=${SCRATCH:-$root/.build}
+build_flags=(--scratch-path "$scratch" --disable-index-store)
+# Deterministic hashing for the package manager only: it orders trait flags by a Set (Makefile).
+swift_build=(env SWIFT_DETERMINISTIC_HASHING=1 "$swift" build)
 work=$(mktemp -d)
 version=$(sed -n 's/.*static let current = "\(.*\)"/\1/p' "$root/Sources/BlackboxFormat/BlackboxVersion.swift")
 [ -n "$version" ] || { echo "adoption check: no version in BlackboxVersion.swift" >&2; exit 1; }
@@ -57,11 +64,12 @@ let runtime = try Blackbox.start(BlackboxConfiguration(appName: "adoption", dire
 Logger(label: "adoption").info("hello from an adopting app")
 runtime.shutdown()
 print("logged")'
-(cd "$work/logging-only" && "$swift" package resolve >/dev/null)
+(cd "$work/logging-only" && "$swift" package resolve --scratch-path "$scratch" >/dev/null)
 identities=$(resolved logging-only | tr '\n' ' ')
 [ "$identities" = "blackbox swift-atomics swift-log " ] || fail "Blackbox alone resolved: $identities"
-(cd "$work/logging-only" && "$swift" build -q 2>&1 | grep -v "unhandled" || true)
-out=$("$work/logging-only/.build/debug/app" "$work/logging-only-diagnostics" </dev/null 2>/dev/null)
+rm -f "$scratch/debug/app"  # both apps are named app: never run the other one's
+(cd "$work/logging-only" && "${swift_build[@]}" "${build_flags[@]}" -q 2>&1 | grep -v "unhandled" || true)
+out=$("$scratch/debug/app" "$work/logging-only-diagnostics" </dev/null 2>/dev/null)
 [ "$(printf '%s\n' "$out" | tail -1)" = "logged" ] || fail "the logging app printed: $out"
 # Not a terminal: the default outputs are the log file and JSON Lines on stdout.
 printf '%s\n' "$out" | grep -q '"msg":"hello from an adopting app"' || fail "no JSON line on stdout: $out"
@@ -82,12 +90,13 @@ import JWTKit
 let endpoint = try CollectorEndpoint(url: "http://127.0.0.1:9", key: "k")
 let keys = JWTKeyCollection()
 print("upload to \(endpoint.baseURL.absoluteString), \(type(of: keys)) ready")'
-(cd "$work/server" && "$swift" package resolve >/dev/null)
+(cd "$work/server" && "$swift" package resolve --scratch-path "$scratch" >/dev/null)
 for needed in jwt-kit swift-otel swift-crypto async-http-client; do
     resolved server | grep -qx "$needed" || fail "with the Upload trait, $needed was not resolved"
 done
 crypto=$(grep -A6 '"identity" : "swift-crypto"' "$work/server/Package.resolved" | grep '"version"' | cut -d'"' -f4)
 case "$crypto" in 4.*) ;; *) fail "swift-crypto resolved at $crypto, not 4.x (jwt-kit 5 needs 4)" ;; esac
-(cd "$work/server" && "$swift" build -q --product app 2>&1 | grep -v "unhandled" || true)
-"$work/server/.build/debug/app" | grep -q "upload to http://127.0.0.1:9" || fail "the server app did not run"
+rm -f "$scratch/debug/app"
+(cd "$work/server" && "${swift_build[@]}" "${build_flags[@]}" -q --product app 2>&1 | grep -v "unhandled" || true)
+"$scratch/debug/app" | grep -q "upload to http://127.0.0.1:9" || fail "the server app did not run"
 echo "adoption check: passed (Blackbox alone: $identities; with Upload: swift-crypto $crypto beside jwt-kit and swift-otel)"

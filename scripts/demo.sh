@@ -5,8 +5,8 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-bin=$(cd "$root" && swift build --show-bin-path)
-collector="$root/collector/.build/debug/blackbox-collector"
+bin="$root/.build/debug"  # the Makefile builds every package here into one folder
+collector="$bin/blackbox-collector"
 data="$root/.run/demo"
 port=${DEMO_PORT:-8090}
 rm -rf "$data"

@@ -4,7 +4,7 @@
 #   - among 40 concurrent requests, the one that crashes leaves a report whose scope names its route
 #     pattern, its method and the request id its own log line carries; the process is gone at once;
 #   - a handler that throws answers 500 and leaves an error report with its scope; a 4xx leaves none;
-#   - hummingbird-service, 50 times: a crash while 63 slow requests are in flight names the crashing
+#   - hummingbird-service, 12 times: a crash while 63 slow requests are in flight names the crashing
 #     request;
 #   - the framework's level convention (LOG_LEVEL, Vapor's --log) silences info lines through
 #     Blackbox's levels.
@@ -20,6 +20,12 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 swift=${SWIFT:-swift}
+# The build folder the root package and the collector use (Makefile: SCRATCH), so the examples compile
+# no dependency those builds compiled already.
+scratch=${SCRATCH:-$root/.build}
+build_flags=(--scratch-path "$scratch" --disable-index-store)
+# Deterministic hashing for the package manager only: it orders trait flags by a Set (Makefile).
+swift_build=(env SWIFT_DETERMINISTIC_HASHING=1 "$swift" build)
 work=$(mktemp -d)
 pids=()
 cleanup() {
@@ -38,21 +44,25 @@ quietly() {  # a build, without the package manager's resolution chatter (errors
     "$@" 2>&1 | grep -vE '^(Updat|Comput|Fetch|Creat|Working copy|Remov)|unhandled' || true
 }
 
-quietly bash -c "cd '$root' && '$swift' build --traits Tools --product blackbox -q"
-blackbox="$(cd "$root" && "$swift" build --show-bin-path)/blackbox"
+# The collector and the CLI first, before the examples' builds compile Blackbox with their own traits
+# into the same folder (in `make test` the collector is built already).
+quietly "${swift_build[@]}" --package-path "$root/collector" "${build_flags[@]}" --product blackbox-collector -q
+collector="$scratch/debug/blackbox-collector"
+[ -x "$collector" ] || fail "the collector did not build"
+quietly "${swift_build[@]}" --package-path "$root" --traits Tools "${build_flags[@]}" --product blackbox -q
+blackbox="$scratch/debug/blackbox"
 [ -x "$blackbox" ] || fail "the blackbox CLI did not build"
 
 build_example() {  # name; prints the executable
-    quietly bash -c "cd '$root/Examples/$1' && '$swift' build -q" >&2
-    echo "$(cd "$root/Examples/$1" && "$swift" build --show-bin-path)/$1"
+    quietly "${swift_build[@]}" --package-path "$root/Examples/$1" "${build_flags[@]}" -q >&2
+    echo "$scratch/debug/$1"
 }
 
 # name; prints the executable as users ship it (docs/symbols.md, "The release recipe"): a release
 # build with its debug info split off into $work/symbols/NAME.debug and stripped from the binary.
 build_shipped_example() {
-    quietly bash -c "cd '$root/Examples/$1' && '$swift' build -c release -q" >&2
-    local built
-    built="$(cd "$root/Examples/$1" && "$swift" build -c release --show-bin-path)/$1"
+    quietly "${swift_build[@]}" --package-path "$root/Examples/$1" "${build_flags[@]}" -c release -q >&2
+    local built="$scratch/release/$1"
     mkdir -p "$work/shipped" "$work/symbols"
     cp "$built" "$work/shipped/$1"
     objcopy --only-keep-debug "$work/shipped/$1" "$work/symbols/$1.debug" >&2
@@ -209,10 +219,6 @@ check_report_page() {
     local chromium
     chromium=$(command -v chromium || command -v chromium-browser || true)
     [ -n "$chromium" ] || fail "chromium is not installed"
-    quietly bash -c "cd '$root/collector' && '$swift' build --product blackbox-collector -q"
-    local collector
-    collector="$(cd "$root/collector" && "$swift" build --show-bin-path)/blackbox-collector"
-    [ -x "$collector" ] || fail "the collector did not build"
     local shipped
     shipped=$(build_shipped_example "$name")
     [ -x "$shipped" ] || fail "$name did not build in release"
@@ -324,7 +330,7 @@ PY
 
 check_example hummingbird-service "/items/{id}" hb.request.id "DIR PORT" TRACING=1
 check_report_page
-check_repeated_crashes hummingbird-service "/items/{id}" hb.request.id "DIR PORT" 50
+check_repeated_crashes hummingbird-service "/items/{id}" hb.request.id "DIR PORT" 12
 check_quiet hummingbird-service "DIR PORT" LOG_LEVEL=warning
 check_example vapor-service "/items/:id" request-id "serve --hostname 127.0.0.1 --port PORT"
 check_quiet vapor-service "serve --hostname 127.0.0.1 --port PORT --log warning" SWIFT_BACKTRACE=enable=no
