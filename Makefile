@@ -9,10 +9,10 @@ TRAITS := --traits Tools
 RUN_DIR ?= $(CURDIR)/.run/example
 COLLECTOR_DATA ?= $(CURDIR)/.run/collector
 # One build folder for every package here (the root, collector/, Examples/*): each dependency (SwiftNIO,
-# swift-crypto, Hummingbird…) is compiled once, not once per package. No indexing while building: no
-# one reads the index of a CI build, and it costs compile time.
+# swift-crypto, Hummingbird…) is compiled once, not once per package. (The index store stays on: on
+# Linux the package manager finds the tests through it.)
 SCRATCH := $(CURDIR)/.build
-BUILD_FLAGS := --scratch-path $(SCRATCH) --disable-index-store
+BUILD_FLAGS := --scratch-path $(SCRATCH)
 # The package manager orders a package's trait flags by a Set's iteration, which Swift seeds anew in
 # every process: without this, a second `swift build` of the same package recompiled Blackbox's modules
 # half the time (their command line had changed). Set for builds only, never for the tests.

@@ -13,7 +13,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 swift=${SWIFT:-swift}
 scratch=${SCRATCH:-$root/.build}
-build_flags=(--scratch-path "$scratch" --disable-index-store)
+build_flags=(--scratch-path "$scratch")
 # Deterministic hashing for the package manager only: it orders trait flags by a Set (Makefile).
 swift_build=(env SWIFT_DETERMINISTIC_HASHING=1 "$swift" build)
 work=$(mktemp -d)

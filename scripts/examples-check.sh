@@ -23,7 +23,7 @@ swift=${SWIFT:-swift}
 # The build folder the root package and the collector use (Makefile: SCRATCH), so the examples compile
 # no dependency those builds compiled already.
 scratch=${SCRATCH:-$root/.build}
-build_flags=(--scratch-path "$scratch" --disable-index-store)
+build_flags=(--scratch-path "$scratch")
 # Deterministic hashing for the package manager only: it orders trait flags by a Set (Makefile).
 swift_build=(env SWIFT_DETERMINISTIC_HASHING=1 "$swift" build)
 work=$(mktemp -d)
