@@ -17,6 +17,7 @@ BUILD_FLAGS := --scratch-path $(SCRATCH)
 # every process: without this, a second `swift build` of the same package recompiled Blackbox's modules
 # half the time (their command line had changed). Set for builds only, never for the tests.
 SWIFT_BUILD := env SWIFT_DETERMINISTIC_HASHING=1 $(SWIFT) build
+# Links to the platform's folders: tests get their real paths (reports name images by real path).
 BIN := $(SCRATCH)/debug
 RELEASE_BIN := $(SCRATCH)/release
 # Pinned third-party peers from PyPI (scripts/python-peers.txt): the real Sentry SDK, sentry-cli and
@@ -27,7 +28,7 @@ PYTHON_VENV ?= $(HOME)/.cache/blackbox/python-peers-$(PEERS_HASH)
 # Where `make test` keeps its stage times and the tests' xUnit files (scripts/test-all.sh).
 TEST_RESULTS ?= $(SCRATCH)/test-results
 
-.PHONY: help run example demo test check lint build-library test-library build-collector test-collector test-adoption test-examples deps test-deps python-peers bench-deps bench bench-server bench-crash bench-collector format clean
+.PHONY: help run example demo test check lint build-library test-library build-collector test-collector test-adoption test-examples build-tools build-examples run-examples deps test-deps python-peers bench-deps bench bench-server bench-crash bench-collector format clean
 
 ## This list.
 help:
@@ -59,8 +60,20 @@ test:
 
 ## The server examples (Hummingbird, Vapor) build against this checkout and behave as docs/servers.md
 ## says: a crashing request's report names its route, method and request id.
-test-examples: deps
-	SWIFT=$(SWIFT) SCRATCH=$(SCRATCH) scripts/examples-check.sh
+test-examples: build-tools build-examples run-examples
+
+# The CLI and the collector the examples check uses (`make test` builds them in earlier stages).
+build-tools: deps
+	cd collector && $(SWIFT_BUILD) $(BUILD_FLAGS) --product blackbox-collector
+	$(SWIFT_BUILD) $(TRAITS) $(BUILD_FLAGS) --product blackbox
+
+# The example services only: `make test` builds them beside the collector's tests, which run the CLI
+# and the collector, so this builds neither.
+build-examples: deps
+	EXAMPLES_BUILD_ONLY=1 SWIFT=$(SWIFT) SCRATCH=$(SCRATCH) scripts/examples-check.sh
+
+run-examples:
+	EXAMPLES_SKIP_BUILD=1 SWIFT=$(SWIFT) SCRATCH=$(SCRATCH) scripts/examples-check.sh
 
 ## A scratch app resolves and builds Blackbox as the README says: alone (swift-log and swift-atomics
 ## only), and with the Upload trait beside jwt-kit 5 and swift-otel 1.6.
@@ -81,10 +94,12 @@ build-library: deps
 	scripts/no-warnings.sh $(SWIFT_BUILD) $(TRAITS) $(BUILD_FLAGS) --build-tests
 	$(SWIFT_BUILD) $(TRAITS) $(BUILD_FLAGS) -c release --product blackbox-crash-child
 
+# The tests run from their built bundles, not through `swift test`: no package manager touches the
+# build folder while `make test` builds the next package beside them.
 test-library:
 	mkdir -p $(TEST_RESULTS)
-	BLACKBOX_TEST_BIN=$(BIN) BLACKBOX_TEST_RELEASE_BIN=$(RELEASE_BIN) \
-		$(SWIFT) test $(TRAITS) $(BUILD_FLAGS) --skip-build --parallel --xunit-output $(TEST_RESULTS)/library.xml
+	BLACKBOX_TEST_BIN=$$(realpath $(BIN)) BLACKBOX_TEST_RELEASE_BIN=$$(realpath $(RELEASE_BIN)) \
+		$(BIN)/blackboxPackageTests.xctest --testing-library swift-testing --xunit-output $(TEST_RESULTS)/library.xml
 
 build-collector: deps
 	cd collector && ../scripts/no-warnings.sh $(SWIFT_BUILD) $(BUILD_FLAGS) --build-tests
@@ -94,11 +109,12 @@ build-collector: deps
 test-collector: python-peers
 	mkdir -p $(TEST_RESULTS)
 	cd collector && BLACKBOX_REQUIRE_CHROMIUM=1 \
-		BLACKBOX_COLLECTOR_BIN=$(BIN)/blackbox-collector \
-		BLACKBOX_BIN_DIR=$(BIN) \
-		BLACKBOX_RELEASE_BIN_DIR=$(RELEASE_BIN) \
+		BLACKBOX_COLLECTOR_BIN=$$(realpath $(BIN))/blackbox-collector \
+		BLACKBOX_BIN_DIR=$$(realpath $(BIN)) \
+		BLACKBOX_RELEASE_BIN_DIR=$$(realpath $(RELEASE_BIN)) \
 		BLACKBOX_PYTHON=$(PYTHON_VENV)/bin/python \
-		$(SWIFT) test $(BUILD_FLAGS) --skip-build --parallel --xunit-output $(TEST_RESULTS)/collector.xml
+		$(BIN)/blackbox-collectorPackageTests.xctest --testing-library swift-testing \
+		--xunit-output $(TEST_RESULTS)/collector.xml
 	DEMO_KEEP_RUNNING=0 DEMO_PORT=0 scripts/demo.sh
 
 ## The pinned PyPI peers, made once per machine and set of pins (see PYTHON_VENV above).

@@ -16,6 +16,7 @@
 # collector, which symbolicates it; headless Chromium opens its report page (the headline, the scope
 # with the trace id, the app's frame by its short name, no "missing debug files" for the app's binary),
 # and the collector's trace view finds the crash and the request's log line by the trace id.
+# Every Hummingbird check runs on the release build (the one users ship), the Vapor ones on a debug build.
 # EXAMPLES_SCREENSHOTS=DIR keeps the page's screenshots.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -44,27 +45,38 @@ quietly() {  # a build, without the package manager's resolution chatter (errors
     "$@" 2>&1 | grep -vE '^(Updat|Comput|Fetch|Creat|Working copy|Remov)|unhandled' || true
 }
 
-# The collector and the CLI first, before the examples' builds compile Blackbox with their own traits
-# into the same folder (in `make test` the collector is built already).
-quietly "${swift_build[@]}" --package-path "$root/collector" "${build_flags[@]}" --product blackbox-collector -q
+# The builds first, each once: the Vapor example (debug) and the Hummingbird example in release (the
+# build users ship: every Hummingbird check runs on it), in the build folder of `make test`. The CLI
+# and the collector are used as built there (`make build-tools`).
+# EXAMPLES_SKIP_BUILD=1: use what is built. EXAMPLES_BUILD_ONLY=1: build, then stop.
+build() {  # package directory, then swift build arguments
+    local package=$1
+    shift
+    quietly "${swift_build[@]}" --package-path "$package" "${build_flags[@]}" -q "$@"
+}
+if [ "${EXAMPLES_SKIP_BUILD:-0}" != 1 ]; then
+    build "$root/Examples/vapor-service"
+    build "$root/Examples/hummingbird-service" -c release
+fi
+[ "${EXAMPLES_BUILD_ONLY:-0}" = 1 ] && exit 0
 collector="$scratch/debug/blackbox-collector"
-[ -x "$collector" ] || fail "the collector did not build"
-quietly "${swift_build[@]}" --package-path "$root" --traits Tools "${build_flags[@]}" --product blackbox -q
 blackbox="$scratch/debug/blackbox"
-[ -x "$blackbox" ] || fail "the blackbox CLI did not build"
+for built in "$collector" "$blackbox" "$scratch/release/hummingbird-service" "$scratch/debug/vapor-service"; do
+    [ -x "$built" ] || fail "$built was not built"
+done
 
-build_example() {  # name; prints the executable
-    quietly "${swift_build[@]}" --package-path "$root/Examples/$1" "${build_flags[@]}" -q >&2
-    echo "$scratch/debug/$1"
+example() {  # name; prints the executable: Hummingbird's release build, Vapor's debug build
+    case $1 in
+        hummingbird-service) echo "$scratch/release/$1" ;;
+        *) echo "$scratch/debug/$1" ;;
+    esac
 }
 
-# name; prints the executable as users ship it (docs/symbols.md, "The release recipe"): a release
+# name; prints the executable as users ship it (docs/symbols.md, "The release recipe"): the release
 # build with its debug info split off into $work/symbols/NAME.debug and stripped from the binary.
-build_shipped_example() {
-    quietly "${swift_build[@]}" --package-path "$root/Examples/$1" "${build_flags[@]}" -c release -q >&2
-    local built="$scratch/release/$1"
+shipped_example() {
     mkdir -p "$work/shipped" "$work/symbols"
-    cp "$built" "$work/shipped/$1"
+    cp "$scratch/release/$1" "$work/shipped/$1"
     objcopy --only-keep-debug "$work/shipped/$1" "$work/symbols/$1.debug" >&2
     objcopy --strip-debug --add-gnu-debuglink="$work/symbols/$1.debug" "$work/shipped/$1" >&2
     echo "$work/shipped/$1"
@@ -126,7 +138,7 @@ check_example() {
     local traced=no
     [[ $environment == *TRACING=1* ]] && traced=yes
     local executable
-    executable=$(build_example "$name")
+    executable=$(example "$name")
     [ -x "$executable" ] || fail "$name did not build"
 
     echo "examples check: $name, a crashing request among concurrent ones $environment"
@@ -173,7 +185,7 @@ check_repeated_crashes() {
     local name=$1 route=$2 id_key=$3 command=$4 rounds=$5
     echo "examples check: $name, $rounds crashes, each among 63 requests in flight"
     local executable
-    executable=$(build_example "$name")
+    executable=$(example "$name")
     for round in $(seq 1 "$rounds"); do
         local directory="$work/$name-round-$round"
         start_service "$name" "$executable" "$command" "$directory"
@@ -200,7 +212,7 @@ check_repeated_crashes() {
 check_quiet() {
     local name=$1 command=$2 environment=$3
     echo "examples check: $name at level warning: $environment $command"
-    start_service "$name" "$(build_example "$name")" "$command" "$work/$name-quiet" "$environment"
+    start_service "$name" "$(example "$name")" "$command" "$work/$name-quiet" "$environment"
     curl -sf -o /dev/null "http://127.0.0.1:$port/items/2" || fail "$name: GET /items/2 failed"
     kill -TERM "$pid"
     # SIGTERM ends the service and Blackbox with it (a supervisor's restart should not wait).
@@ -220,7 +232,7 @@ check_report_page() {
     chromium=$(command -v chromium || command -v chromium-browser || true)
     [ -n "$chromium" ] || fail "chromium is not installed"
     local shipped
-    shipped=$(build_shipped_example "$name")
+    shipped=$(shipped_example "$name")
     [ -x "$shipped" ] || fail "$name did not build in release"
     readelf -S "$shipped" | grep -q debug_info && fail "$name: the shipped binary still has debug info"
 

@@ -80,13 +80,19 @@ public struct ChildTimeout: Error, CustomStringConvertible {
 
 extension Process {
     /// `waitUntilExit`, asking the kernel whether the child ended (`ChildExit`), polling; a child still
-    /// running at the deadline is killed and `ChildTimeout` thrown.
+    /// running at the deadline is killed and `ChildTimeout` thrown. On return the child has ended, and
+    /// has been reaped unless Foundation missed its end: until it is reaped its pid still answers
+    /// `kill(pid, 0)`, and code that asks whether that process lives (a claim on a pending report)
+    /// would think it does.
     public func waitForExit(within deadline: Duration = ChildExit.defaultDeadline) throws {
         let end = ContinuousClock.now + deadline
         while ChildExit.of(processIdentifier) == .running {
             guard ContinuousClock.now < end else { throw ChildTimeout(process: self, deadline: deadline) }
             usleep(5_000)
         }
+        // Foundation reaps it on a thread of its own, normally within milliseconds.
+        let reapedBy = ContinuousClock.now + .seconds(10)
+        while ChildExit.of(processIdentifier) != .reaped && ContinuousClock.now < reapedBy { usleep(1_000) }
     }
 
     /// The exit status (-1 when a signal ended it) once `waitForExit` returned.
