@@ -6,12 +6,14 @@
 
 extension CrashReport {
     /// The report as a classic crash log: header, the crashed thread's frames, every other thread's,
-    /// registers, binary images and the last log lines.
+    /// registers, binary images and the last log lines. Every text the report carries is escaped for a
+    /// terminal (`escapedForTerminal`): one report line is one line, and nothing in it steers the
+    /// terminal.
     public var textRendering: String {
         var out = ""
         func field(_ name: String, _ value: String?) {
             guard let value, !value.isEmpty else { return }
-            out += name.padded(18) + value + "\n"
+            out += name.padded(18) + value.escapedForTerminal + "\n"
         }
         field("Incident:", id.uuidString)
         field("Kind:", kind.rawValue + (partial ? " (partial report)" : ""))
@@ -39,17 +41,19 @@ extension CrashReport {
                     "\(before) at start, \(termination.cgroupOOMKillsAfter.map(String.init) ?? "?") after")
             }
         }
-        let threadName = thread.name.map { " \"\($0)\"" } ?? ""
+        let threadName = thread.name.map { " \"\($0.escapedForTerminal)\"" } ?? ""
         // A termination has no stack: the process was gone before anything could walk it.
         let hasStack = kind != .termination || !frames.isEmpty
         if hasStack { field("Crashed Thread:", "\(thread.id)\(threadName)") }
         field("Symbols:", symbolicationSummary)
         if let fatalMessage {
-            out += "\nFatal Message:\n" + fatalMessage.split(separator: "\n").map { "  \($0)\n" }.joined()
+            out +=
+                "\nFatal Message:\n"
+                + fatalMessage.split(separator: "\n").map { "  \(String($0).escapedForTerminal)\n" }.joined()
         }
         if let scope, !scope.isEmpty {
             out += "\nScope:\n"
-            for key in scope.keys.sorted() { out += "  \(key): \(scope[key] ?? "")\n" }
+            for key in scope.keys.sorted() { out += Self.entry(key, scope[key]) }
         }
 
         if hasStack {
@@ -58,12 +62,14 @@ extension CrashReport {
             out += renderFrames(frames, omission: omittedFrames)
         }
         for other in threads?.dropFirst() ?? [] {
-            let name = other.name.map { " \"\($0)\"" } ?? ""
-            let problem = other.problem.map { ", \($0)" } ?? ""
+            let name = other.name.map { " \"\($0.escapedForTerminal)\"" } ?? ""
+            let problem = other.problem.map { ", \($0.escapedForTerminal)" } ?? ""
             out += "\nThread \(other.id)\(name) (\(other.frameSource)\(problem)):\n"
             if let scope = other.scope, !scope.isEmpty {
                 out +=
-                    "  in scope " + scope.keys.sorted().map { "\($0)=\(scope[$0] ?? "")" }.joined(separator: " ") + "\n"
+                    "  in scope "
+                    + scope.keys.sorted().map { "\($0)=\(scope[$0] ?? "")".escapedForTerminal }.joined(separator: " ")
+                    + "\n"
             }
             out += renderFrames(other.frames, omission: nil)
         }
@@ -83,24 +89,30 @@ extension CrashReport {
             out += "\nBinary Images:\n"
             for image in images {
                 let mismatch = image.buildIDMatches == false ? " (build-id differs from the file on disk)" : ""
-                out += "  \(image.start) - \(image.end) \(image.buildID ?? "<no build-id>") \(image.path)\(mismatch)\n"
+                let line = "\(image.start) - \(image.end) \(image.buildID ?? "<no build-id>") \(image.path)"
+                out += "  \(line.escapedForTerminal)\(mismatch)\n"
             }
         }
         if let annotations, !annotations.isEmpty {
             out += "\nAnnotations:\n"
-            for key in annotations.keys.sorted() { out += "  \(key): \(annotations[key] ?? "")\n" }
+            for key in annotations.keys.sorted() { out += Self.entry(key, annotations[key]) }
         }
         if !metadata.isEmpty {
             out += "\nMetadata:\n"
-            for key in metadata.keys.sorted() { out += "  \(key): \(metadata[key] ?? "")\n" }
+            for key in metadata.keys.sorted() { out += Self.entry(key, metadata[key]) }
         }
         if !logTail.isEmpty {
-            out += "\nLast Log Lines:\n" + logTail.map { "  \($0)\n" }.joined()
+            out += "\nLast Log Lines:\n" + logTail.map { "  \($0.escapedForTerminal)\n" }.joined()
         }
         if !notes.isEmpty {
-            out += "\nNotes:\n" + notes.map { "  - \($0)\n" }.joined()
+            out += "\nNotes:\n" + notes.map { "  - \($0.escapedForTerminal)\n" }.joined()
         }
         return out
+    }
+
+    /// `  key: value` on a line of its own.
+    private static func entry(_ key: String, _ value: String?) -> String {
+        "  \(key.escapedForTerminal): \((value ?? "").escapedForTerminal)\n"
     }
 }
 
@@ -109,7 +121,8 @@ extension CrashReport {
     fileprivate func renderFrames(_ frames: [Frame], omission: Omission?) -> String {
         var out = ""
         for frame in frames {
-            let imageName = image(of: frame).map { String($0.path.split(separator: "/").last ?? "") } ?? "???"
+            let imageName =
+                image(of: frame).map { String($0.path.split(separator: "/").last ?? "").escapedForTerminal } ?? "???"
             let prefix =
                 String(frame.index).padded(4)
                 + imageName.padded(28) + " " + frame.address
@@ -117,12 +130,14 @@ extension CrashReport {
                 out += prefix + " " + (frame.imageOffset.map { "\(imageName) + \($0)" } ?? "") + "\n"
             }
             for (position, symbol) in frame.symbols.enumerated() {
-                let location = symbol.file.map { file in " (\(file)\(symbol.line.map { ":\($0)" } ?? ""))" } ?? ""
+                let location =
+                    symbol.file.map { file in " (\(file.escapedForTerminal)\(symbol.line.map { ":\($0)" } ?? ""))" }
+                    ?? ""
                 let lead = position == 0 ? prefix : String(repeating: " ", count: prefix.count)
                 let marker =
                     (frame.asyncResume == true && position == 0 ? "[async] " : "")
                     + (symbol.inlined ? "[inlined] " : "")
-                out += lead + " " + marker + symbol.function + location + "\n"
+                out += lead + " " + marker + symbol.function.escapedForTerminal + location + "\n"
             }
             if let omission, omission.omittedAfterIndex == frame.index {
                 out += "    ... \(omission.count) frames omitted ...\n"

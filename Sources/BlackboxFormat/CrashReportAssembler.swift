@@ -72,7 +72,7 @@ public struct CrashReportAssembler: Sendable {
             report.frameSource = "frame-pointers"
         }
         // Built once: a report may list 4,096 images and hundreds of threads.
-        let images = ImageRanges(raw.images)
+        let images = RawImages(images: raw.images, ranges: ImageRanges(raw.images.map { ($0.start, $0.end) }))
         report.frames = frames(addresses, in: images)
         if let functionName {
             report.frames = withAsyncCallers(report.frames, raw: raw, images: images, functionName: functionName)
@@ -91,7 +91,14 @@ public struct CrashReportAssembler: Sendable {
         report.reason = reason(for: report)
     }
 
-    private func frames(_ addresses: [UInt64], in images: ImageRanges) -> [CrashReport.Frame] {
+    /// The raw report's images and the lookup over their address ranges.
+    private struct RawImages {
+        let images: [RawCrashReport.Image]
+        let ranges: ImageRanges
+        func index(containing address: UInt64) -> Int? { ranges.index(containing: address) }
+    }
+
+    private func frames(_ addresses: [UInt64], in images: RawImages) -> [CrashReport.Frame] {
         addresses.enumerated().map { index, address in
             var frame = CrashReport.Frame(index: index, address: hex(address))
             if let imageIndex = images.index(containing: address) {
@@ -106,7 +113,7 @@ public struct CrashReportAssembler: Sendable {
     /// an async partial function (`(1) suspend resume partial function for …`, by its name: the handler
     /// cannot tell), inserted after the same address in `frames`.
     private func withAsyncCallers(
-        _ frames: [CrashReport.Frame], raw: RawCrashReport, images: ImageRanges,
+        _ frames: [CrashReport.Frame], raw: RawCrashReport, images: RawImages,
         functionName: (Int, UInt64) -> String?
     ) -> [CrashReport.Frame] {
         for candidate in raw.asyncCandidates where raw.framePointerFrames.indices.contains(candidate.frame) {
@@ -132,7 +139,7 @@ public struct CrashReportAssembler: Sendable {
 
     /// The crashed thread first (its frames are the report's), then the others in the order the
     /// capture listed them; nil when the raw report has no capture of the other threads.
-    private func threads(from raw: RawCrashReport, crashed report: CrashReport, images: ImageRanges)
+    private func threads(from raw: RawCrashReport, crashed report: CrashReport, images: RawImages)
         -> [CrashReport.ThreadStack]?
     {
         guard raw.threadCaptureNanoseconds != nil || !raw.otherThreads.isEmpty else { return nil }
@@ -237,35 +244,4 @@ public struct CrashReportAssembler: Sendable {
         return nil
     }
 
-}
-
-/// Which image holds an address, by binary search over the images sorted by start: a raw report may
-/// list 4,096 images and 7,000 frames, and a scan per frame cost seconds of the collector's CPU per
-/// upload (security review, finding 9). Images that overlap (never seen from the loader) fall back
-/// to the scan, so the answer is always the first image in the report's order that holds it.
-struct ImageRanges {
-    let images: [RawCrashReport.Image]
-    /// (start, end, index in `images`), by start; nil when two images overlap.
-    private let sorted: [(start: UInt64, end: UInt64, index: Int)]?
-
-    init(_ images: [RawCrashReport.Image]) {
-        self.images = images
-        let byStart = images.enumerated().map { (start: $0.element.start, end: $0.element.end, index: $0.offset) }
-            .sorted { $0.start < $1.start }
-        let overlapping = zip(byStart, byStart.dropFirst()).contains { $0.end > $1.start }
-        sorted = overlapping ? nil : byStart
-    }
-
-    func index(containing address: UInt64) -> Int? {
-        guard let sorted else { return images.firstIndex { address >= $0.start && address < $0.end } }
-        // The last image starting at or below the address.
-        var (low, high) = (0, sorted.count)
-        while low < high {
-            let middle = (low + high) / 2
-            if sorted[middle].start <= address { low = middle + 1 } else { high = middle }
-        }
-        guard low > 0 else { return nil }
-        let candidate = sorted[low - 1]
-        return address < candidate.end ? candidate.index : nil
-    }
 }

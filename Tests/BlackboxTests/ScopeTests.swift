@@ -83,4 +83,24 @@ struct ScopeTests {
         #expect(!parts.contains("bad name") && !parts.contains("tag loses"))
         #expect(parts.contains("tag0") && !parts.contains("tag19"), "as many tags as fit, in name order")
     }
+
+    /// Security review 2026-11-27: a scope's values come from requests (headers, URLs), and error and
+    /// non-fatal reports once copied them as they were.
+    @Test("every report kind takes the crash view's rule: valid names, one clean line per value, bounded in all")
+    func reportFieldsAreCleaned() {
+        let scope = DiagnosticScope(
+            route: "/a\r\nforged: line", requestID: "r\u{1B}[2J\u{07}\u{9B}1", userID: "u\0x",
+            tags: ["a=b\0c": "dropped", "big": String(repeating: "x", count: 100_000), "ok": "y"])
+        let fields = scope.reportScope
+        #expect(fields["route"] == "/a forged: line", "CRLF is one character, one space")
+        #expect(fields["request-id"] == "r [2J  1")
+        #expect(fields["user-id"] == "ux")
+        #expect(fields["a=b\0c"] == nil && fields["ok"] == "y")
+        #expect(fields["big"]?.utf8.count == CrashAnnotations.maxValueBytes)
+        let total = fields.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 2 }
+        #expect(total <= DiagnosticScope.maxReportBytes)
+        // The crash view is the same fields.
+        let view = scope.crashViewBytes(limit: DiagnosticScope.maxReportBytes)
+        #expect(view.count == total)
+    }
 }

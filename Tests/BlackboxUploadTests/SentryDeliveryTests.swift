@@ -286,6 +286,29 @@
             #expect(try GzipData.decompress(request.body, limit: 1 << 20) == original)
         }
 
+        /// Security review 2026-11-27, info: a DSN server that answers 307 must not get the envelope
+        /// re-posted wherever it points (https to http included, with `X-Sentry-Auth`).
+        @Test func aRedirectIsNotFollowed() async throws {
+            let scratch = TemporaryDirectory()
+            defer { scratch.remove() }
+            let spool = Spool.sentry(diagnosticsDirectory: scratch.path)
+            _ = try spoolEnvelope(spool, types: ["event"], age: 0)
+            let elsewhere = try await StubCollector.start(script: [.init(status: 200, body: "{}")])
+            let server = try await StubCollector.start(script: [
+                .init(status: 307, body: "", headers: ["Location": "\(elsewhere.baseURL)/api/42/envelope/"])
+            ])
+            let client = SentryClient(dsn: try SentryDSN("http://k@127.0.0.1:\(server.port)/42"))
+            var retry = RetryPolicy()
+            retry.maxAttempts = 1
+            var uploader = SpoolUploader(spool: spool, transport: client, retry: retry)
+            uploader.sleep = { _ in }
+            let summary = await uploader.drain()
+            await server.stop()
+            await elsewhere.stop()
+            #expect(server.received.count == 1 && elsewhere.received.isEmpty)
+            #expect(summary.uploaded == 0 && spool.pending().count == 1)
+        }
+
         @Test func refusedEnvelopesAreKeptAsideAndABadKeyStopsThePass() async throws {
             let scratch = TemporaryDirectory()
             defer { scratch.remove() }

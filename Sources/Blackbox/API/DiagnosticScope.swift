@@ -1,3 +1,5 @@
+import CCrashHandler
+
 /// What a task is doing — a request's route, method and id, the user, the trace — so that a crash,
 /// an assertion report or a captured error names *this* request and no other. Bound to a task by
 /// `Blackbox.withScope` (a framework integration does it per request) and inherited by its child tasks
@@ -50,15 +52,39 @@ public struct DiagnosticScope: Sendable, Hashable {
             tags: outer.tags.merging(tags) { _, inner in inner })
     }
 
-    /// `name\0value\0` pairs for the crash handler (`ScopeBinding`), the named fields first, cut to
-    /// `limit` bytes (tags that do not fit are left out, never cut in half).
+    /// The fields as every kind of report carries them (crash, hang, error, non-fatal): names of
+    /// letters, digits, `.`, `_` and `-`, values cleaned and cut as annotations' are
+    /// (`CrashAnnotations.cleanValue`), the named fields first, at most `BBX_SCOPE_FIELD_BYTES` in all
+    /// (fields that do not fit are left out, never cut in half). A value is whatever the app put in
+    /// the scope, a client's header or URL among them: unfiltered, it once put 111 KB, NULs and terminal
+    /// escapes into error reports (security review 2026-11-27).
+    var reportFields: [(name: String, value: String)] {
+        var fields: [(name: String, value: String)] = []
+        var bytes = 0
+        let tagFields = tags.sorted { $0.key < $1.key }.filter { name, _ in !namedFields.contains { $0.0 == name } }
+        for (name, value) in namedFields + tagFields where CrashAnnotations.isValidKey(name) {
+            let clean = CrashAnnotations.cleanValue(value)
+            let size = name.utf8.count + clean.utf8.count + 2
+            guard bytes + size <= Self.maxReportBytes else { continue }
+            bytes += size
+            fields.append((name, clean))
+        }
+        return fields
+    }
+
+    static let maxReportBytes = Int(BBX_SCOPE_FIELD_BYTES)
+
+    /// `reportFields` as a report's `scope`.
+    var reportScope: [String: String] {
+        Dictionary(reportFields.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// `name\0value\0` pairs for the crash handler (`ScopeBinding`): `reportFields`, cut to `limit`
+    /// bytes.
     func crashViewBytes(limit: Int) -> [UInt8] {
         var bytes: [UInt8] = []
-        let tagFields = tags.sorted { $0.key < $1.key }.filter { name, _ in
-            CrashAnnotations.isValidKey(name) && !namedFields.contains { $0.0 == name }
-        }
-        for (name, value) in namedFields + tagFields {
-            let pair = Array(name.utf8) + [0] + Array(CrashAnnotations.cleanValue(value).utf8) + [0]
+        for (name, value) in reportFields {
+            let pair = Array(name.utf8) + [0] + Array(value.utf8) + [0]
             guard bytes.count + pair.count <= limit else { continue }
             bytes += pair
         }

@@ -68,7 +68,7 @@ struct AssertionReporter: Sendable {
         report.metadata = configuration.crashReporting.metadata.merging(metadata) { _, new in new }
         let annotations = CrashAnnotations.current
         report.annotations = annotations.isEmpty ? nil : annotations
-        report.scope = Blackbox.scope?.fields
+        report.scope = Blackbox.scope?.reportScope
         if suppressed > 0 { report.notes.append("\(suppressed) more failures at this call site since the last report") }
         do {
             let path = try Outbox(DiagnosticsDirectory(configuration.directory)).write(report)

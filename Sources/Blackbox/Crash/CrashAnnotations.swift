@@ -45,16 +45,25 @@ public enum CrashAnnotations {
             }
     }
 
-    /// One line, no NUL, at most `maxValueBytes` of UTF-8 without cutting a character.
+    /// One line, no NUL, no control character (line breaks and the other C0, DEL and C1 controls
+    /// become spaces: a value must not steer the terminal that shows a report), at most
+    /// `maxValueBytes` of UTF-8 without cutting a character.
     static func cleanValue(_ value: String) -> String {
         var result = ""
         var bytes = 0
         for character in value {
-            let text: String = character.isNewline ? " " : character == "\0" ? "" : String(character)
+            let text: String =
+                character == "\0"
+                ? ""
+                : character.isNewline || character.unicodeScalars.contains(where: isControl) ? " " : String(character)
             guard bytes + text.utf8.count <= maxValueBytes else { break }
             result += text
             bytes += text.utf8.count
         }
         return result
+    }
+
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 }

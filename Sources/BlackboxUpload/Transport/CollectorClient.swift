@@ -32,6 +32,10 @@
             var configuration = HTTPClient.Configuration()
             configuration.connectionPool.retryConnectionEstablishment = false
             configuration.timeout = .init(connect: .seconds(10), read: .seconds(60))
+            // A redirect is answered, never followed: the body would be posted again wherever the server
+            // points (https to http included, with the Sentry key, which AsyncHTTPClient keeps across
+            // origins); a collector or DSN that moved is configured anew.
+            configuration.redirectConfiguration = .disallow
             return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
         }()
 

@@ -240,6 +240,8 @@ struct WebhookTargetTests {
             "127.0.0.1", "0x7f000001", "2130706433", "127.1", "10.1.2.3", "172.20.0.1", "192.168.1.1",
             "169.254.169.254", "100.64.0.1", "0.0.0.0", "::1", "[::1]", "fe80::1", "fd00::1", "::ffff:127.0.0.1",
             "::ffff:169.254.169.254", "localhost",
+            // The five spellings the 2026-11-27 review got past the check (finding 8), and Teredo.
+            "::127.0.0.1", "::ffff:0:127.0.0.1", "64:ff9b:1::7f00:1", "2002:7f00:1::", "fec0::1", "2001:0:7f00:1::",
         ] {
             guard case .failure(.internalAddress) = await strict.check(host: host) else {
                 Issue.record("\(host) was not refused")

@@ -68,6 +68,29 @@ struct HostileConnectionTests {
         #expect(try await HTTP.request("\(collector.baseURL)/health", headers: fresh).status == 200)
     }
 
+    /// Security review 2026-11-27, finding 10: an envelope whose header names no key, or a key that
+    /// is not the project's, is refused when its header line has arrived, while the client still holds
+    /// the rest of a 30 MB body; nothing of it stays on disk.
+    @Test("a keyless envelope is refused at its header line, before its body is read")
+    func keylessEnvelope() async throws {
+        let collector = try await TestCollector.start()
+        defer { Task { await collector.stop() } }
+        for header in [#"{"event_id":"9ec79c33ec9942ab8353589fcb2e04dc"}"#, #"{"dsn":"http://nokey@127.0.0.1/1"}"#] {
+            let connection = try await RawConnection(port: collector.port)
+            let head =
+                "POST /api/1/envelope/ HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-sentry-envelope\r\n"
+                + "Content-Length: \(30 << 20)\r\n\r\n\(header)\n"
+            // Only the start: a server that closed with bytes of ours unread would reset the connection,
+            // and the reset could discard its answer before it is read.
+            try await connection.send(Data(head.utf8) + Data(count: 16))
+            let answer = await connection.receive(waiting: .seconds(30))
+            #expect(answer.hasPrefix("HTTP/1.1 401"), "\(header): \(answer.prefix(300))")
+            connection.close()
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(collector.directory)/tmp").isEmpty)
+        #expect(try await HTTP.request("\(collector.baseURL)/health").status == 200)
+    }
+
     @Test("a trickling upload is refused at its deadline with 408 upload_too_slow")
     func tricklingUpload() async throws {
         // A collector process of its own and a client on a thread of its own: in-process, on the test

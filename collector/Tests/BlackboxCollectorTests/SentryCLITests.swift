@@ -121,4 +121,104 @@ struct SentryCLITests {
         #expect((notELF["detail"] as? String)?.contains("not a 64-bit little-endian ELF file") == true, "\(notELF)")
         #expect((try await HTTP.get(collector, "/api/v1/symbols").json["items"] as? [Any])?.isEmpty == true)
     }
+
+    /// Security review 2026-11-27, findings 4 and 5, with the review's shapes.
+    @Test("chunk requests past the advertised count, gzip bombs and repeated chunk names are refused")
+    func boundedChunks() async throws {
+        let collector = try await TestCollector.start()
+        defer { Task { await collector.stop() } }
+        let token = try await SymbolStoreTests.symbolsKey(collector)
+        let auth = ("Authorization", "Bearer \(token)")
+        let boundary = "bbx-test-boundary"
+        func form(_ parts: [(name: String, bytes: Data, field: String)]) -> Data {
+            var body = Data()
+            for part in parts {
+                body += Data(
+                    "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(part.field)\"; filename=\"\(part.name)\"\r\n"
+                        .utf8)
+                body += Data("Content-Type: application/octet-stream\r\n\r\n".utf8) + part.bytes + Data("\r\n".utf8)
+            }
+            return body + Data("--\(boundary)--\r\n".utf8)
+        }
+        func upload(_ body: Data) async throws -> HTTPResult {
+            try await HTTP.request(
+                collector.baseURL + "/api/0/organizations/blackbox/chunk-upload/", method: .POST,
+                headers: [auth, ("Content-Type", "multipart/form-data; boundary=\(boundary)")], body: body)
+        }
+        func chunk(_ text: String) -> (name: String, bytes: Data, field: String) {
+            let bytes = Data(text.utf8)
+            return (Insecure.SHA1.hash(data: bytes).lowercaseHex, bytes, "file")
+        }
+        // The settings say 4 chunks a request; a fifth part refuses the request.
+        let five = try await upload(form((0..<5).map { chunk("chunk \($0)") }))
+        #expect(five.status == 400 && five.text.contains("at most 4 chunks"), "\(five.text)")
+        #expect(try await upload(form((0..<4).map { chunk("chunk \($0)") })).status == 200)
+
+        // 8 MiB of zeros as a gzip part of ~8 KB: past the compression ratio.
+        let scratch = TemporaryDirectory()
+        defer { scratch.remove() }
+        let zeros = Data(count: 8 << 20)
+        let bomb = try await upload(
+            form([
+                (
+                    Insecure.SHA1.hash(data: zeros).lowercaseHex,
+                    try SymbolStoreTests.gzip(zeros, level: 9, in: scratch), "file_gzip"
+                )
+            ]))
+        #expect(bomb.status == 422 && bomb.text.contains("compression_ratio"), "\(bomb.text)")
+
+        // One kept chunk named twice by an assemble is refused before anything is joined.
+        let repeated = chunk("chunk 0").name
+        let request = try JSONSerialization.data(withJSONObject: [
+            String(repeating: "2", count: 40): ["name": "x.debug", "chunks": [repeated, repeated]]
+        ])
+        let answer = try await HTTP.request(
+            collector.baseURL + "/api/0/projects/blackbox/default/files/difs/assemble/", method: .POST,
+            headers: [auth], body: request)
+        let state = answer.json[String(repeating: "2", count: 40)] as? [String: Any] ?? [:]
+        #expect(state["state"] as? String == "error", "\(answer.text)")
+        #expect((state["detail"] as? String)?.contains("more than once") == true, "\(answer.text)")
+        #expect(try await HTTP.request(collector.baseURL + "/health").status == 200)
+    }
+}
+
+/// The chunk store's tally: what a project holds is counted as chunks are kept and removed, without
+/// listing its directory on every keep (security review 2026-11-27, finding 4), and bounded in bytes
+/// and in count.
+@Suite("Sentry protocol: the chunk store's bounds")
+struct ChunkStoreTests {
+    func keep(_ store: ChunkStore, _ text: String, in scratch: TemporaryDirectory, project: Int64 = 1) throws -> String
+    {
+        let bytes = Data(text.utf8)
+        let sha1 = Insecure.SHA1.hash(data: bytes).lowercaseHex
+        let temporary = scratch.write("incoming-\(UUID().uuidString)", bytes)
+        try store.keep(temporaryPath: temporary, sha1: sha1, size: Int64(bytes.count), project: project)
+        return sha1
+    }
+
+    @Test("a project holds at most its count of chunks; a removed chunk makes room; a chunk kept twice counts once")
+    func countBound() throws {
+        let scratch = TemporaryDirectory()
+        defer { scratch.remove() }
+        let store = ChunkStore(directory: scratch.path + "/chunks", maxBytesPerProject: 1 << 20, maxChunksPerProject: 8)
+        let kept = try (0..<8).map { try keep(store, "chunk \($0)", in: scratch) }
+        _ = try keep(store, "chunk 0", in: scratch)
+        #expect(throws: ChunkStore.Refusal.self) { try keep(store, "chunk 8", in: scratch) }
+        // Another project has its own count.
+        _ = try keep(store, "chunk 8", in: scratch, project: 2)
+        store.remove([kept[0]], project: 1)
+        #expect(!store.contains(kept[0], project: 1))
+        _ = try keep(store, "chunk 9", in: scratch)
+        #expect(store.contains(kept[1], project: 1))
+    }
+
+    @Test("a project holds at most its bytes of chunks")
+    func byteBound() throws {
+        let scratch = TemporaryDirectory()
+        defer { scratch.remove() }
+        let store = ChunkStore(directory: scratch.path + "/chunks", maxBytesPerProject: 20)
+        _ = try keep(store, "0123456789", in: scratch)
+        _ = try keep(store, "abcdefghij", in: scratch)
+        #expect(throws: ChunkStore.Refusal.self) { try keep(store, "k", in: scratch) }
+    }
 }

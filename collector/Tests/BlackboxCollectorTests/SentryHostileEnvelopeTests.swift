@@ -47,6 +47,37 @@ struct SentryHostileEnvelopeTests {
         #expect(envelope.eventID == "9ec79c33ec9942ab8353589fcb2e04dc")
     }
 
+    /// Security review 2026-11-27, finding 2, in the review's shape (many `log` items of many records,
+    /// most of them bodiless), at the format, where the plan is made.
+    @Test("log items: at most 10,000 records an envelope, bodiless ones skipped, within the indexing budget")
+    func boundedLogs() throws {
+        let real =
+            "{\"items\":["
+            + Array(repeating: "{\"body\":\"tick\",\"level\":\"info\"}", count: 4_000)
+            .joined(separator: ",") + "]}"
+        let bodiless = "{\"items\":[" + Array(repeating: "0", count: 10_000).joined(separator: ",") + "]}"
+        var text = "{}\n"
+        for payload in [bodiless] + Array(repeating: real, count: 20) {
+            text += "{\"type\":\"log\",\"length\":\(payload.utf8.count)}\n\(payload)\n"
+        }
+        var limits = IngestLimits()
+        limits.maxIndexedLinesPerBundle = 6_000
+        let bytes = Data(text.utf8)
+        let inspection = try SentryEnvelopeFormat(limits: limits, inspectionMemory: nil).inspect(
+            bytes, body: ReceivedBody(path: "/nonexistent", sha256: "s", size: bytes.count, bytes: bytes),
+            upload: .init(
+                key: APIKey(id: 1, projectID: 1, kind: .ingest, prefix: "k", createdAt: Date()), uploadID: nil,
+                declaredLength: nil),
+            receivedAt: Date())
+        let logs = inspection.plan.files.filter { $0.kind == .log }
+        // The bodiless item counts nothing; 10,000 real records fill two items and a half.
+        #expect(logs.map(\.lineCount) == [0, 4_000, 4_000, 2_000], "\(logs.map(\.lineCount))")
+        #expect(inspection.dropped["log"] == 17, "\(inspection.dropped)")
+        // The plan holds the logs to the indexing budget, as it does a bundle's.
+        #expect(logs.filter { !$0.skipsIndexing }.map(\.lineCount).reduce(0, +) <= limits.maxIndexedLinesPerBundle)
+        #expect(logs.map(\.skipsIndexing) == [false, false, true, false])
+    }
+
     @Test("bombs under gzip, deflate and br, deep JSON and NULs: refused or cleaned, nothing else stored")
     func overHTTP() async throws {
         let collector = try await TestCollector.start()

@@ -65,8 +65,8 @@ public struct APIError: HTTPResponseError, Sendable, Equatable, CustomStringConv
     static func totalTooLarge(limit: Int) -> Self {
         .init(status: 422, code: "uncompressed_too_large", message: "the zip inflates past \(limit) bytes")
     }
-    static func compressionRatio(limit: Int) -> Self {
-        .init(status: 422, code: "compression_ratio", message: "the zip inflates more than \(limit)× its size")
+    static func compressionRatio(limit: Int, of what: String = "the zip") -> Self {
+        .init(status: 422, code: "compression_ratio", message: "\(what) inflates more than \(limit)× its size")
     }
     static func invalidManifest(_ detail: String) -> Self {
         .init(status: 422, code: "invalid_manifest", message: "manifest.json: \(detail)")

@@ -28,12 +28,15 @@ public struct WebhookTargets: Sendable, Equatable {
     }
 
     /// Loopback, private (RFC 1918), carrier-grade NAT, link-local, unique-local, multicast, reserved,
-    /// "this network", benchmarking and documentation ranges, and IPv4-mapped forms of them.
+    /// "this network", benchmarking and documentation ranges, and IPv4-mapped forms of them; and every
+    /// IPv6 form that carries an IPv4 address a gateway may translate to (NAT64, well-known and
+    /// local-use; 6to4; Teredo; IPv4-compatible and IPv4-translated) or that is deprecated site-local
+    /// (security review 2026-11-27, finding 8).
     static let internalRanges: [AddressRange] = [
         "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12",
         "192.0.0.0/24", "192.0.2.0/24", "192.168.0.0/16", "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24",
-        "224.0.0.0/4", "240.0.0.0/4", "::/128", "::1/128", "fc00::/7", "fe80::/10", "ff00::/8", "64:ff9b::/96",
-        "2001:db8::/32",
+        "224.0.0.0/4", "240.0.0.0/4", "::/96", "::1/128", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8",
+        "64:ff9b::/96", "64:ff9b:1::/48", "2001::/32", "2002::/16", "2001:db8::/32", "::ffff:0:0:0/96",
     ].compactMap { try? AddressRange($0) }
 
     public func permits(_ address: IPAddress) -> Bool {

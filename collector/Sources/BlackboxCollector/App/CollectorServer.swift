@@ -212,7 +212,9 @@ public struct CollectorServer: Sendable {
                     directory: "\(configuration.temporaryDirectory)/sentry-chunks",
                     maxBytesPerProject: Int64(configuration.limits.maxSymbolFileBytes)),
                 blobs: symbolBlobs, chunkBytes: SentryDebugFiles.chunkBytes,
-                maxRequestBytes: SentryDebugFiles.chunkBytes * SentryDebugFiles.chunksPerRequest + (64 << 10)),
+                maxRequestBytes: SentryDebugFiles.chunkBytes * SentryDebugFiles.chunksPerRequest + (64 << 10),
+                chunksPerRequest: SentryDebugFiles.chunksPerRequest,
+                maxCompressionRatio: configuration.limits.maxCompressionRatio),
             publicURL: configuration.publicURL
         ).register(
             on: router.group("api/0").add(middleware: symbolsAuthentication).group(context: AuthenticatedContext.self))

@@ -79,7 +79,9 @@ public struct IngestPlan: Sendable {
         occurrences.reduce(Int(bundle.size)) { $0 + $1.json.count }
     }
 
-    init(_ new: NewBundle) throws {
+    /// The plan for a bundle of any format; its logs are held to `indexing` here, so that every format
+    /// is.
+    init(_ new: NewBundle, indexing: IndexingBudget) throws {
         let firstReport = new.reports.first
         bundle = BundleRow(
             projectID: new.projectID,
@@ -95,6 +97,7 @@ public struct IngestPlan: Sendable {
             fileCount: new.files.count,
             reportCount: new.reports.count)
         files = new.files
+        indexing.apply(to: &files)
         var seen = Set<String>()
         var occurrences: [OccurrenceRow] = []
         let encoder = CrashReport.makeEncoder()

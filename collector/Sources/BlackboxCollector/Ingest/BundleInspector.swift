@@ -110,7 +110,9 @@ struct BundleInspector {
                         throw APIError.entryTooLarge(name, limit: limits.maxEntryBytes)
                     }
                     if total > limits.maxTotalBytes { throw APIError.totalTooLarge(limit: limits.maxTotalBytes) }
-                    if total > 1 << 20, total / max(bodySize, 1) > limits.maxCompressionRatio {
+                    if CompressionRatio.exceeds(
+                        inflated: total, compressed: bodySize, limit: limits.maxCompressionRatio)
+                    {
                         throw APIError.compressionRatio(limit: limits.maxCompressionRatio)
                     }
                     if keep {
@@ -160,28 +162,12 @@ struct BundleInspector {
             if keep { keptContents[name] = consumed.kept }
         }
         guard !files.isEmpty else { throw .noFiles() }
-        var inspection = try classify(files, contents: keptContents)
-        applyIndexingBudget(&inspection)
-        return inspection
+        return try classify(files, contents: keptContents)
     }
 
     /// The manifest and report contents: read whole and kept for decoding, never logs.
     private static func isKept(_ name: String) -> Bool {
         name == "manifest.json" || isReportContent(name)
-    }
-
-    /// Marks the logs that would take the bundle past its indexing budget (in entry order) as not
-    /// to be indexed; each log counts at most the per-file cap, which is all the indexer reads of it.
-    func applyIndexingBudget(_ inspection: inout Inspection) {
-        var budget = limits.maxIndexedLinesPerBundle
-        for index in inspection.files.indices where inspection.files[index].kind == .log {
-            let lines = min(inspection.files[index].lineCount, limits.maxIndexedLinesPerFile)
-            if lines > budget {
-                inspection.files[index].skipsIndexing = true
-            } else {
-                budget -= lines
-            }
-        }
     }
 
     static func countNewlines(_ bytes: UnsafeRawBufferPointer) -> Int {

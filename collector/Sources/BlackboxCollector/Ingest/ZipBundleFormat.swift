@@ -30,7 +30,7 @@ struct ZipBundleFormat: BundleFormat {
                     projectID: upload.key.projectID, uploadID: upload.uploadID, sha256: body.sha256,
                     size: Int64(body.size), blob: ZipBundleFormat.blobName(sha256: body.sha256),
                     manifest: inspected.manifest, files: inspected.files, reports: inspected.reports,
-                    receivedAt: receivedAt))
+                    receivedAt: receivedAt), indexing: IndexingBudget(limits))
         }
         if let bytes = body.bytes {
             if let inspection = try Self.inspectInline(bytes, with: inspector) { return try makePlan(inspection) }

@@ -9,8 +9,11 @@ public protocol BundleIndex: Sendable {
 }
 
 extension BundleIndex {
-    /// Plans and applies validated bundles (tests and tools; ingest plans off the transaction).
-    func index(_ bundles: [NewBundle]) async throws -> [IndexOutcome] {
-        try await apply(bundles.map(IngestPlan.init))
+    /// Plans and applies validated bundles (tests and tools; ingest plans off the transaction), their
+    /// logs held to the default indexing budget.
+    func index(_ bundles: [NewBundle], indexing: IndexingBudget = IndexingBudget(IngestLimits())) async throws
+        -> [IndexOutcome]
+    {
+        try await apply(bundles.map { try IngestPlan($0, indexing: indexing) })
     }
 }

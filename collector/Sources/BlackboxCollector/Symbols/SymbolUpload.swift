@@ -212,7 +212,9 @@ struct SymbolUpload: Sendable {
                     throw APIError.insufficientStorage(available: available)
                 }
             }
-            if compressed, written > 1 << 20, written / max(received, 1) > limits.maxCompressionRatio {
+            if compressed,
+                CompressionRatio.exceeds(inflated: written, compressed: received, limit: limits.maxCompressionRatio)
+            {
                 throw APIError.compressionRatio(limit: limits.maxCompressionRatio)
             }
             hasher.update(bufferPointer: bytes)

@@ -72,6 +72,7 @@ struct SentryEnvelopeFormat: BundleFormat {
         var sessions: [SessionSummary] = []
         var dropped: [String: Int] = [:]
         var reportBytes = 0
+        var logRecordsLeft = SentryLogs.maxRecordsPerEnvelope
         for (number, item) in envelope.items.enumerated() {
             let payload = bytes[
                 (bytes.startIndex + item.payload.lowerBound)..<(bytes.startIndex + item.payload.upperBound)]
@@ -93,20 +94,31 @@ struct SentryEnvelopeFormat: BundleFormat {
                 guard payload.count <= limits.maxReportBytes else {
                     throw APIError.invalidReport(path, "larger than \(limits.maxReportBytes) bytes")
                 }
-                reportBytes += payload.count
-                if reportBytes > limits.maxReportBytesPerBundle {
+                if reportBytes + payload.count > limits.maxReportBytesPerBundle {
                     throw APIError.reportsTooLarge(limit: limits.maxReportBytesPerBundle)
                 }
                 let event = try json()
                 guard event.object != nil else { throw APIError.invalidReport(path, "not a JSON object") }
                 let report = events.report(event, receivedAt: receivedAt)
                 let encoded = try CrashReport.makeEncoder().encode(report)
+                // What is stored is the converted report, so it is what counts (an event of empty
+                // frames was once stored at 70 times its size: security review 2026-11-27, finding 6).
+                guard encoded.count <= limits.maxReportBytes else {
+                    throw APIError.invalidReport(path, "its report is larger than \(limits.maxReportBytes) bytes")
+                }
+                reportBytes += max(payload.count, encoded.count)
+                if reportBytes > limits.maxReportBytesPerBundle {
+                    throw APIError.reportsTooLarge(limit: limits.maxReportBytesPerBundle)
+                }
                 reports.append(try sanitizer.sanitized(report, raw: encoded, decode: CrashReport.decode))
                 files.append(file(path, .report))
             case "session", "sessions":
                 sessions += SentrySessions.summaries(of: try json(), type: item.type, receivedAt: receivedAt)
+            case "log" where payload.count > SentryLogs.maxItemBytes || logRecordsLeft == 0:
+                dropped["log", default: 0] += 1
             case "log":
-                let lines = SentryLogs.lines(try json())
+                let lines = SentryLogs.lines(try json(), limit: logRecordsLeft)
+                logRecordsLeft -= lines.count
                 files.append(file("items/\(number).log", .log, lines: lines.count))
             case "attachment":
                 files.append(file("items/\(number)-\(Self.fileName(item.header["filename"]?.string))", .other))
@@ -120,7 +132,8 @@ struct SentryEnvelopeFormat: BundleFormat {
             blob: Self.blobName(sha256: body.sha256), manifest: nil, files: files, reports: reports,
             receivedAt: receivedAt)
         new.sessions = sessions
-        return Inspection(plan: try IngestPlan(new), eventID: eventID, dropped: dropped)
+        return Inspection(
+            plan: try IngestPlan(new, indexing: IndexingBudget(limits)), eventID: eventID, dropped: dropped)
     }
 
     /// The envelope an SDK would have sent for one event (what the legacy `store/` endpoint receives).

@@ -20,6 +20,9 @@ struct SentryEventReport {
     static let maxFrames = 1_024
     static let maxThreads = 256
     static let maxThreadFrames = 256
+    /// Frames of every thread together: 256 threads of 256 frames each were 65,536 frames from one 2 MB
+    /// event (security review 2026-11-27, findings 6 and 7).
+    static let maxAllThreadFrames = 8_192
     static let maxImages = 4_096
     static let maxBreadcrumbs = 200
     static let maxEntries = 128
@@ -49,6 +52,7 @@ struct SentryEventReport {
 
         let images = Self.images(event["debug_meta"]?["images"]?.values ?? [])
         report.images = images.map(\.image)
+        let ranges = ImageRanges(images.map { ($0.start, $0.end) })
         let threads = event["threads"]?.values ?? []
         let crashedThread =
             threads.first { $0["id"] == primary?["thread_id"] && primary?["thread_id"] != nil }
@@ -56,7 +60,7 @@ struct SentryEventReport {
         let stack =
             primary?["stacktrace"]?["frames"]?.values ?? crashedThread?["stacktrace"]?["frames"]?.values
             ?? event["stacktrace"]?["frames"]?.values ?? []
-        report.frames = Self.frames(stack, images: images, limit: Self.maxFrames)
+        report.frames = Self.frames(stack, images: images, ranges: ranges, limit: Self.maxFrames)
         if report.frames.count == Self.maxFrames, stack.count > Self.maxFrames {
             report.omittedFrames = .init(omittedAfterIndex: Self.maxFrames - 1, count: stack.count - Self.maxFrames)
         }
@@ -67,9 +71,12 @@ struct SentryEventReport {
                 id: Self.threadID(crashedThread["id"]), name: crashedThread["name"]?.string)
         }
         if !threads.isEmpty {
+            var framesLeft = Self.maxAllThreadFrames
             report.threads = threads.prefix(Self.maxThreads).map { thread in
                 let frames = Self.frames(
-                    thread["stacktrace"]?["frames"]?.values ?? [], images: images, limit: Self.maxThreadFrames)
+                    thread["stacktrace"]?["frames"]?.values ?? [], images: images, ranges: ranges,
+                    limit: min(Self.maxThreadFrames, framesLeft))
+                framesLeft -= frames.count
                 let crashed = thread == crashedThread
                 return .init(
                     id: Self.threadID(thread["id"]), name: thread["name"]?.string, crashed: crashed,
@@ -253,32 +260,37 @@ struct SentryEventReport {
         }
     }
 
-    /// Sentry's frames are oldest first; Blackbox's innermost first.
-    static func frames(_ values: [SentryJSON], images: [LoadedImage], limit: Int) -> [CrashReport.Frame] {
-        values.reversed().prefix(limit).enumerated().map { index, value in
-            let address = address(value["instruction_addr"])
-            let imageIndex = address.flatMap { address in images.firstIndex { $0.start <= address && address < $0.end }
+    /// Sentry's frames are oldest first; Blackbox's innermost first. A frame with neither an address
+    /// nor a function says nothing and is left out (an event of `{}` frames was stored at 70 times
+    /// its size).
+    static func frames(_ values: [SentryJSON], images: [LoadedImage], ranges: ImageRanges, limit: Int)
+        -> [CrashReport.Frame]
+    {
+        values.reversed().lazy.filter { $0["instruction_addr"] != nil || $0["function"] != nil || $0["symbol"] != nil }
+            .prefix(limit).enumerated().map { index, value in
+                let address = address(value["instruction_addr"])
+                let imageIndex = address.flatMap { ranges.index(containing: $0) }
+                var frame = CrashReport.Frame(
+                    index: index, address: address.map { "0x" + String($0, radix: 16) } ?? "0x0")
+                if let imageIndex, let address {
+                    frame.imageIndex = imageIndex
+                    frame.imageOffset = "0x" + String(address - images[imageIndex].start, radix: 16)
+                }
+                if let function = value["function"]?.string ?? value["symbol"]?.string, !function.isEmpty,
+                    function != "<unknown>"
+                {
+                    let module = value["module"]?.string
+                    frame.symbols = [
+                        .init(
+                            function: module.map { "\($0).\(function)" } ?? function,
+                            file: value["abs_path"]?.string ?? value["filename"]?.string,
+                            line: value["lineno"]?.integer.flatMap { Int(exactly: $0) },
+                            column: value["colno"]?.integer.flatMap { Int(exactly: $0) })
+                    ]
+                }
+                frame.inApp = value["in_app"]?.bool
+                return frame
             }
-            var frame = CrashReport.Frame(index: index, address: address.map { "0x" + String($0, radix: 16) } ?? "0x0")
-            if let imageIndex, let address {
-                frame.imageIndex = imageIndex
-                frame.imageOffset = "0x" + String(address - images[imageIndex].start, radix: 16)
-            }
-            if let function = value["function"]?.string ?? value["symbol"]?.string, !function.isEmpty,
-                function != "<unknown>"
-            {
-                let module = value["module"]?.string
-                frame.symbols = [
-                    .init(
-                        function: module.map { "\($0).\(function)" } ?? function,
-                        file: value["abs_path"]?.string ?? value["filename"]?.string,
-                        line: value["lineno"]?.integer.flatMap { Int(exactly: $0) },
-                        column: value["colno"]?.integer.flatMap { Int(exactly: $0) })
-                ]
-            }
-            frame.inApp = value["in_app"]?.bool
-            return frame
-        }
     }
 
     /// `"0x7f00ab12"` or a number.

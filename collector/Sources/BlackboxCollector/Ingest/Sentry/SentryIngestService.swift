@@ -63,9 +63,10 @@ struct SentryIngestService: Sendable {
     }
 
     /// The body, decoded as it arrives, into a temporary file (the caller removes it unless stored).
-    private func receiveBody(_ request: Request, coding: ContentCoding?, legacyStore: Bool) async throws
-        -> ReceivedBody
-    {
+    private func receiveBody(
+        _ request: Request, coding: ContentCoding?, legacyStore: Bool,
+        firstLineCheck: ((Data) async throws -> Void)? = nil
+    ) async throws -> ReceivedBody {
         let decoder: (any BodyDecoder)?
         do {
             decoder = try coding?.makeDecoder()
@@ -74,12 +75,14 @@ struct SentryIngestService: Sendable {
         }
         return try await ingest.receiver.receive(
             request, decoding: decoder,
-            maxDecodedBytes: legacyStore ? ingest.admission.limits.maxReportBytes : format.maxEnvelopeBytes)
+            maxDecodedBytes: legacyStore ? ingest.admission.limits.maxReportBytes : format.maxEnvelopeBytes,
+            firstLineCheck: firstLineCheck, maxFirstLineBytes: SentryEnvelope.maxHeaderBytes)
     }
 
     /// An envelope whose header's `dsn` is its only credential (relays, browser tunnels): the body is
-    /// read first, in the upload slots of no project (so such uploads share one project's share of
-    /// slots), then admitted with the DSN's key like any other.
+    /// read in the upload slots of no project (so such uploads share one project's share of slots),
+    /// its key checked as soon as its header line has arrived and the disk's free space before that,
+    /// then admitted with the DSN's key like any other.
     private func receiveAuthenticatedByDSN(_ request: Request, coding: ContentCoding?, projectID: Int64) async throws
         -> (String?, Int)
     {
@@ -96,21 +99,37 @@ struct SentryIngestService: Sendable {
         var body: ReceivedBody
         do {
             defer { admission.slots.leave(project: Self.unauthenticated) }
-            body = try await receiveBody(request, coding: coding, legacyStore: false)
+            if let available = admission.blobs.availableBytes(),
+                available < admission.limits.minFreeBytes + Int64(format.maxEnvelopeBytes)
+            {
+                throw APIError.insufficientStorage(available: available)
+            }
+            body = try await receiveBody(request, coding: coding, legacyStore: false) { header in
+                let key = try Self.dsnKey(inHeader: header, projectID: projectID)
+                guard let found = try await admission.keys.authenticate(key) else { throw APIError.invalidKey() }
+                guard found.kind != .symbols else { throw APIError.forbidden() }
+                guard found.projectID == projectID else { throw APIError.projectMismatch(projectID) }
+            }
         }
         var handedOn = false
         defer { if !handedOn { unlink(body.path) } }
         let bytes = try body.bytes ?? Self.firstLine(of: body.path)
-        let header = bytes.firstIndex(of: 0x0A).map { bytes[..<$0] } ?? bytes[...]
-        guard let dsn = (try? SentryJSON.parse(Data(header)))?["dsn"]?.string,
-            let (key, dsnProject) = SentryAuthentication.parseDSN(dsn)
-        else { throw APIError.missingKey() }
-        guard dsnProject == projectID else { throw APIError.projectMismatch(projectID) }
+        let key = try Self.dsnKey(
+            inHeader: bytes.firstIndex(of: 0x0A).map { bytes[..<$0] } ?? bytes[...], projectID: projectID)
         return try await admission.admit(request, secret: key) { upload in
             guard upload.key.projectID == projectID else { throw APIError.projectMismatch(projectID) }
             handedOn = true
             return try await store(body, upload: upload, legacyStore: false)
         }
+    }
+
+    /// The public key of the `dsn` in an envelope's header line, for the project of the route.
+    private static func dsnKey(inHeader header: Data, projectID: Int64) throws -> String {
+        guard let dsn = (try? SentryJSON.parse(Data(header)))?["dsn"]?.string,
+            let (key, dsnProject) = SentryAuthentication.parseDSN(dsn)
+        else { throw APIError.missingKey() }
+        guard dsnProject == projectID else { throw APIError.projectMismatch(projectID) }
+        return key
     }
 
     /// The slots' name for uploads not yet authenticated (no project has a negative id).

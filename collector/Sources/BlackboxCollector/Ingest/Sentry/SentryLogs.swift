@@ -4,11 +4,19 @@ import Foundation
 /// as text lines in Blackbox's log format, so the log indexer and log search treat them like an
 /// app's log file: `2026-11-26T06:47:10.542Z INFO  logger.name: body trace_id=… key=value`.
 enum SentryLogs {
-    static let maxRecords = 10_000
+    /// Records one envelope may carry in all its `log` items (sentry-python sends at most 100 an item);
+    /// records past it are dropped (security review 2026-11-27, finding 2: 999 items of 10,000
+    /// records each were 10 M lines from 161 KB).
+    static let maxRecordsPerEnvelope = 10_000
+    /// A `log` item's bytes: a larger one is dropped unread (its JSON would be decoded whole).
+    static let maxItemBytes = 1 << 20
     static let maxAttributes = 32
 
-    static func lines(_ payload: SentryJSON) -> [String] {
-        (payload["items"]?.values ?? []).prefix(maxRecords).map(line)
+    /// The item's records as lines, at most `limit` of them; a record that is not an object with a
+    /// `body` is no log line and is skipped.
+    static func lines(_ payload: SentryJSON, limit: Int = maxRecordsPerEnvelope) -> [String] {
+        (payload["items"]?.values ?? []).lazy.filter { $0.object != nil && $0["body"] != nil }.prefix(max(limit, 0))
+            .map(line)
     }
 
     static func line(_ record: SentryJSON) -> String {

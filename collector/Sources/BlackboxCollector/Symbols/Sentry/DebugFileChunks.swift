@@ -8,7 +8,9 @@ import NIOCore
 /// (`file`, or `file_gzip` when gzip-compressed) are named by the sha1 of their bytes. Each part is
 /// inflated into a temporary file as it arrives (at most one chunk's size), checked against its
 /// name and kept in the `ChunkStore`; a part that fails a check refuses the request. The form is read
-/// by MultipartKit's streaming parser, so a request never sits in memory whole.
+/// by MultipartKit's streaming parser, so a request never sits in memory whole. A request holds at most
+/// the `chunksPerRequest` it was told (`SentryDebugFiles.settings`), and a `file_gzip` part inflates
+/// within the compression ratio every compressed input here is held to.
 struct DebugFileChunks: Sendable {
     let chunks: ChunkStore
     let blobs: any BlobStorage
@@ -16,13 +18,17 @@ struct DebugFileChunks: Sendable {
     let chunkBytes: Int
     /// Bytes of one request on the wire.
     let maxRequestBytes: Int
+    let chunksPerRequest: Int
+    let maxCompressionRatio: Int
 
     func receive(_ request: Request, project: Int64) async throws {
         guard let contentType = request.headers[.contentType],
             let boundary = Self.boundary(of: contentType)
         else { throw APIError.invalidForm("send multipart/form-data with a boundary") }
         let parser = MultipartParser(boundary: boundary)
-        let part = PartReader(chunks: chunks, blobs: blobs, maxBytes: chunkBytes, project: project)
+        let part = PartReader(
+            chunks: chunks, blobs: blobs, maxBytes: chunkBytes, maxParts: chunksPerRequest,
+            maxCompressionRatio: maxCompressionRatio, project: project)
         parser.onHeader = { name, value in part.header(name, value) }
         parser.onBody = { buffer in part.body(&buffer) }
         parser.onPartComplete = { part.complete() }
@@ -61,20 +67,29 @@ private final class PartReader {
     let chunks: ChunkStore
     let blobs: any BlobStorage
     let maxBytes: Int
+    let maxParts: Int
+    let maxCompressionRatio: Int
     let project: Int64
     private(set) var failure: APIError?
     private(set) var stored = 0
+    private var parts = 0
 
     private var disposition = ""
     private var file: TemporaryBlobFile?
     private var inflater: (any BodyDecoder)?
     private var hasher = Insecure.SHA1()
     private var size = 0
+    private var received = 0
 
-    init(chunks: ChunkStore, blobs: any BlobStorage, maxBytes: Int, project: Int64) {
+    init(
+        chunks: ChunkStore, blobs: any BlobStorage, maxBytes: Int, maxParts: Int, maxCompressionRatio: Int,
+        project: Int64
+    ) {
         self.chunks = chunks
         self.blobs = blobs
         self.maxBytes = maxBytes
+        self.maxParts = maxParts
+        self.maxCompressionRatio = maxCompressionRatio
         self.project = project
     }
 
@@ -86,6 +101,7 @@ private final class PartReader {
         guard failure == nil else { return }
         do {
             if file == nil { try begin() }
+            received += buffer.readableBytes
             try buffer.withUnsafeReadableBytes { try inflater.pass($0, to: keep) }
         } catch let refusal as APIError {
             failure = refusal
@@ -111,10 +127,13 @@ private final class PartReader {
                 try chunks.keep(temporaryPath: file.path, sha1: sha1, size: Int64(size), project: project)
             } catch {
                 unlink(file.path)
-                if case ChunkStore.Refusal.full(let limit) = error {
+                switch error {
+                case ChunkStore.Refusal.full(let limit):
                     throw APIError.quotaExceeded("\(limit) bytes of chunks waiting to be assembled")
+                case ChunkStore.Refusal.tooMany(let limit):
+                    throw APIError.quotaExceeded("\(limit) chunks waiting to be assembled")
+                default: throw error
                 }
-                throw error
             }
             stored += 1
         } catch let refusal as APIError {
@@ -131,6 +150,8 @@ private final class PartReader {
         guard field == "file" || field == "file_gzip",
             let name = Self.parameter("filename", of: disposition), name.count == 40, name.allSatisfy(\.isHexDigit)
         else { throw APIError.invalidForm("parts must be file or file_gzip, named by their sha1") }
+        parts += 1
+        guard parts <= maxParts else { throw APIError.invalidForm("at most \(maxParts) chunks per request") }
         inflater = field == "file_gzip" ? try ZlibBodyDecoder() : nil
         file = try blobs.makeTemporaryFile()
     }
@@ -138,6 +159,9 @@ private final class PartReader {
     private func keep(_ bytes: UnsafeRawBufferPointer) throws {
         size += bytes.count
         guard size <= maxBytes else { throw APIError.entryTooLarge("chunk", limit: maxBytes) }
+        if inflater != nil, CompressionRatio.exceeds(inflated: size, compressed: received, limit: maxCompressionRatio) {
+            throw APIError.compressionRatio(limit: maxCompressionRatio, of: "a chunk")
+        }
         hasher.update(bufferPointer: bytes)
         try file?.write(bytes)
     }
@@ -151,6 +175,7 @@ private final class PartReader {
         inflater = nil
         hasher = Insecure.SHA1()
         size = 0
+        received = 0
         disposition = ""
     }
 

@@ -109,6 +109,11 @@ struct SentryDebugFiles: Sendable {
             return FileAnswer(
                 state: "error", detail: "checksums must be sha1s, at most \(Self.maxChunksPerFile) chunks")
         }
+        // sentry-cli names each chunk once; one small chunk named 256 times would be a 2 GiB join
+        // (security review 2026-11-27, finding 5).
+        guard Set(chunkNames).count == chunkNames.count else {
+            return FileAnswer(state: "error", detail: "a chunk is named more than once")
+        }
         if try await store.symbolFile(sha1: checksum, in: scope) != nil { return FileAnswer(state: "ok") }
         let missing = chunkNames.filter { !chunks.chunks.contains($0, project: scope.projectID) }
         guard !chunkNames.isEmpty, missing.isEmpty else {
