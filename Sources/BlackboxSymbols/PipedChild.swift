@@ -28,6 +28,10 @@ public struct PipedChild: Sendable {
         posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
         posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        // The helper gets 0-2 and nothing else of the app's: an inherited listening socket kept a
+        // crash-looping server's port bound while its start-up symbolizer ran, and the next start
+        // failed with EADDRINUSE (issue 49).
+        if let closeFrom = Self.addCloseFrom { _ = closeFrom(&actions, 3) }
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for argument in argv { free(argument) } }
         var pid = pid_t()
@@ -74,6 +78,14 @@ public struct PipedChild: Sendable {
         }
         pthread_sigmask(SIG_SETMASK, &previous, nil)
         return result
+    }
+
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later): looked up at run time,
+    /// since Swift's Glibc module does not declare the GNU extensions of `spawn.h`. Without it (an
+    /// older glibc) a helper inherits the descriptors the app did not mark close-on-exec.
+    private typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    private static let addCloseFrom: AddCloseFrom? = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np").map {
+        unsafeBitCast($0, to: AddCloseFrom.self)
     }
 
     /// A pipe whose ends other children do not inherit (posix_spawn's dup2 gives the child its copies).

@@ -26,4 +26,40 @@ struct PipedChildTests {
         close(child.input)
         close(child.output)
     }
+
+    /// Issue 49, item 1: the start-up symbolizer held a crash-looping server's listening socket.
+    @Test("a helper gets descriptors 0-2 and its pipes, never the app's (a listening socket included)")
+    func onlyItsOwnDescriptors() throws {
+        // A listening socket as a server has it: not close-on-exec.
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #expect(listener >= 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        #expect(bound == 0 && listen(listener, 1) == 0)
+        #expect(fcntl(listener, F_GETFD) & FD_CLOEXEC == 0)
+        let child = try #require(PipedChild.spawn("/bin/sh", ["-c", "ls /proc/$$/fd"]))
+        close(child.input)
+        var output: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(child.output, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { break }
+            output += chunk[0..<count]
+        }
+        close(child.output)
+        var status: Int32 = 0
+        while waitpid(child.pid, &status, 0) < 0 && errno == EINTR {}
+        let descriptors = String(decoding: output, as: UTF8.self).split(whereSeparator: \.isWhitespace).compactMap {
+            Int32($0)
+        }
+        #expect(descriptors.sorted() == [0, 1, 2], "the helper's descriptors: \(descriptors)")
+    }
 }
