@@ -120,7 +120,9 @@ test-collector: python-peers
 ## The pinned PyPI peers, made once per machine and set of pins (see PYTHON_VENV above).
 python-peers: $(PYTHON_VENV)/.installed
 	ln -sfn $(PYTHON_VENV) .venv
-$(PYTHON_VENV)/.installed: scripts/python-peers.txt
+# No prerequisite: the venv's name holds the pins' hash, and a fresh clone's newer pins file must not
+# make the machine's venv again.
+$(PYTHON_VENV)/.installed:
 	rm -rf $(PYTHON_VENV)
 	python3 -m venv $(PYTHON_VENV)
 	$(PYTHON_VENV)/bin/pip install -q --disable-pip-version-check -r scripts/python-peers.txt
