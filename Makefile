@@ -67,8 +67,8 @@ build-tools: deps
 	cd collector && $(SWIFT_BUILD) $(BUILD_FLAGS) --product blackbox-collector
 	$(SWIFT_BUILD) $(TRAITS) $(BUILD_FLAGS) --product blackbox
 
-# The example services only: `make test` builds them beside the collector's tests, which run the CLI
-# and the collector, so this builds neither.
+# The example services only, never the CLI or the collector the tests run (`make test` builds those in
+# earlier stages; a build of either here would re-resolve the folder for its package).
 build-examples: deps
 	EXAMPLES_BUILD_ONLY=1 SWIFT=$(SWIFT) SCRATCH=$(SCRATCH) scripts/examples-check.sh
 

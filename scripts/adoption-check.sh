@@ -6,9 +6,11 @@
 #      resolves (swift-crypto at 4.x), and the app built from Blackbox, BlackboxUpload and JWTKit runs.
 # swift-otel is resolved, not built: its build alone takes ~7 minutes on 2 cores (gRPC, protobuf).
 # Every package comes from the machine's package mirror, as for the project itself. Each app resolves
-# in its own folder (its own Package.resolved, as an app's) and builds in the build folder the rest of
-# `make test` uses (Makefile: SCRATCH), so SwiftNIO and swift-crypto are not compiled once more; the
-# Blackbox modules are compiled again, from the tagged copy.
+# in its own folder (its own Package.resolved, as an app's). The server app builds in the build folder
+# the rest of `make test` uses (Makefile: SCRATCH), so SwiftNIO and swift-crypto are not compiled once
+# more (the Blackbox modules are, from the tagged copy); the logging-only app in a folder of its own:
+# resolving it in the shared one would remove every other checkout there, and the next build would
+# clone and compile them again (measured: the server app then took 10 minutes).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 swift=${SWIFT:-swift}
@@ -64,12 +66,11 @@ let runtime = try Blackbox.start(BlackboxConfiguration(appName: "adoption", dire
 Logger(label: "adoption").info("hello from an adopting app")
 runtime.shutdown()
 print("logged")'
-(cd "$work/logging-only" && "$swift" package resolve --scratch-path "$scratch" >/dev/null)
+(cd "$work/logging-only" && "$swift" package resolve >/dev/null)
 identities=$(resolved logging-only | tr '\n' ' ')
 [ "$identities" = "blackbox swift-atomics swift-log " ] || fail "Blackbox alone resolved: $identities"
-rm -f "$scratch/debug/app"  # both apps are named app: never run the other one's
-(cd "$work/logging-only" && "${swift_build[@]}" "${build_flags[@]}" -q 2>&1 | grep -v "unhandled" || true)
-out=$("$scratch/debug/app" "$work/logging-only-diagnostics" </dev/null 2>/dev/null)
+(cd "$work/logging-only" && "${swift_build[@]}" -q 2>&1 | grep -v "unhandled" || true)
+out=$("$work/logging-only/.build/debug/app" "$work/logging-only-diagnostics" </dev/null 2>/dev/null)
 [ "$(printf '%s\n' "$out" | tail -1)" = "logged" ] || fail "the logging app printed: $out"
 # Not a terminal: the default outputs are the log file and JSON Lines on stdout.
 printf '%s\n' "$out" | grep -q '"msg":"hello from an adopting app"' || fail "no JSON line on stdout: $out"
@@ -96,7 +97,7 @@ for needed in jwt-kit swift-otel swift-crypto async-http-client; do
 done
 crypto=$(grep -A6 '"identity" : "swift-crypto"' "$work/server/Package.resolved" | grep '"version"' | cut -d'"' -f4)
 case "$crypto" in 4.*) ;; *) fail "swift-crypto resolved at $crypto, not 4.x (jwt-kit 5 needs 4)" ;; esac
-rm -f "$scratch/debug/app"
+rm -f "$scratch/debug/app"  # another run's app must not pass for this one
 (cd "$work/server" && "${swift_build[@]}" "${build_flags[@]}" -q --product app 2>&1 | grep -v "unhandled" || true)
 "$scratch/debug/app" | grep -q "upload to http://127.0.0.1:9" || fail "the server app did not run"
 echo "adoption check: passed (Blackbox alone: $identities; with Upload: swift-crypto $crypto beside jwt-kit and swift-otel)"

@@ -57,6 +57,10 @@ stage "python peers" 900 python-peers
 stage "lint" 600 lint
 stage "build: library and tests" 2400 build-library
 stages_side_by_side "test: library" 1200 test-library "build: collector and tests" 2400 build-collector
-stages_side_by_side "test: collector" 1200 test-collector "build: examples" 2400 build-examples
+# The collector's tests run alone: beside the examples' release build (2026-11-27), three of them
+# missed their marks (a worker loop's ticks, a PostgreSQL connection within 10 s, sentry-python's
+# flush); that load belongs to issue 48's next step, not to every run.
+stage "test: collector" 1200 test-collector
+stage "build: examples" 2400 build-examples
 stage "examples (Hummingbird, Vapor)" 1200 run-examples
 stage "adoption (a scratch app)" 1800 test-adoption
