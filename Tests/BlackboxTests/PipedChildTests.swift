@@ -1,6 +1,8 @@
 import BlackboxSymbols
 import Testing
 
+@testable import Blackbox
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -44,19 +46,9 @@ struct PipedChildTests {
         }
         #expect(bound == 0 && listen(listener, 1) == 0)
         #expect(fcntl(listener, F_GETFD) & FD_CLOEXEC == 0)
-        let child = try #require(PipedChild.spawn("/bin/sh", ["-c", "ls /proc/$$/fd"]))
-        close(child.input)
-        var output: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(child.output, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { break }
-            output += chunk[0..<count]
-        }
-        close(child.output)
-        var status: Int32 = 0
-        while waitpid(child.pid, &status, 0) < 0 && errno == EINTR {}
+        // Through the path crash processing takes to llvm-symbolizer (`Subprocess` → `PipedChild`).
+        let result = try #require(Subprocess.run("/bin/sh", ["-c", "ls /proc/$$/fd"], input: []))
+        let output = result.output
         let descriptors = String(decoding: output, as: UTF8.self).split(whereSeparator: \.isWhitespace).compactMap {
             Int32($0)
         }
