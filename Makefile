@@ -96,10 +96,18 @@ build-library: deps
 
 # The tests run from their built bundles, not through `swift test`: no package manager touches the
 # build folder while `make test` builds the next package beside them.
+#
+# At most TEST_WIDTH tests of a bundle run at once. Unbounded, every test starts at once, and their
+# jobs queue first in, first out on the global executor's two threads (one per core): a job waited
+# 20-26 s behind the others (BlackboxTestSupport/ExecutorWatch.swift reported it), and tests that
+# give a ticker, a database connection or a client 10-30 s failed. Twelve keep both cores busy.
+TEST_WIDTH ?= 12
+TEST_FLAGS = --testing-library swift-testing --experimental-maximum-parallelization-width $(TEST_WIDTH)
+
 test-library:
 	mkdir -p $(TEST_RESULTS)
 	BLACKBOX_TEST_BIN=$$(realpath $(BIN)) BLACKBOX_TEST_RELEASE_BIN=$$(realpath $(RELEASE_BIN)) \
-		$(BIN)/blackboxPackageTests.xctest --testing-library swift-testing --xunit-output $(TEST_RESULTS)/library.xml
+		$(BIN)/blackboxPackageTests.xctest $(TEST_FLAGS) --xunit-output $(TEST_RESULTS)/library.xml
 
 build-collector: deps
 	cd collector && ../scripts/no-warnings.sh $(SWIFT_BUILD) $(BUILD_FLAGS) --build-tests
@@ -113,7 +121,7 @@ test-collector: python-peers
 		BLACKBOX_BIN_DIR=$$(realpath $(BIN)) \
 		BLACKBOX_RELEASE_BIN_DIR=$$(realpath $(RELEASE_BIN)) \
 		BLACKBOX_PYTHON=$(PYTHON_VENV)/bin/python \
-		$(BIN)/blackbox-collectorPackageTests.xctest --testing-library swift-testing \
+		$(BIN)/blackbox-collectorPackageTests.xctest $(TEST_FLAGS) \
 		--xunit-output $(TEST_RESULTS)/collector.xml
 	DEMO_KEEP_RUNNING=0 DEMO_PORT=0 scripts/demo.sh
 

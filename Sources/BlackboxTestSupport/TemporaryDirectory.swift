@@ -14,6 +14,8 @@ public final class TemporaryDirectory: Sendable {
     public let path: String
 
     public init(prefix: String = "blackbox-test") {
+        // Nearly every test of both packages starts here, and Swift Testing has no process-wide set-up.
+        ExecutorWatch.start()
         let base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
         var template = Array("\(base)/\(prefix)-XXXXXX".utf8CString)
         let made = template.withUnsafeMutableBufferPointer { buffer in

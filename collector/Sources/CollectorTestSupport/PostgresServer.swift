@@ -20,7 +20,7 @@ public final class PostgresServer: @unchecked Sendable {
 
     /// The running server, started on first call. `durable: false` (the tests) turns fsync off;
     /// the benchmark keeps PostgreSQL's durable defaults. The first call decides.
-    public static func running(durable: Bool = false) throws -> PostgresServer {
+    static func running(durable: Bool = false) throws -> PostgresServer {
         try shared.withLock { state in
             if let state { return try state.get() }
             let result = Result { () throws(PostgresUnavailable) -> PostgresServer in
@@ -31,8 +31,17 @@ public final class PostgresServer: @unchecked Sendable {
         }
     }
 
-    /// A fresh, empty database: its URL.
-    public func makeDatabase() throws -> String {
+    /// A fresh, empty database on the shared server (started on first use): its URL.
+    ///
+    /// Starting the server (initdb, then waiting for it to accept connections) takes seconds on a
+    /// loaded machine, and `createdb` a while too: both block a thread, so they run on a thread of
+    /// their own. On the cooperative pool (two threads on two cores), the first test to start the
+    /// server and a second one waiting for it held every test in the process for 30 s.
+    public static func makeDatabase(durable: Bool = false) async throws -> String {
+        try await offThePool { try running(durable: durable).makeDatabase() }
+    }
+
+    func makeDatabase() throws -> String {
         let name = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20)
         let status = try Self.run(
             "\(binaries)/createdb", ["-h", "127.0.0.1", "-p", "\(port)", "-U", "blackbox", String(name)])

@@ -536,7 +536,7 @@ func reportsNearTheBundleLimit() throws -> Data {
 // PostgreSQL (durable defaults), one instance and then two behind nginx sharing a blob directory.
 if rows.contains("postgres") {
     do {
-        let database = try PostgresServer.running(durable: true).makeDatabase()
+        let database = try await PostgresServer.makeDatabase(durable: true)
         let shared = ["--database-url", database, "--blob-dir", "\(workDirectory)/pg-blobs"]
         let first = try startCollector("\(workDirectory)/pg-a", arguments: shared)
         _ = try await measure(

@@ -350,7 +350,7 @@ struct AlertDurabilityTests {
         let scratch = TemporaryDirectory(prefix: "alerts-pg")
         defer { scratch.remove() }
         let shared = [
-            "--database-url", try PostgresServer.running().makeDatabase(), "--blob-dir", scratch.path + "/blobs",
+            "--database-url", try await PostgresServer.makeDatabase(), "--blob-dir", scratch.path + "/blobs",
             "--webhook-allow", "127.0.0.0/8",
         ]
         let first = try await CollectorProcess.start(dataDirectory: scratch.path + "/a", arguments: shared)

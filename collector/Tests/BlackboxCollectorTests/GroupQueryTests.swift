@@ -35,7 +35,7 @@ struct GroupQueryTests {
 
     @Test("filters, orders and histograms mean the same in both stores", arguments: StoreContractTests.Kind.allCases)
     func storeQueries(_ kind: StoreContractTests.Kind) async throws {
-        let (store, cleanup) = try StoreContractTests.makeStore(kind)
+        let (store, cleanup) = try await StoreContractTests.makeStore(kind)
         defer { cleanup() }
         try await store.migrate()
         let project = try await store.createProject(name: "p").id

@@ -16,7 +16,7 @@ struct RegroupingTests {
         "version 2's debug and release groups of one trap merge; other groups keep their id and state",
         arguments: Kind.allCases)
     func migration(_ kind: Kind) async throws {
-        let (store, cleanup) = try StoreContractTests.makeStore(kind)
+        let (store, cleanup) = try await StoreContractTests.makeStore(kind)
         defer { cleanup() }
         try await store.migrate()
         let project = try await store.createProject(name: "p").id
@@ -109,7 +109,7 @@ struct RegroupingTests {
 
     @Test("a plan made before the group changed is not applied", arguments: Kind.allCases)
     func stalePlan(_ kind: Kind) async throws {
-        let (store, cleanup) = try StoreContractTests.makeStore(kind)
+        let (store, cleanup) = try await StoreContractTests.makeStore(kind)
         defer { cleanup() }
         try await store.migrate()
         let project = try await store.createProject(name: "p").id

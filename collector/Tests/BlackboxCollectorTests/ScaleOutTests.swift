@@ -42,7 +42,7 @@ struct ScaleOutTests {
         }
         let scratch = TemporaryDirectory()
         defer { scratch.remove() }
-        let database = try PostgresServer.running().makeDatabase()
+        let database = try await PostgresServer.makeDatabase()
         let shared = ["--database-url", database, "--blob-dir", scratch.path + "/blobs"]
         let first = try await CollectorProcess.start(dataDirectory: scratch.path + "/a", arguments: shared)
         defer { first.kill(SIGTERM) }
@@ -110,7 +110,7 @@ struct ScaleOutTests {
     func simultaneousFirstStart() async throws {
         let scratch = TemporaryDirectory()
         defer { scratch.remove() }
-        let arguments = ["--database-url", try PostgresServer.running().makeDatabase()]
+        let arguments = ["--database-url", try await PostgresServer.makeDatabase()]
         let instances = try await withThrowingTaskGroup(of: CollectorProcess.self) { group in
             for name in ["a", "b", "c"] {
                 group.addTask {

@@ -16,13 +16,13 @@ struct StoreContractTests {
     }
 
     /// A migrated, empty store with one project; `cleanup` removes what it made.
-    static func makeStore(_ kind: Kind) throws -> (store: any CollectorStore, cleanup: @Sendable () -> Void) {
+    static func makeStore(_ kind: Kind) async throws -> (store: any CollectorStore, cleanup: @Sendable () -> Void) {
         switch kind {
         case .sqlite:
             let directory = TemporaryDirectory(prefix: "store-contract")
             return (try SQLiteStore(path: "\(directory.path)/collector.sqlite"), { directory.remove() })
         case .postgres:
-            return (try PostgresStore(url: try PostgresServer.running().makeDatabase()), {})
+            return (try PostgresStore(url: try await PostgresServer.makeDatabase()), {})
         }
     }
 
@@ -42,7 +42,7 @@ struct StoreContractTests {
         "hostile strings (NUL, a 100 KB function name) go through inspection into either store, bounded",
         arguments: Kind.allCases)
     func hostileStringsAreStoredSanitized(_ kind: Kind) async throws {
-        let (store, cleanup) = try Self.makeStore(kind)
+        let (store, cleanup) = try await Self.makeStore(kind)
         defer { cleanup() }
         try await store.migrate()
         let project = try await store.createProject(name: "p").id
@@ -79,7 +79,7 @@ struct StoreContractTests {
 
     @Test("reports are found by their trace id, in their project only", arguments: Kind.allCases)
     func reportsByTrace(_ kind: Kind) async throws {
-        let (store, cleanup) = try Self.makeStore(kind)
+        let (store, cleanup) = try await Self.makeStore(kind)
         defer { cleanup() }
         try await store.migrate()
         let project = try await store.createProject(name: "shop").id
@@ -114,7 +114,7 @@ struct StoreContractTests {
 
     @Test("migrations are idempotent; projects and keys: create, authenticate, revoke", arguments: Kind.allCases)
     func projectsAndKeys(_ kind: Kind) async throws {
-        let (store, cleanup) = try Self.makeStore(kind)
+        let (store, cleanup) = try await Self.makeStore(kind)
         defer { cleanup() }
         try await store.migrate()
         try await store.migrate()
@@ -172,7 +172,7 @@ struct StoreContractTests {
         "symbolication moves each report to its new group once: counts and tallies exact, the old group says where they went",
         arguments: Kind.allCases)
     func symbolicationRegroupsExactlyOnce(_ kind: Kind) async throws {
-        let (store, cleanup) = try Self.makeStore(kind)
+        let (store, cleanup) = try await Self.makeStore(kind)
         defer { cleanup() }
         try await store.migrate()
         let project = try await store.createProject(name: "shop").id
@@ -237,7 +237,7 @@ struct StoreContractTests {
         "symbol files: usage per project, deletion of one file or all of a build-id, blobs other records still reference",
         arguments: Kind.allCases)
     func symbolFileDeletion(_ kind: Kind) async throws {
-        let (store, cleanup) = try Self.makeStore(kind)
+        let (store, cleanup) = try await Self.makeStore(kind)
         defer { cleanup() }
         try await store.migrate()
         let project = try await store.createProject(name: "shop").id
@@ -273,7 +273,7 @@ struct StoreContractTests {
         "symbolication attempts are bounded and stored: retried after a delay, then failed with the reason; a debug file's failures count up; late symbols start the count again",
         arguments: Kind.allCases)
     func symbolicationAttemptsAreBounded(_ kind: Kind) async throws {
-        let (store, cleanup) = try Self.makeStore(kind)
+        let (store, cleanup) = try await Self.makeStore(kind)
         defer { cleanup() }
         try await store.migrate()
         let project = try await store.createProject(name: "shop").id
@@ -338,7 +338,7 @@ struct StoreContractTests {
         "symbol files: one record per build-id and bytes, found by build-id, scoped to the project",
         arguments: Kind.allCases)
     func symbolFiles(_ kind: Kind) async throws {
-        let (store, cleanup) = try Self.makeStore(kind)
+        let (store, cleanup) = try await Self.makeStore(kind)
         defer { cleanup() }
         try await store.migrate()
         let shop = ProjectScope(projectID: try await store.createProject(name: "shop").id)
@@ -376,7 +376,7 @@ struct StoreContractTests {
         "ingest: stored once by upload id and by hash; a report id counts once; groups keep counts, versions, hosts",
         arguments: Kind.allCases)
     func ingestAndGrouping(_ kind: Kind) async throws {
-        let (store, cleanup) = try Self.makeStore(kind)
+        let (store, cleanup) = try await Self.makeStore(kind)
         defer { cleanup() }
         try await store.migrate()
         let project = try await store.createProject(name: "p").id
@@ -432,7 +432,7 @@ struct StoreContractTests {
         "a report seen before, under a new signature, creates no group (it once left a zero-count group in PostgreSQL)",
         arguments: Kind.allCases)
     func duplicateReportUnderNewSignatureCreatesNoGroup(_ kind: Kind) async throws {
-        let (store, cleanup) = try Self.makeStore(kind)
+        let (store, cleanup) = try await Self.makeStore(kind)
         defer { cleanup() }
         try await store.migrate()
         let project = try await store.createProject(name: "p").id
@@ -456,7 +456,7 @@ struct StoreContractTests {
         "every read is confined to its project: another project's ids are not found, its lists are empty",
         arguments: Kind.allCases)
     func readsAreScopedToTheProject(_ kind: Kind) async throws {
-        let (store, cleanup) = try Self.makeStore(kind)
+        let (store, cleanup) = try await Self.makeStore(kind)
         defer { cleanup() }
         try await store.migrate()
         let mine = ProjectScope(projectID: try await store.createProject(name: "mine").id)
@@ -485,7 +485,7 @@ struct StoreContractTests {
 
     @Test("a page of groups carries each group's own versions and hosts", arguments: Kind.allCases)
     func groupPageKeepsTalliesApart(_ kind: Kind) async throws {
-        let (store, cleanup) = try Self.makeStore(kind)
+        let (store, cleanup) = try await Self.makeStore(kind)
         defer { cleanup() }
         try await store.migrate()
         let project = try await store.createProject(name: "p").id
@@ -511,7 +511,7 @@ struct StoreContractTests {
         arguments: Kind.allCases)
     func retentionRaceWithAnUploadOfTheSameBytes(_ kind: Kind) async throws {
         for retentionChecksFirst in [true, false] {
-            let (store, cleanup) = try Self.makeStore(kind)
+            let (store, cleanup) = try await Self.makeStore(kind)
             defer { cleanup() }
             try await store.migrate()
             let project = try await store.createProject(name: "p").id
@@ -567,7 +567,7 @@ struct StoreContractTests {
         "log search: every word must match; indexing is idempotent; an indexed file is not handed out again",
         arguments: Kind.allCases)
     func logSearch(_ kind: Kind) async throws {
-        let (store, cleanup) = try Self.makeStore(kind)
+        let (store, cleanup) = try await Self.makeStore(kind)
         defer { cleanup() }
         try await store.migrate()
         let project = try await store.createProject(name: "p").id
@@ -609,7 +609,7 @@ struct StoreContractTests {
         "retention deletes old bundles with their files, occurrences and lines; groups keep their counts",
         arguments: Kind.allCases)
     func retention(_ kind: Kind) async throws {
-        let (store, cleanup) = try Self.makeStore(kind)
+        let (store, cleanup) = try await Self.makeStore(kind)
         defer { cleanup() }
         try await store.migrate()
         let project = try await store.createProject(name: "p").id
@@ -649,7 +649,7 @@ struct StoreContractTests {
         "retention evicts each project's oldest bundles past its quota, and only that project's; release health older than the cutoff goes",
         arguments: Kind.allCases)
     func quotaEviction(_ kind: Kind) async throws {
-        let (store, cleanup) = try Self.makeStore(kind)
+        let (store, cleanup) = try await Self.makeStore(kind)
         defer { cleanup() }
         try await store.migrate()
         let busy = try await store.createProject(name: "busy").id
@@ -691,7 +691,7 @@ struct StoreContractTests {
         "made-up versions crowd real ones into (other) only while they keep arriving: a day later a new version counts by name",
         arguments: Kind.allCases)
     func versionCapIsRecent(_ kind: Kind) async throws {
-        let (store, cleanup) = try Self.makeStore(kind)
+        let (store, cleanup) = try await Self.makeStore(kind)
         defer { cleanup() }
         try await store.migrate()
         let project = try await store.createProject(name: "p").id
@@ -715,7 +715,7 @@ struct StoreContractTests {
         #expect(try await store.release(version: CrashGroup.otherValues, in: scope) != nil)
 
         // The same junk three days ago: today's new version is counted by name.
-        let (later, cleanupLater) = try Self.makeStore(kind)
+        let (later, cleanupLater) = try await Self.makeStore(kind)
         defer { cleanupLater() }
         try await later.migrate()
         let laterProject = try await later.createProject(name: "p").id
@@ -730,7 +730,7 @@ struct StoreContractTests {
 
     @Test("a group tracks at most 100 distinct versions and hosts; the rest count as (other)", arguments: Kind.allCases)
     func boundedVersionsAndHosts(_ kind: Kind) async throws {
-        let (store, cleanup) = try Self.makeStore(kind)
+        let (store, cleanup) = try await Self.makeStore(kind)
         defer { cleanup() }
         try await store.migrate()
         let project = try await store.createProject(name: "p").id
@@ -755,7 +755,7 @@ struct StoreContractTests {
         "retention keeps a blob that another project's bundle (the same bytes) still references",
         arguments: Kind.allCases)
     func retentionKeepsSharedBlobs(_ kind: Kind) async throws {
-        let (store, cleanup) = try Self.makeStore(kind)
+        let (store, cleanup) = try await Self.makeStore(kind)
         defer { cleanup() }
         try await store.migrate()
         let first = try await store.createProject(name: "a").id
@@ -775,7 +775,7 @@ struct StoreContractTests {
         "many concurrent ingests of the same upload store it once and all answer with its record",
         arguments: Kind.allCases)
     func concurrentDuplicates(_ kind: Kind) async throws {
-        let (store, cleanup) = try Self.makeStore(kind)
+        let (store, cleanup) = try await Self.makeStore(kind)
         defer { cleanup() }
         try await store.migrate()
         let project = try await store.createProject(name: "p").id
@@ -803,7 +803,7 @@ struct StoreContractTests {
 struct PostgresCoordinationTests {
     @Test("indexers on two connections claim disjoint files; a claim expires for nobody else while it lasts")
     func claimsAreDisjoint() async throws {
-        let url = try PostgresServer.running().makeDatabase()
+        let url = try await PostgresServer.makeDatabase()
         let first = try PostgresStore(url: url)
         let second = try PostgresStore(url: url)
         try await first.migrate()
@@ -821,7 +821,7 @@ struct PostgresCoordinationTests {
     @Test(
         "two instances storing the same report at once, under different signatures: one occurrence, no empty group")
     func concurrentDuplicateReportsLeaveNoEmptyGroup() async throws {
-        let url = try PostgresServer.running().makeDatabase()
+        let url = try await PostgresServer.makeDatabase()
         let first = try PostgresStore(url: url)
         let second = try PostgresStore(url: url)
         try await first.migrate()
@@ -841,7 +841,7 @@ struct PostgresCoordinationTests {
 
     @Test("two instances symbolicating the same reports at once: each is moved exactly once")
     func concurrentSymbolicationAppliesOnce() async throws {
-        let url = try PostgresServer.running().makeDatabase()
+        let url = try await PostgresServer.makeDatabase()
         let first = try PostgresStore(url: url)
         let second = try PostgresStore(url: url)
         try await first.migrate()
@@ -879,7 +879,7 @@ struct PostgresCoordinationTests {
     /// it shows on a loaded machine (CI runs suites in parallel), rarely on a quiet one.
     @Test("two instances claiming alert deliveries at once never claim the same one")
     func alertClaimsAreDisjoint() async throws {
-        let url = try PostgresServer.running().makeDatabase()
+        let url = try await PostgresServer.makeDatabase()
         let first = try PostgresStore(url: url)
         let second = try PostgresStore(url: url)
         try await first.migrate()
@@ -922,7 +922,7 @@ struct PostgresCoordinationTests {
 
     @Test("retention drops whole day partitions of log lines")
     func retentionDropsPartitions() async throws {
-        let url = try PostgresServer.running().makeDatabase()
+        let url = try await PostgresServer.makeDatabase()
         let store = try PostgresStore(url: url)
         try await store.migrate()
         let project = try await store.createProject(name: "p").id
@@ -949,21 +949,24 @@ struct PostgresCoordinationTests {
 
     @Test("stopping the server on PostgreSQL closes its database connections (the client is one of its services)")
     func stoppingTheServerClosesItsConnections() async throws {
-        let url = try PostgresServer.running().makeDatabase()
+        let url = try await PostgresServer.makeDatabase()
         let observer = try PostgresStore(url: url)
         defer { Task { await observer.close() } }
         func others() async throws -> Int64 {
-            try await observer.rows(
-                """
-                SELECT count(*) AS n FROM pg_stat_activity
-                WHERE datname = current_database() AND pid <> pg_backend_pid()
-                """
-            ).first?.decode("n") ?? -1
+            try await withDeadline(.seconds(60), "counting the server's connections") {
+                try await observer.rows(
+                    """
+                    SELECT count(*) AS n FROM pg_stat_activity
+                    WHERE datname = current_database() AND pid <> pg_backend_pid()
+                    """
+                ).first?.decode("n") ?? -1
+            }
         }
         let collector = try await TestCollector.start { $0.databaseURL = url }
         #expect(try await HTTP.get(collector, "/api/v1/groups").status == 200)
         #expect(try await others() > 0, "the server holds connections while it runs")
-        await collector.stop()
+        // Once, on a loaded machine, this stop never returned and held the whole run: it fails instead.
+        try await withDeadline(.seconds(120), "stopping the collector on PostgreSQL") { await collector.stop() }
         let deadline = ContinuousClock.now + .seconds(20)
         var open = try await others()
         while open > 0 && ContinuousClock.now < deadline {
@@ -975,7 +978,7 @@ struct PostgresCoordinationTests {
 
     @Test("the server on PostgreSQL: upload over HTTP, the group and the log line appear, a retry is a duplicate")
     func serverOnPostgres() async throws {
-        let url = try PostgresServer.running().makeDatabase()
+        let url = try await PostgresServer.makeDatabase()
         let collector = try await TestCollector.start { $0.databaseURL = url }
         let report = Reports.crash(functions: ["shop.Cart.total() -> Swift.Int"])
         let bundle = try BundleArchive.make(

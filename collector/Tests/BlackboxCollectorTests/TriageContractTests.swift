@@ -20,7 +20,7 @@ struct TriageContractTests {
         "resolved in 1.2: 1.1 keeps it resolved, 1.2.1 regresses it once (also when two arrive at once); history and scope",
         arguments: Kind.allCases)
     func resolveAndRegress(_ kind: Kind) async throws {
-        let (store, cleanup) = try StoreContractTests.makeStore(kind)
+        let (store, cleanup) = try await StoreContractTests.makeStore(kind)
         defer { cleanup() }
         try await store.migrate()
         let project = try await store.createProject(name: "p").id
@@ -66,7 +66,7 @@ struct TriageContractTests {
         "ignored until 3 more occurrences reopens on the third; resolved in the next version; nightlies by first seen",
         arguments: Kind.allCases)
     func ignoreAndVersionOrder(_ kind: Kind) async throws {
-        let (store, cleanup) = try StoreContractTests.makeStore(kind)
+        let (store, cleanup) = try await StoreContractTests.makeStore(kind)
         defer { cleanup() }
         try await store.migrate()
         let project = try await store.createProject(name: "p").id
