@@ -35,6 +35,9 @@ import Logging
 //                             threads alive after each shutdown
 //   capture-errors DIR        own core; in a scope, capture a DiagnosticError three times at one call
 //                             site (one report), then another error type at the same site
+//   first-capture-cost DIR    own core; capture an error at a site for the first time in the process;
+//                             print the call's wall and thread CPU seconds, then shut down (the report
+//                             is named meanwhile) and print how long that took
 
 func fail(_ message: String, code: Int32 = 2) -> Never {
     let text = "blackbox-test-child: \(message)\n"
@@ -298,6 +301,26 @@ case "capture-errors":
     }
     say("captured")
     core.shutdown()
+
+case "first-capture-cost":
+    let core: LoggingCore
+    do {
+        core = try LoggingCore(configuration: configuration())
+    } catch {
+        fail("\(error)")
+    }
+    struct PaymentDeclined: Error {}
+    func seconds(_ clock: clockid_t) -> Double {
+        var now = timespec()
+        clock_gettime(clock, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
+    let (wall, cpu) = (seconds(CLOCK_MONOTONIC), seconds(CLOCK_THREAD_CPUTIME_ID))
+    Blackbox.capture(PaymentDeclined(), "paying")
+    let (wallAfter, cpuAfter) = (seconds(CLOCK_MONOTONIC), seconds(CLOCK_THREAD_CPUTIME_ID))
+    say("capture wall \(wallAfter - wall) cpu \(cpuAfter - cpu)")
+    core.shutdown(timeout: .seconds(60))
+    say("shutdown wall \(seconds(CLOCK_MONOTONIC) - wallAfter)")
 
 case "hangs-per-runtime":
     func watchdogThreads() -> Int {

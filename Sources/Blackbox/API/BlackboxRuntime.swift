@@ -146,7 +146,12 @@ public final class BlackboxRuntime: Sendable {
         let processPending = configuration.crashReporting.enabled && configuration.crashReporting.processPendingAtStart
         guard processPending || configuration.delivery != nil else { return }
         startThread(name: CrashReportProcessor.processingThreadName) { [self] in
-            if processPending { _ = processPendingCrashReports(while: { self.isRunning }) }
+            if processPending {
+                _ = processPendingCrashReports(while: { self.isRunning })
+                ReportNaming.publishLeftovers(
+                    in: DiagnosticsDirectory(configuration.directory),
+                    builder: Self.crashReportProcessor(configuration).builder)
+            }
             guard let delivery = configuration.delivery else { return }
             // Under the lock: `shutdown` either sees delivery started (and cancels it) or keeps it from
             // starting. The one task the runtime starts, and owns: its `run` is structured within.

@@ -36,7 +36,7 @@ struct AssertionFailure {
             // With crash capture installed the trap itself produces the crash report (with this text as
             // the fatal message); without it, write a non-fatal report first so nothing is lost.
             if !CrashCapture.isInstalled {
-                AssertionReporter.report(self, suppressed: suppressed)
+                AssertionReporter.report(self, suppressed: suppressed, nameNow: true)
             }
             fatalError(summary, file: file, line: line)
         }

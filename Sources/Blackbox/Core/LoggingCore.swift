@@ -301,6 +301,8 @@ public final class LoggingCore: @unchecked Sendable {
                 expected: Mode.running.rawValue, desired: Mode.direct.rawValue, ordering: .sequentiallyConsistent
             ).exchanged
         else { return }
+        // Reports still waiting for their frames' names go out now, named or not.
+        ReportNaming.shared.finish(within: min(timeout, .seconds(3)))
         writer.stop(timeout: timeout.nanoseconds)
         maintainer?.stop()
         journal.file.close()

@@ -30,14 +30,23 @@ struct CrashReportBuilder {
         if let start = raw.journalStart {
             report.logTail = JournalTail.lines(bytes: raw.journalBytes, startPosition: start, limit: logTailLines)
         }
-        symbolicate(&report, raw: raw)
+        symbolicate(&report, images: raw.images.map { ImageOnDisk(path: $0.path, bias: $0.bias, buildID: $0.buildID) })
         CrashReportAssembler.finish(&report)
         return report
     }
 
+    /// An image a report's frames point into, as the process had it mapped.
+    struct ImageOnDisk {
+        var path: String
+        var bias: UInt64
+        var buildID: String?
+    }
+
     /// llvm-symbolizer where it is installed (debug info: file:line, inlined frames); every frame it
-    /// cannot name, or all of them where it is missing, from the image's own symbol table.
-    private func symbolicate(_ report: inout CrashReport, raw: RawCrashReport) {
+    /// cannot name, or all of them where it is missing, from the image's own symbol table. `images`
+    /// are the ones the frames' `imageIndex` refers to. Also names the non-fatal reports a process
+    /// left unnamed (`ReportNaming.publishLeftovers`).
+    func symbolicate(_ report: inout CrashReport, images: [ImageOnDisk]) {
         if symbolicator == nil {
             report.notes.append(
                 "llvm-symbolizer not found: frames are named from the images' symbol tables (no file:line, no inlined frames)"
@@ -54,8 +63,9 @@ struct CrashReportBuilder {
             }
         }
         var named = 0
-        for (imageIndex, positions) in framesByImage.sorted(by: { $0.key < $1.key }) {
-            let image = raw.images[imageIndex]
+        for (imageIndex, positions) in framesByImage.sorted(by: { $0.key < $1.key })
+        where images.indices.contains(imageIndex) {
+            let image = images[imageIndex]
             if image.path.hasPrefix("[") { continue }  // [vdso]: nothing on disk
             let onDisk = ELFBuildID.read(path: image.path)
             if let recorded = image.buildID {

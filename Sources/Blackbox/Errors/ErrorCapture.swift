@@ -58,7 +58,6 @@ struct ErrorCapture {
             function: "\(function)", line: line)
         guard due, let reporter = AssertionReporter.current else { return }
         reporter.write(
-            kind: .error, reason: reason, metadata: metadata, suppressed: suppressed,
-            backtrace: AssertionReporter.captureBacktrace())
+            kind: .error, reason: reason, metadata: metadata, suppressed: suppressed, stack: CapturedStack.capture())
     }
 }

@@ -1,0 +1,206 @@
+import BlackboxFormat
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Names the frames of non-fatal reports (failed assertions, captured errors) after the code that
+/// failed has moved on: one report at a time, on a low-priority thread of its own.
+///
+/// Naming in-process loads the images' debug info: seconds of CPU the first time in a process (a
+/// release server's first captured error held its request 11-23 s that way). The caller now only
+/// takes the addresses (`CapturedStack`) and writes the report unnamed, as `<report>.json.unnamed-<pid>`
+/// beside the outbox's finished reports (delivery does not take it). Here it is named and put in
+/// the outbox proper. What is not named by shutdown (`finish`) is published unnamed (the collector
+/// names such frames from uploaded debug files); what a dying process leaves, the next start names
+/// as it names crash reports, and publishes (`publishLeftovers`).
+final class ReportNaming: @unchecked Sendable {
+    static let shared = ReportNaming()
+
+    struct Job: Sendable {
+        var report: CrashReport
+        let stack: CapturedStack
+        let unnamedPath: String
+        let outbox: Outbox
+        /// The core the report came from: its log tail, its delivery's announcements.
+        let core: LoggingCore
+    }
+
+    /// Reports waiting beyond this are published unnamed at once: a burst of distinct failures
+    /// must not grow memory or delay every later report.
+    static let queueLimit = 32
+    static let threadName = "bbx-naming"
+
+    private let lock = ConditionLock()
+    // Guarded by `lock`.
+    private var queue: [Job] = []
+    private var current: Job?
+    private var currentPublished = false
+    private var threadStarted = false
+
+    /// Writes `report` (frames unnamed) where delivery does not see it yet, and queues it for naming.
+    /// Returns the path of the file written.
+    func submit(_ report: CrashReport, stack: CapturedStack, outbox: Outbox, core: LoggingCore)
+        throws(DurableFile.Failure) -> String
+    {
+        try makeOutbox(outbox)
+        let path = outbox.directory.reportBasePath(report) + ".json\(Self.unnamedSuffix)\(getpid())"
+        try DurableFile.write(Array(try Self.encode(report, path: path)), to: path)
+        let job = Job(report: report, stack: stack, unnamedPath: path, outbox: outbox, core: core)
+        let queued = lock.withLock {
+            guard queue.count < Self.queueLimit else { return false }
+            queue.append(job)
+            if !threadStarted {
+                threadStarted = true
+                startThread(name: Self.threadName) { [self] in run() }
+            }
+            lock.broadcast()
+            return true
+        }
+        if !queued {
+            publishUnnamed(job, note: "its frames were not named here: \(Self.queueLimit) other reports were waiting")
+        }
+        return path
+    }
+
+    /// Waits up to `timeout` for the reports queued so far to be named; publishes the rest unnamed.
+    /// For shutdown: nothing submitted stays out of the outbox.
+    func finish(within timeout: Duration) {
+        let deadline =
+            monotonicNanoseconds() &+ UInt64(timeout.components.seconds) * 1_000_000_000
+            &+ UInt64(timeout.components.attoseconds / 1_000_000_000)
+        let left: [Job] = lock.withLock {
+            while (current != nil || !queue.isEmpty) && monotonicNanoseconds() < deadline {
+                lock.wait(untilMonotonic: deadline)
+            }
+            var left = queue
+            queue = []
+            if let current, !currentPublished {
+                currentPublished = true
+                left.append(current)
+            }
+            return left
+        }
+        for job in left {
+            publishUnnamed(job, note: "its frames were not named before the process stopped logging")
+        }
+    }
+
+    private func run() {
+        // Below the app's own threads: naming is the least urgent work in the process.
+        setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(currentThreadID()), 10)
+        while true {
+            let job: Job = lock.withLock {
+                while queue.isEmpty { lock.wait(untilMonotonic: monotonicNanoseconds() &+ 3_600_000_000_000) }
+                let job = queue.removeFirst()
+                current = job
+                currentPublished = false
+                return job
+            }
+            var named = job
+            named.report.logTail = Self.logTail(of: job.core)
+            if let frames = job.stack.named(), frames.contains(where: { !$0.symbols.isEmpty }) {
+                named.report.frames = frames
+                named.report.symbolicated = true
+            } else {
+                named.report.notes.append("its frames could not be named in the process (no symbols in its images)")
+            }
+            // Claimed under the lock: `finish` publishes the job itself only when it is not.
+            let claimed = lock.withLock {
+                defer { currentPublished = true }
+                return !currentPublished
+            }
+            if claimed { publish(named) }
+            lock.withLock {
+                current = nil
+                lock.broadcast()
+            }
+        }
+    }
+
+    /// The log tail, taken here, not by the caller: it waits for the writer (up to a second on a
+    /// loaded machine) to have written the lines logged before the report. Taken before naming, so
+    /// it holds what was logged until the report was picked up (milliseconds after the capture,
+    /// unless other reports were waiting).
+    private static func logTail(of core: LoggingCore) -> [String] {
+        core.recentLines(core.configuration.crashReporting.logTailLines)
+    }
+
+    private func publishUnnamed(_ job: Job, note: String) {
+        var job = job
+        job.report.notes.append(note)
+        if job.report.logTail.isEmpty { job.report.logTail = Self.logTail(of: job.core) }
+        publish(job)
+    }
+
+    /// The report into the outbox proper (delivery takes it from there), the unnamed file gone.
+    private func publish(_ job: Job) {
+        do {
+            let path = try job.outbox.write(job.report)
+            unlink(job.unnamedPath)
+            job.core.announcements.announce(.reportWritten(path: path))
+        } catch {
+            InternalDiagnostics.report(
+                "cannot write a \(job.report.kind.rawValue) report: \(error)", key: "nonfatal-write")
+        }
+    }
+
+    // MARK: leftovers of processes that ended first
+
+    static let unnamedSuffix = ".unnamed-"
+
+    /// Publishes the reports processes that have ended left waiting for a name (a crash or a
+    /// SIGKILL right after a failed assertion), named the way crash reports are: from the images on
+    /// disk (`builder`: llvm-symbolizer, else the symbol tables). A living process's are its own.
+    static func publishLeftovers(in directory: DiagnosticsDirectory, builder: CrashReportBuilder) {
+        let outbox = Outbox(directory)
+        for name in directoryEntries(directory.outbox) {
+            // <kind>-<uuid>.json.unnamed-<pid>
+            let parts = name.split(separator: ".")
+            guard parts.count == 3, parts[1] == "json", parts[2].hasPrefix(unnamedSuffix.dropFirst()),
+                let pid = Int32(parts[2].dropFirst(unnamedSuffix.count - 1)),
+                pid != getpid(), kill(pid, 0) != 0, errno != EPERM
+            else { continue }
+            let path = "\(directory.outbox)/\(name)"
+            guard let bytes = DurableFile.read(path, limit: 64 << 20), var report = try? CrashReport.decode(Data(bytes))
+            else {
+                InternalDiagnostics.report("a report left unnamed cannot be read: \(path)", key: "nonfatal-leftover")
+                continue
+            }
+            let images = report.images.map { image in
+                CrashReportBuilder.ImageOnDisk(
+                    path: image.path, bias: UInt64(image.bias.dropFirst(2), radix: 16) ?? 0, buildID: image.buildID)
+            }
+            builder.symbolicate(&report, images: images)
+            report.frames = CapturedStack.withoutMachinery(report.frames)
+            report.notes.append("named when the app started again: the process that wrote it ended first")
+            do {
+                _ = try outbox.write(report)
+                unlink(path)
+            } catch {
+                InternalDiagnostics.report("cannot write a report left unnamed: \(error)", key: "nonfatal-leftover")
+            }
+        }
+    }
+
+    private func makeOutbox(_ outbox: Outbox) throws(DurableFile.Failure) {
+        do {
+            try makeDirectory(outbox.directory.outbox)
+        } catch {
+            throw DurableFile.Failure(path: outbox.directory.outbox, reason: error.description)
+        }
+    }
+
+    private static func encode(_ report: CrashReport, path: String) throws(DurableFile.Failure) -> Data {
+        do {
+            return try CrashReport.makeEncoder().encode(report)
+        } catch {
+            throw DurableFile.Failure(path: path, reason: "cannot encode: \(error)")
+        }
+    }
+}
