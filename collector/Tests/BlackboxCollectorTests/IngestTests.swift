@@ -168,6 +168,11 @@ struct IngestTests {
             let search = try await HTTP.get(collector, "/api/v1/logs/search?q=\(word)")
             #expect((search.json["items"] as? [Any])?.isEmpty == false, "\(name) is searchable")
         }
+        // As the UI's search form sends two words: `+` is a space (issue 49, item 5).
+        let twoWords = try await HTTP.get(collector, "/api/v1/logs/search?q=python+charlie-delta").json
+        #expect((twoWords["items"] as? [Any])?.count == 3, "\(twoWords)")
+        let page = try await HTTP.get(collector, "/logs?q=python+charlie-delta")
+        #expect(page.text.contains("made by python"), "\(page.text.prefix(2000))")
     }
 
     @Test("keys: missing, unknown, revoked and ingest-only keys get clear 401/403 reasons")

@@ -59,4 +59,19 @@ struct ReportPageTests {
         #expect(appCode.isApp(report.frames[1].symbols[0], of: report.frames[1]))
         #expect(AppCode.definingModule(of: "closure #2 in static shop.Cart.total() -> Swift.Int") == "shop")
     }
+
+    @Test("symbolication here: waiting for missing debug files only while a frame is still unnamed")
+    func missingDebugFiles() throws {
+        let missing = try #require(ReportSymbolication(column: "missing", attempts: 0, failure: nil))
+        var report = Reports.crash(functions: ["shop.checkout() -> ()"])
+        report.frames = report.frames.map { frame in
+            var frame = frame
+            frame.imageIndex = 0
+            return frame
+        }
+        // Every frame named (from the image's symbol table, say): nothing to wait for.
+        #expect(WebUI.describe(missing, report: report) == "done")
+        report.frames.append(CrashReport.Frame(index: report.frames.count, address: "0x5555", imageIndex: 0))
+        #expect(WebUI.describe(missing, report: report).contains("waiting for the missing ones"))
+    }
 }

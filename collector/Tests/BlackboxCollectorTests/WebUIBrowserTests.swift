@@ -46,6 +46,14 @@ struct WebUIBrowserTests {
                         index: 0, address: "0x555500002000", imageIndex: 0, imageOffset: "0x2000",
                         symbols: [.init(function: "shop.Worker.wait() -> ()")])
                 ]),
+            // No scope of its own: the page must not show the crashed thread's instead.
+            .init(
+                id: 102, name: "blackbox-writer", crashed: false, frameSource: "frame-pointers",
+                frames: [
+                    .init(
+                        index: 0, address: "0x555500003000", imageIndex: 0, imageOffset: "0x3000",
+                        symbols: [.init(function: "shop.Writer.drain() -> ()")])
+                ]),
         ]
         let log = Data(
             ("2026-11-22T00:00:00.000Z INFO  shop: <script>alert(1)</script> browser-needle\n"
@@ -91,14 +99,22 @@ struct WebUIBrowserTests {
 
         let pages: [(String, [String])] = [
             ("/", ["SIGSEGV in shop.Cart.total()", "<td class=\"number\">1</td>"]),
-            ("/groups/\(groupID)", ["shop.Cart.total", "cart &lt;b&gt;broke&lt;/b&gt; &amp; stopped", "host-a (1)"]),
+            (
+                "/groups/\(groupID)",
+                [
+                    "shop.Cart.total", "cart &lt;b&gt;broke&lt;/b&gt; &amp; stopped", "host-a (1)",
+                    // Never triaged: open since it was first seen.
+                    "<span class=\"muted\">since <time datetime=\"20",
+                ]
+            ),
             (
                 "/reports/\(reportID)",
                 [
                     "shop.checkout() -&gt; ()", "Sources/shop/main.swift:10", "/srv/shop/shop", "about to fail",
                     "Missing debug files", "<code>cd</code> /usr/lib/x86_64-linux-gnu/libc.so.6",
                     // Other threads collapsed (no `open`), each summarized by its app function.
-                    "Other threads (1)", "serving request-id req-other, route /health",
+                    "Other threads (2)", "serving request-id req-other, route /health",
+                    "Thread 102 blackbox-writer (frame-pointers): 1 frames, in shop.Writer.drain(",
                     "<details class=\"thread\"><summary>Thread 101 bbx-worker (frame-pointers): 1 frames",
                     "in shop.Worker.wait(", "shop.Worker.wait() -&gt; ()",
                     "<dt>request-id</dt><dd>r-&lt;42&gt;</dd>",
@@ -147,6 +163,9 @@ struct WebUIBrowserTests {
             #expect(!dom.contains("data-script-error=\""), "\(path): a script error")
             #expect(!dom.contains("<script>alert(1)"), "\(path): upload content must be escaped")
             for text in expected { #expect(dom.contains(text), "\(path) lacks \(text)") }
+            // Mustache looks a name a thread lacks up in the page's context: once every thread without
+            // a scope showed the crashed report's ("serving [[…]]").
+            #expect(!dom.contains("serving [["), "\(path): a thread shows another's scope")
         }
         let loginPage = try await dumpDOM(chromium, url: "\(collector.baseURL)/groups/\(groupID)")
         #expect(loginPage.contains("Sign in"), "without a session, pages ask for the admin token")

@@ -36,11 +36,19 @@ struct PageOf<Item: Encodable>: Encodable {
 }
 
 extension Request {
-    /// The query's parameters, the first of each name.
+    /// The query's parameters, the first of each name, decoded as an HTML form encodes them: `+` is
+    /// a space (Hummingbird's `queryParameters` keeps it, and a search for `tick+300` from the UI's
+    /// form looked for one word), `%2B` a plus.
     var queryDictionary: [String: String] {
         var parameters: [String: String] = [:]
-        for (name, value) in uri.queryParameters where parameters[String(name)] == nil {
-            parameters[String(name)] = String(value)
+        for pair in (uri.query ?? "").split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            func decoded(_ text: Substring) -> String {
+                let spaced = text.replacingOccurrences(of: "+", with: " ")
+                return spaced.removingPercentEncoding ?? spaced
+            }
+            let name = decoded(parts[0])
+            if parameters[name] == nil { parameters[name] = parts.count > 1 ? decoded(parts[1]) : "" }
         }
         return parameters
     }

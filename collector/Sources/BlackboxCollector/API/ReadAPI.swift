@@ -126,7 +126,7 @@ struct ReadAPI {
         }
         group.get("logs/search") { request, context in
             let query: String
-            switch SearchQuery.normalized(request.uri.queryParameters.get("q") ?? "") {
+            switch SearchQuery.normalized(request.queryDictionary["q"] ?? "") {
             case .success(let words): query = words
             case .failure(.empty): throw APIError.missingQuery()
             case .failure(.tooLong): throw APIError.queryTooLong(limit: SearchQuery.maxBytes)

@@ -346,7 +346,7 @@ struct WebUI {
                 ])
         }
         group.get("logs") { request, context in
-            let typed = request.uri.queryParameters.get("q") ?? ""
+            let typed = request.queryDictionary["q"] ?? ""
             var values: [String: Any] = ["title": "Logs", "query": typed]
             if case .failure(.tooLong) = SearchQuery.normalized(typed) {
                 values["error"] = "Search for at most \(SearchQuery.maxBytes) bytes of words."
@@ -534,7 +534,8 @@ struct WebUI {
         return [
             "state": group.state.rawValue, "detail": detail, "groupID": group.id,
             "csrf": WebSessions.formToken(for: request) ?? "", "isOpen": group.state == .open,
-            "changedAt": group.stateChangedAt.map(iso) ?? "",
+            // A group never triaged has been open since it was first seen.
+            "changedAt": iso(group.stateChangedAt ?? group.firstSeen),
         ]
     }
 
@@ -558,13 +559,17 @@ struct WebUI {
     }
 
     /// A row per symbol (inlined frames get their own), or one per unnamed frame.
-    static func describe(_ symbolication: ReportSymbolication) -> String {
+    static func describe(_ symbolication: ReportSymbolication, report: CrashReport) -> String {
         switch symbolication.state {
         case .pending:
             symbolication.attempts == 0
                 ? "waiting"
                 : "waiting (\(symbolication.attempts) failed attempt\(symbolication.attempts == 1 ? "" : "s"))"
-        case .missing: "done with the debug files uploaded so far; waiting for the missing ones"
+        case .missing:
+            // Images without debug files, but none of their frames left unnamed (their symbol tables
+            // named them): nothing to wait for.
+            report.stacks.joined().contains { $0.symbols.isEmpty && $0.imageIndex != nil }
+                ? "done with the debug files uploaded so far; waiting for the missing ones" : "done"
         case .done: "done"
         case .failed: "failed: \(symbolication.failure ?? "no reason recorded")"
         }
@@ -600,7 +605,7 @@ struct WebUI {
         }
         if let symbols = report.symbolicationSummary { facts.append(["name": "Symbols", "value": symbols]) }
         if let symbolication = stored.symbolication {
-            facts.append(["name": "Symbolication here", "value": Self.describe(symbolication)])
+            facts.append(["name": "Symbolication here", "value": Self.describe(symbolication, report: report)])
         }
         // Collapsed, each summarized by the first function of the app's own it is in.
         let appCode = AppCode(report)
@@ -613,7 +618,10 @@ struct WebUI {
                 "frames": ReportPage.frameRows(thread.frames, in: report, appCode: appCode),
             ]
             // Absent, not empty: the template's section shows for any string.
-            if let problem = thread.problem { values["problem"] = problem }
+            // False, not absent: Mustache looks an absent name up in the enclosing context, and every
+            // thread then showed the crashed report's own scope ("serving [[…]]").
+            values["problem"] = thread.problem ?? false
+            values["scope"] = false
             if let scope = thread.scope, !scope.isEmpty {
                 values["scope"] = scope.keys.sorted().map { "\($0) \(scope[$0] ?? "")" }.joined(separator: ", ")
             }
