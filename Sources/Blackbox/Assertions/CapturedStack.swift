@@ -1,4 +1,5 @@
 import BlackboxFormat
+import BlackboxSymbols
 import Runtime
 
 /// The calling thread's stack as addresses, with the image map: what a failed assertion or a
@@ -53,9 +54,13 @@ struct CapturedStack: Sendable {
         var pending: [CrashReport.Symbol] = []
         for frame in symbolicated.frames {
             if let symbol = frame.symbol {
+                // The runtime's own demangling, in full: the Runtime module's names leave the module out
+                // (`checkout(cart:)`), and the collector tells the app's frames from Blackbox's and the
+                // dependencies' by it, and groups them with the same functions named by llvm-symbolizer.
+                let function = SwiftDemangler.demangle(symbol.rawName) ?? symbol.name
                 pending.append(
                     CrashReport.Symbol(
-                        function: symbol.name, mangledName: symbol.rawName == symbol.name ? nil : symbol.rawName,
+                        function: function, mangledName: symbol.rawName == function ? nil : symbol.rawName,
                         file: symbol.sourceLocation?.path, line: symbol.sourceLocation?.line,
                         column: symbol.sourceLocation?.column, inlined: frame.inlined))
             }

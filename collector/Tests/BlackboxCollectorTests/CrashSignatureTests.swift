@@ -161,6 +161,45 @@ struct ErrorSignatureTests {
         return report
     }
 
+    /// Issue 49, item 3: an error captured by the Hummingbird integration's middleware has only
+    /// Blackbox's and Hummingbird's frames; it was titled and grouped by the middleware.
+    @Test("an error with none of the app's frames groups and is titled by its request's route")
+    func groupedByRoute() {
+        func captured(route: String, method: String = "POST") -> CrashReport {
+            var report = error(
+                "hummingbird_service.PaymentError",
+                at:
+                    "BlackboxHummingbird.BlackboxRequestMiddleware.handle(_: HummingbirdCore.Request) async throws -> ()"
+            )
+            report.frames.append(
+                CrashReport.Frame(
+                    index: report.frames.count, address: "0x555500009000", imageIndex: 0, imageOffset: "0x9000",
+                    symbols: [
+                        .init(
+                            function: "Hummingbird.Router.respond(_: HummingbirdCore.Request) async throws -> ()",
+                            file: "/src/app/.build/checkouts/hummingbird/Sources/Hummingbird/Router/Router.swift",
+                            line: 40)
+                    ]
+                ))
+            report.scope = ["route": route, "method": method, "request-id": UUID().uuidString]
+            return report
+        }
+        let pay = CrashSignature.compute(captured(route: "/pay"))
+        #expect(pay.title == "hummingbird_service.PaymentError in POST /pay", "\(pay.title)")
+        #expect(CrashSignature.compute(captured(route: "/pay")).hash == pay.hash, "another request, same route")
+        #expect(CrashSignature.compute(captured(route: "/refund")).hash != pay.hash, "another handler threw it")
+        // The app's own frame, where there is one, still names it.
+        var withApp = captured(route: "/pay")
+        withApp.frames.insert(
+            CrashReport.Frame(
+                index: 0, address: "0x555500001000", imageIndex: 0, imageOffset: "0x1000",
+                symbols: [.init(function: "hummingbird_service.charge(order: Swift.String) async throws -> ()")]),
+            at: 0)
+        #expect(
+            CrashSignature.compute(withApp).title
+                == "hummingbird_service.PaymentError in hummingbird_service.charge(order:)")
+    }
+
     @Test("errors group by type and the app's frames, apart from crashes at the same place; titles lead with the type")
     func grouping() {
         let declined = CrashSignature.compute(error("shop.PaymentError"))

@@ -605,6 +605,28 @@ struct StoreContractTests {
                 == 1)
     }
 
+    /// Issue 49, item 5: PostgreSQL's `simple` parser read `-9ed0…` in `req-9ed0…` as a signed
+    /// number, and 9 of 12 random request ids were not found whole.
+    @Test("log search finds request, trace and UUID ids whole", arguments: Kind.allCases)
+    func logSearchFindsIDs(_ kind: Kind) async throws {
+        let (store, cleanup) = try await Self.makeStore(kind)
+        defer { cleanup() }
+        try await store.migrate()
+        let project = try await store.createProject(name: "p").id
+        _ = try await store.index([Self.newBundle(project: project, logs: 1)])
+        let file = try #require(try await store.unindexedLogFiles(limit: 1).first)
+        var generator = SystemRandomNumberGenerator()
+        let ids =
+            (0..<12).map { _ in "req-" + String(UInt64.random(in: 0...UInt64.max, using: &generator), radix: 16) }
+            + ["req-9ed0c1", "req-1e5", "9ed0-77aa", UUID().uuidString.lowercased()]
+        try await store.storeLogLines(
+            fileID: file.id, lines: ids.map { "INFO handled request_id=\($0) status=200 in 3 ms" })
+        for (index, id) in ids.enumerated() {
+            let hits = try await store.searchLogs(in: ProjectScope(projectID: project), query: id, page: Page())
+            #expect(hits.map(\.lineNumber) == [index + 1], "\(id): \(hits.map(\.text))")
+        }
+    }
+
     @Test(
         "retention deletes old bundles with their files, occurrences and lines; groups keep their counts",
         arguments: Kind.allCases)

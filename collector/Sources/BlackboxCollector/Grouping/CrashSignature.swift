@@ -51,6 +51,8 @@ public enum CrashSignature {
         }
         if let culprit {
             parts.append(normalizeFunction(culprit.function))
+        } else if let route = requestRoute(report) {
+            parts.append("route:" + route)
         } else if let message = report.reason ?? report.fatalMessage {
             parts.append("message:" + normalizeMessage(message))
         } else {
@@ -74,6 +76,17 @@ public enum CrashSignature {
         return Result(hash: hash, text: text, title: shownTitle)
     }
 
+    /// For an error or failed assertion with none of the app's frames on its stack (captured by a
+    /// framework integration's middleware, below the handler that threw), the request's route, as
+    /// Sentry names a transaction: `GET /pay`. One error type thrown by ten routes is then ten groups,
+    /// each saying which handler threw, not one titled by the middleware.
+    static func requestRoute(_ report: CrashReport) -> String? {
+        guard report.kind == .error || report.kind == .nonfatal, let route = report.scope?["route"], !route.isEmpty
+        else { return nil }
+        let method = report.scope?["method"].map { $0 + " " } ?? ""
+        return String((method + route).prefix(200))
+    }
+
     /// `Index out of range in shop.Cart.price(at:)`: what failed (a trap's message without the standard
     /// library's file and line, a captured error's type, the signal, or else the kind: `nonfatal`,
     /// `hang`), then the culprit's simplified name; with no culprit, the reason or where the top frame is.
@@ -91,6 +104,7 @@ public enum CrashSignature {
             return "\(label ?? report.kind.rawValue) in \(SwiftNames.simplified(culprit.function))"
         }
         let what = label ?? report.kind.rawValue
+        if let route = requestRoute(report) { return "\(what) in \(route)" }
         guard trap == nil else { return what }
         if let reason { return "\(what): \(normalizeMessage(reason).prefix(120))" }
         guard let frame = report.frames.first else { return what }
