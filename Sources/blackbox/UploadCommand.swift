@@ -9,7 +9,8 @@
         static let configuration = CommandConfiguration(
             abstract: "Upload bundles, diagnostics directories, or log files and reports to a collector.",
             discussion: """
-                PATH is a zip (sent as it is, with a stable Upload-Id), a diagnostics directory (its new \
+                PATH is a zip (sent as it is, with a stable Upload-Id), a diagnostics directory (its pending \
+                raw crash reports are processed first, as the app's next start would; then its new \
                 reports and log archives are bundled into its outbox/bundles spool, which is then sent, \
                 together with anything the app left there), or other directories and files (bundled first). \
                 A bundle is deleted from a spool only after the collector stored it; a refused one moves to \
@@ -48,6 +49,7 @@
         }
 
         func run() async throws {
+            processPendingCrashes()
             let staging = NSTemporaryDirectory() + "blackbox-upload-\(UUID().uuidString)"
             defer { try? FileManager.default.removeItem(atPath: staging) }
             var spools: [PreparedSpool] = []
@@ -145,6 +147,31 @@
                 result.append(PreparedSpool(spool: temporary, lock: nil))
             }
             return result
+        }
+
+        /// A diagnostics directory's pending raw crash reports become reports first, as the app's next
+        /// start would make them: the CLI is how an app that cannot link the uploader, or that died for
+        /// good, sends its crash. What cannot be processed is said on stderr, never skipped quietly.
+        private func processPendingCrashes() {
+            for path in paths where DiagnosticsDirectory.isDiagnosticsDirectory(path) {
+                let outcome = CrashReportProcessor(directory: path).processForUpload()
+                if !outcome.processed.isEmpty && !quiet {
+                    print("\(path): processed \(outcome.processed.count) pending crash report(s)")
+                }
+                for failure in outcome.failures {
+                    FileHandle.standardError.write(Data("blackbox: \(path): a pending crash report: \(failure)\n".utf8))
+                }
+                for name in outcome.quarantined {
+                    FileHandle.standardError.write(
+                        Data("blackbox: \(path): a pending crash report was quarantined: \(name)\n".utf8))
+                }
+                if !outcome.skipped.isEmpty {
+                    FileHandle.standardError.write(
+                        Data(
+                            "blackbox: \(path): \(outcome.skipped.count) pending crash report(s) left: a live process is writing or processing them\n"
+                                .utf8))
+                }
+            }
         }
 
         private func spoolDiagnostics(_ directory: String) throws -> PreparedSpool {

@@ -270,3 +270,15 @@ private enum InProgress {
         }
     }
 }
+
+extension CrashReportProcessor {
+    /// What the `blackbox` CLI does to a dead app's directory before it uploads it, as the app's next
+    /// start would: pending raw crash reports become outbox reports, and the non-fatal reports the
+    /// app could not name before it died are named. Without this the CLI sent the failed `ensure`
+    /// and left the crash that followed it in `crashes/pending/`.
+    package func processForUpload() -> Outcome {
+        let outcome = processPending()
+        ReportNaming.publishLeftovers(in: layout, builder: builder)
+        return outcome
+    }
+}

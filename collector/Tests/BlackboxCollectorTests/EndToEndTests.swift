@@ -41,6 +41,38 @@ struct EndToEndTests {
         #expect(scratch.files(in: "app/outbox/bundles").filter { $0.hasSuffix(".zip") }.isEmpty)
     }
 
+    /// Issue 49, item 4: the CLI sent the failed `ensure` and said "uploaded", while the crash that
+    /// followed it stayed in crashes/pending/.
+    @Test("the CLI uploads a dead app's directory: its pending crash and its unnamed non-fatal, named")
+    func cliUploadsADeadAppsCrash() async throws {
+        let scratch = TemporaryDirectory()
+        defer { scratch.remove() }
+        let collector = try await CollectorProcess.start(dataDirectory: scratch.path + "/collector")
+        defer { collector.kill(SIGTERM) }
+        let app = scratch.path + "/app"
+        let crashed = try await Tool.run("blackbox-example", [app, "--crash"])
+        #expect(crashed.signal == SIGILL || crashed.signal == SIGTRAP, "\(crashed.stderr.suffix(2000))")
+        #expect(!scratch.files(in: "app/crashes/pending").isEmpty, "the app died with its crash pending")
+
+        let uploaded = try await Tool.run(
+            "blackbox", ["upload", app, "--server", collector.baseURL, "--key", collector.ingestKey])
+        #expect(uploaded.status == 0, "\(uploaded.stdout) \(uploaded.stderr)")
+        #expect(uploaded.stdout.contains("processed 1 pending crash report"), "\(uploaded.stdout)")
+        #expect(scratch.files(in: "app/crashes/pending").isEmpty)
+        #expect(
+            !scratch.files(in: "app/outbox").contains { $0.contains(".unnamed-") }, "\(scratch.files(in: "app/outbox"))"
+        )
+
+        let admin = [("Authorization", "Bearer \(collector.adminToken)")]
+        let groups = try #require(
+            try await HTTP.request("\(collector.baseURL)/api/v1/groups", headers: admin).json["items"]
+                as? [[String: Any]])
+        let titles = groups.map { $0["title"] as? String ?? "" }
+        #expect(titles.contains { $0.contains("price(") }, "the crash: \(titles)")
+        #expect(
+            titles.contains { $0.hasPrefix("nonfatal in ") && $0.contains("checkout(cart:") }, "the ensure: \(titles)")
+    }
+
     @Test("the uploader killed with SIGKILL mid-transfer uploads the bundle exactly once on its next run")
     func killedUploaderResumes() async throws {
         let scratch = TemporaryDirectory()
