@@ -66,11 +66,11 @@ struct AssertionReporter: Sendable {
             if let stack, !nameNow {
                 _ = try ReportNaming.shared.submit(report, stack: stack, outbox: outbox, core: core)
             } else {
-                if let named = stack?.named() {
-                    report.frames = named
-                    report.symbolicated = named.contains { !$0.symbols.isEmpty }
+                if let stack {
+                    _ = ReportNaming.name(&report, from: stack, core: core)
+                } else {
+                    report.logTail = core.recentLines(configuration.crashReporting.logTailLines)
                 }
-                report.logTail = core.recentLines(configuration.crashReporting.logTailLines)
                 let path = try outbox.write(report)
                 core.announcements.announce(.reportWritten(path: path))
             }

@@ -48,9 +48,7 @@ final class ReportNaming: @unchecked Sendable {
     func submit(_ report: CrashReport, stack: CapturedStack, outbox: Outbox, core: LoggingCore)
         throws(DurableFile.Failure) -> String
     {
-        try makeOutbox(outbox)
-        let path = outbox.directory.reportBasePath(report) + ".json\(Self.unnamedSuffix)\(getpid())"
-        try DurableFile.write(Array(try Self.encode(report, path: path)), to: path)
+        let path = try outbox.writeJSON(report, suffix: "\(Self.unnamedSuffix)\(getpid())")
         let job = Job(report: report, stack: stack, unnamedPath: path, outbox: outbox, core: core)
         let queued = lock.withLock {
             guard queue.count < Self.queueLimit else { return false }
@@ -71,9 +69,7 @@ final class ReportNaming: @unchecked Sendable {
     /// Waits up to `timeout` for the reports queued so far to be named; publishes the rest unnamed.
     /// For shutdown: nothing submitted stays out of the outbox.
     func finish(within timeout: Duration) {
-        let deadline =
-            monotonicNanoseconds() &+ UInt64(timeout.components.seconds) * 1_000_000_000
-            &+ UInt64(timeout.components.attoseconds / 1_000_000_000)
+        let deadline = monotonicNanoseconds() &+ timeout.nanoseconds
         let left: [Job] = lock.withLock {
             while (current != nil || !queue.isEmpty) && monotonicNanoseconds() < deadline {
                 lock.wait(untilMonotonic: deadline)
@@ -103,11 +99,7 @@ final class ReportNaming: @unchecked Sendable {
                 return job
             }
             var named = job
-            named.report.logTail = Self.logTail(of: job.core)
-            if let frames = job.stack.named(), frames.contains(where: { !$0.symbols.isEmpty }) {
-                named.report.frames = frames
-                named.report.symbolicated = true
-            } else {
+            if !Self.name(&named.report, from: job.stack, core: job.core) {
                 named.report.notes.append("its frames could not be named in the process (no symbols in its images)")
             }
             // Claimed under the lock: `finish` publishes the job itself only when it is not.
@@ -121,6 +113,16 @@ final class ReportNaming: @unchecked Sendable {
                 lock.broadcast()
             }
         }
+    }
+
+    /// Fills in what the caller left out: the log tail, then the frames' names. Returns whether any
+    /// frame was named. Used here and by a trap's report, which cannot wait for this thread.
+    static func name(_ report: inout CrashReport, from stack: CapturedStack, core: LoggingCore) -> Bool {
+        report.logTail = logTail(of: core)
+        guard let frames = stack.named(), frames.contains(where: { !$0.symbols.isEmpty }) else { return false }
+        report.frames = frames
+        report.symbolicated = true
+        return true
     }
 
     /// The log tail, taken here, not by the caller: it waits for the writer (up to a second on a
@@ -185,22 +187,6 @@ final class ReportNaming: @unchecked Sendable {
             } catch {
                 InternalDiagnostics.report("cannot write a report left unnamed: \(error)", key: "nonfatal-leftover")
             }
-        }
-    }
-
-    private func makeOutbox(_ outbox: Outbox) throws(DurableFile.Failure) {
-        do {
-            try makeDirectory(outbox.directory.outbox)
-        } catch {
-            throw DurableFile.Failure(path: outbox.directory.outbox, reason: error.description)
-        }
-    }
-
-    private static func encode(_ report: CrashReport, path: String) throws(DurableFile.Failure) -> Data {
-        do {
-            return try CrashReport.makeEncoder().encode(report)
-        } catch {
-            throw DurableFile.Failure(path: path, reason: "cannot encode: \(error)")
         }
     }
 }
