@@ -11,6 +11,14 @@ let blackbox = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appen
 let package = Package(
     name: "hummingbird-service",
     platforms: [.macOS(.v15)],
+    // Tracing with swift-otel is on unless the build says `--disable-default-traits`. CI's release build
+    // (the stripped binary scripts/examples-check.sh ships) leaves it out: swift-otel brings
+    // AsyncHTTPClient, SwiftNIO's TLS and HTTP/2 and a second BoringSSL, optimized, most of that build;
+    // the debug build checks the tracing.
+    traits: [
+        .trait(name: "Tracing", description: "TRACING=1 traces every request with swift-otel"),
+        .default(enabledTraits: ["Tracing"]),
+    ],
     dependencies: [
         // An app writes .package(url: "https://github.com/OWNER/blackbox", from: "0.2.0", traits: [...]).
         .package(path: "../..", traits: ["Hummingbird"]),
@@ -31,7 +39,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "OTel", package: "swift-otel"),
+                .product(name: "OTel", package: "swift-otel", condition: .when(traits: ["Tracing"])),
             ])
     ],
     swiftLanguageModes: [.v6]

@@ -4,8 +4,11 @@ import BlackboxServiceLifecycle
 import Foundation
 import Hummingbird
 import Logging
-import OTel
 import ServiceLifecycle
+
+#if Tracing
+    import OTel
+#endif
 
 // Usage: hummingbird-service DIRECTORY [PORT]  (port 0: any free port; the bound one is printed as
 // "listening on PORT" on stderr).
@@ -18,7 +21,8 @@ import ServiceLifecycle
 //
 // TRACING=1 traces every request with swift-otel (spans exported nowhere, unless
 // OTEL_TRACES_EXPORTER=otlp sends them to OTEL_EXPORTER_OTLP_ENDPOINT): its trace and span ids are in
-// every log line of the request and in the request's scope, so a crash report names its trace.
+// every log line of the request and in the request's scope, so a crash report names its trace. (A
+// build without the package's Tracing trait has no swift-otel and ignores TRACING.)
 
 let arguments = CommandLine.arguments
 let directory = arguments.count > 1 ? arguments[1] : ".run/hummingbird-service"
@@ -27,19 +31,25 @@ let port = arguments.count > 2 ? Int(arguments[2]) ?? 8080 : 8080
 // First thing in main: before Hummingbird builds its loggers.
 var configuration = BlackboxConfiguration(appName: "hummingbird-service", directory: directory)
 configuration.appVersion = "1.0.0"
-let tracing = ProcessInfo.processInfo.environment["TRACING"] == "1"
-if tracing { configuration.metadataProvider = OTel.makeLoggingMetadataProvider() }
+#if Tracing
+    let tracing = ProcessInfo.processInfo.environment["TRACING"] == "1"
+    if tracing { configuration.metadataProvider = OTel.makeLoggingMetadataProvider() }
+#else
+    let tracing = false
+#endif
 let blackbox = try Blackbox.start(configuration)
 var services: [any Service] = [blackbox]
-if tracing {
-    var otel = OTel.Configuration.default
-    otel.serviceName = "hummingbird-service"
-    // Blackbox is the log backend; metrics are not this example's subject.
-    otel.logs.enabled = false
-    otel.metrics.enabled = false
-    otel.traces.exporter = .none  // the OTEL_* environment variables override it
-    services.append(try OTel.bootstrap(configuration: otel))
-}
+#if Tracing
+    if tracing {
+        var otel = OTel.Configuration.default
+        otel.serviceName = "hummingbird-service"
+        // Blackbox is the log backend; metrics are not this example's subject.
+        otel.logs.enabled = false
+        otel.metrics.enabled = false
+        otel.traces.exporter = .none  // the OTEL_* environment variables override it
+        services.append(try OTel.bootstrap(configuration: otel))
+    }
+#endif
 
 let prices = [120, 80, 45]
 
