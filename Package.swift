@@ -148,7 +148,7 @@ let package = Package(
                 "Blackbox", "BlackboxErrors", "BlackboxFormat", .product(name: "Logging", package: "swift-log"),
             ]),
         // Crashes on purpose for the crash-capture tests, in debug and release builds.
-        .target(name: "CBlackboxTestCrashes"),
+        .target(name: "CBlackboxTestCrashes", dependencies: ["CCrashHandler"]),
         .executableTarget(
             name: "blackbox-crash-child",
             dependencies: ["Blackbox", "CBlackboxTestCrashes", .product(name: "Logging", package: "swift-log")]),

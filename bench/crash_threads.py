@@ -14,6 +14,10 @@ default (the backtracer runs only when no report was written) and once with
 `BLACKBOX_SWIFT_BACKTRACER=always` (it symbolicates in the dying process), alternating; idle, then
 with two busy processes beside it (a loaded machine).
 
+A thread-start row: what covering new threads costs (each installs its alternate signal stack as it
+starts, through Blackbox's pthread_create wrapper): start and join of 2,000 threads one after another,
+covered and not (`CRASH_CHILD_COVER_NEW_THREADS=0`), in alternating processes; p50/p99 and the ratio.
+
 With --collector-binary and --helper, a last row measures crash-time delivery: the crash child's
 whole life (spawn to death by its signal, 8 idle threads) with the handler starting `blackbox
 deliver-crash` against a collector on loopback, beside the same crash without delivery, and checks
@@ -113,6 +117,33 @@ def exit_row(child, runs):
               f"{row[condition]['defaultP50Milliseconds']:.1f} ms, max {row[condition]['defaultMaxMilliseconds']:.1f} ms; "
               f"with the Swift backtracer chained p50 {row[condition]['chainedP50Milliseconds']:.0f} ms, "
               f"max {row[condition]['chainedMaxMilliseconds']:.0f} ms")
+    return row
+
+
+def thread_start_row(child, runs):
+    """Nanoseconds to start and join a thread, with new threads covered (an alternate stack installed as
+    each starts) and without, in alternating processes of 2,000 threads each."""
+    samples = {"covered": [], "uncovered": []}
+    for _ in range(max(2, runs // 4)):
+        for condition in samples:
+            with tempfile.TemporaryDirectory() as directory:
+                environment = dict(os.environ, SWIFT_BACKTRACE="enable=no",
+                                   CRASH_CHILD_COVER_NEW_THREADS="1" if condition == "covered" else "0")
+                output = subprocess.run([child, directory, "thread-start-cost", "2000"], env=environment,
+                                        capture_output=True, text=True, timeout=300, check=True).stdout
+                result = json.loads(output.strip().splitlines()[-1])
+                if (result["covered"] >= 2000) != (condition == "covered"):
+                    raise SystemExit(f"thread-start-cost ({condition}) covered {result['covered']} threads")
+                samples[condition] += [n / 1e3 for n in result["nanoseconds"]]
+    row = {}
+    for condition, values in samples.items():
+        row[condition] = {"p50Microseconds": percentile(values, 0.5), "p99Microseconds": percentile(values, 0.99),
+                          "threads": len(values)}
+    row["ratioP50"] = row["covered"]["p50Microseconds"] / row["uncovered"]["p50Microseconds"]
+    print(f"thread start and join ({row['covered']['threads']} threads each): covered p50 "
+          f"{row['covered']['p50Microseconds']:.1f} us, p99 {row['covered']['p99Microseconds']:.1f} us; uncovered p50 "
+          f"{row['uncovered']['p50Microseconds']:.1f} us, p99 {row['uncovered']['p99Microseconds']:.1f} us; "
+          f"ratio p50 {row['ratioP50']:.2f}")
     return row
 
 
@@ -220,6 +251,7 @@ def main():
             f"(threads p50 {row['threadCaptureP50Milliseconds']:.1f} ms); raw {row['rawBytesMedian'] / 1024:.0f} KiB, "
             f"JSON {row['jsonBytesMedian'] / 1024:.0f} KiB; {peer_text}")
     exits = None if arguments.only_delivery else exit_row(arguments.child, arguments.runs)
+    thread_starts = None if arguments.only_delivery else thread_start_row(arguments.child, arguments.runs)
     delivery = None
     if arguments.collector_binary and arguments.helper:
         delivery = delivery_row(arguments.child, arguments.collector_binary, arguments.helper, arguments.runs)
@@ -227,7 +259,7 @@ def main():
     if arguments.out:
         with open(arguments.out, "w") as file:
             json.dump({"loadAverage": load, "runs": arguments.runs, "rows": rows, "crashToExit": exits,
-                       "delivery": delivery}, file,
+                       "threadStarts": thread_starts, "delivery": delivery}, file,
                       indent=2)
 
 

@@ -27,6 +27,8 @@ enum altstack_state { ALT_FREE = 0, ALT_OFFERED, ALT_INSTALLED, ALT_DECLINED, AL
 typedef struct altstack_entry {
     atomic_int tid;
     atomic_int state;
+    // The call the thread was blocked in when offered a stack: resumed by its handler.
+    bbx_blocking_call call;
     // Sweeps an offer went unanswered (the signal may have met a capture that took it as a request).
     int unanswered;
     void *mapping;
@@ -42,10 +44,11 @@ static atomic_uint sweep_interval_ms;
 static atomic_int sweeper_tid;
 static atomic_uint_fast64_t sweeps, untracked;
 
-void bbx_altstacks_answer(pid_t tid, void *context) {
+void bbx_altstacks_answer(pid_t tid, void *context, bbx_blocking_call *interrupted) {
     for (int i = 0; i < BBX_ALTSTACK_LIMIT; i++) {
         if (atomic_load(&table[i].tid) != tid) continue;
         if (atomic_load(&table[i].state) != ALT_OFFERED) return;
+        *interrupted = table[i].call;
         stack_t current;
         if (sigaltstack(NULL, &current) == 0 && !(current.ss_flags & SS_DISABLE) &&
             current.ss_size >= BBX_ALTSTACK_SIZE) {
@@ -65,10 +68,39 @@ void bbx_altstacks_answer(pid_t tid, void *context) {
     }
 }
 
+// In the sweep's list, or started since it was made (a thread that registered itself meanwhile).
 static int present(pid_t tid, const pid_t *tids, int count) {
     for (int i = 0; i < count; i++)
         if (tids[i] == tid) return 1;
-    return 0;
+    return bbx_syscall3(SYS_tgkill, getpid(), tid, 0) == 0;
+}
+
+// A free entry for `tid` (claimed atomically: new threads register themselves beside the sweep), or NULL.
+static altstack_entry *claim(pid_t tid) {
+    for (int i = 0; i < BBX_ALTSTACK_LIMIT; i++) {
+        int expected = 0;
+        if (atomic_load(&table[i].tid) == 0 && atomic_compare_exchange_strong(&table[i].tid, &expected, tid))
+            return &table[i];
+    }
+    return NULL;
+}
+
+void bbx_altstacks_note_prepared(pid_t tid) {
+    altstack_entry *entry = claim(tid);
+    if (entry != NULL) atomic_store(&entry->state, ALT_DECLINED);
+}
+
+void bbx_altstacks_forget(pid_t tid) {
+    for (int i = 0; i < BBX_ALTSTACK_LIMIT; i++) {
+        altstack_entry *entry = &table[i];
+        // Only an entry with nothing mapped: the sweep unmaps the others itself.
+        if (atomic_load(&entry->tid) == tid && atomic_load(&entry->state) == ALT_DECLINED && entry->mapping == NULL) {
+            entry->unanswered = 0;
+            atomic_store(&entry->state, ALT_FREE);
+            atomic_store(&entry->tid, 0);
+            return;
+        }
+    }
 }
 
 static void release(altstack_entry *entry) {
@@ -85,9 +117,9 @@ static int tracked(pid_t tid) {
     return 0;
 }
 
+// `entry` is claimed for `tid`.
 static void offer(altstack_entry *entry, pid_t tid) {
     int sig = bbx_threads_living_signal_for(tid);
-    atomic_store(&entry->tid, tid);
     if (sig == 0) {
         atomic_store(&entry->state, ALT_UNREACHABLE);
         return;
@@ -107,6 +139,7 @@ static void offer(altstack_entry *entry, pid_t tid) {
         entry->stack = (char *)mapping + page;
         entry->stack_size = BBX_ALTSTACK_SIZE;
     }
+    bbx_blocking_call_read(tid, &entry->call);
     atomic_store(&entry->state, ALT_OFFERED);
     if (bbx_syscall3(SYS_tgkill, getpid(), tid, sig) != 0) release(entry);
 }
@@ -138,9 +171,7 @@ int bbx_altstacks_sweep(void) {
     for (int i = 0; i < count; i++) {
         pid_t tid = tids[i];
         if (tid == atomic_load(&sweeper_tid) || tracked(tid)) continue;
-        altstack_entry *free_entry = NULL;
-        for (int e = 0; e < BBX_ALTSTACK_LIMIT && free_entry == NULL; e++)
-            if (atomic_load(&table[e].tid) == 0) free_entry = &table[e];
+        altstack_entry *free_entry = claim(tid);
         if (free_entry == NULL) {
             left_out++;
             continue;

@@ -28,6 +28,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "altstacks.h"
 #include "annotations.h"
 #include "delivery.h"
 #include "images.h"
@@ -576,6 +577,8 @@ typedef struct alternate_stack {
 
 static void release_alternate_stack(void *value) {
     alternate_stack *stack = value;
+    // A thread that registered with the sweep as it started (new_threads.c) leaves its entry now.
+    bbx_altstacks_forget((pid_t)bbx_syscall0(SYS_gettid));
     stack_t disable = {.ss_flags = SS_DISABLE};
     sigaltstack(&disable, NULL);
     munmap(stack->mapping, stack->mapping_size);

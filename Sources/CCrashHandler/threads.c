@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "altstacks.h"
+#include "blocking_calls.h"
 #include "scopes.h"
 #include "unwinder.h"
 #include "syscalls.h"
@@ -58,6 +59,8 @@ typedef struct thread_slot {
     // thread's request, a crash report the other threads' requests.
     volatile uint32_t scope_length;
     char scope[BBX_SCOPE_FIELD_BYTES];
+    // In a living process, the call the thread was blocked in when asked: resumed after the answer.
+    bbx_blocking_call call;
 } thread_slot;
 
 static thread_slot *slots;
@@ -93,14 +96,19 @@ static void copy_scope(thread_slot *slot) {
 static void sample_own_stack(int sig, siginfo_t *info, void *context) {
     (void)sig;
     int saved_errno = errno;
+    // The blocking call this signal cut short, if the sender noted one: resumed before returning, so
+    // that the app never sees an EINTR of ours (blocking_calls.h).
+    bbx_blocking_call interrupted = {.number = -1};
     // Only this process's own requests are answered: a stray signal from elsewhere changes nothing.
     // Outside a capture, the request is the alternate-stack sweep's (altstacks.c).
     if (info->si_code == SI_TKILL && info->si_pid == getpid() && !atomic_load(&capturing)) {
-        bbx_altstacks_answer(current_thread_id(), context);
+        bbx_altstacks_answer(current_thread_id(), context, &interrupted);
     } else if (info->si_code == SI_TKILL && info->si_pid == getpid()) {
         thread_slot *slot = slot_of(current_thread_id());
         int expected = SLOT_REQUESTED;
         if (slot != NULL && atomic_compare_exchange_strong(&slot->state, &expected, SLOT_WALKING)) {
+            // Copied now: once answered, the slot may serve the next capture.
+            interrupted = slot->call;
             // Frame pointers first: lock-free, so the capture has something even if libunwind blocks.
             // libunwind then (DWARF CFI) finds what the chain skips: the caller of a libc function
             // that keeps no frame record, which is where a blocked thread usually is.
@@ -124,6 +132,12 @@ static void sample_own_stack(int sig, siginfo_t *info, void *context) {
             bbx_syscall6(SYS_futex, (long)&answers, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
         }
     }
+    // While a resumed sleep goes on, the living captures' signals wait (blocking_calls.c).
+    sigset_t capture_signals;
+    sigemptyset(&capture_signals);
+    sigaddset(&capture_signals, SIGPROF);
+    if (sampling_signal != 0) sigaddset(&capture_signals, sampling_signal);
+    bbx_blocking_call_resume(&interrupted, context, &capture_signals);
     errno = saved_errno;
 }
 
@@ -242,6 +256,7 @@ static int list_threads(pid_t self, pid_t helper, int *omitted) {
         slots[count].frame_count = 0;
         slots[count].unwound_count = 0;
         slots[count].scope_length = 0;
+        slots[count].call.number = -1;
         atomic_store(&slots[count].state, SLOT_REQUESTED);
         atomic_store(&slots[count].tid, tid);
         count++;
@@ -312,6 +327,8 @@ static unsigned request_stacks(int count, int dying) {
         for (size_t f = 0; f < FALLBACK_COUNT && sig == 0; f++) {
             if (!blocks(mask, fallback_signals[f])) sig = fallback_signal(fallback_signals[f], dying);
         }
+        // A dying process resumes nothing; a living one must not cut the thread's call short.
+        if (!dying) bbx_blocking_call_read(tid, &slots[i].call);
         if (sig == 0) {
             atomic_store(&slots[i].state, SLOT_BLOCKS_SIGNALS);
         } else if (bbx_syscall3(SYS_tgkill, pid, tid, sig) != 0) {

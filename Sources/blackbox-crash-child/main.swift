@@ -24,8 +24,20 @@ import Logging
 //          detached Task), plain-thread (a Foundation Thread that prepares nothing). A stack overflow
 //          off the main thread first waits (5 s at most) until Blackbox's sweep gave the thread an
 //          alternate signal stack, as a long-running server thread would have one.
+//          new-task, new-dispatch, new-thread: the same on a thread started after `Blackbox.start`,
+//          at once, with the sweep off (only a stack installed as the thread started can save it).
 // or: blackbox-crash-child DIR process-pending next (the next launch: processes the pending raw
 // reports the way an app does at start, prints each processed report's path, and exits)
+// or: blackbox-crash-child DIR new-thread-coverage N (N Foundation threads, N Dispatch blocks on queues
+// of their own and N detached Tasks, started after `Blackbox.start`, each checking at once whether it
+// has an alternate signal stack; prints a JSON line: how many had none, and CrashCapture's coverage
+// after a sweep)
+// or: blackbox-crash-child DIR blocking-calls disturbed|quiet (sleeps, polls, waits on threads of
+// their own while thread captures and sweeps signal them, or not; a JSON line per call:
+// BlockingCalls.swift)
+// or: blackbox-crash-child DIR thread-start-cost N (starts and joins N threads one after another,
+// sweep off; prints a JSON line of the nanoseconds each took; CRASH_CHILD_COVER_NEW_THREADS=0 turns
+// the coverage of new threads off, for the benchmark's comparison)
 //
 // CRASH_CHILD_DELIVERY_HELPER (with _SERVER, _KEY, _DEADLINE_MS) turns on crash-time delivery;
 // with CRASH_CHILD_DELIVERY_SENTRY_DSN instead of _SERVER and _KEY, to a Sentry server.
@@ -56,8 +68,10 @@ configuration.appVersion = "1.0"
 configuration.appBuild = "42"
 configuration.sinks = [.file]
 configuration.crashReporting.metadata = ["test": "crash-matrix"]
-if kind.hasPrefix("scoped-") { configuration.metadataProvider = FakeTracing.metadataProvider }
 let environment = ProcessInfo.processInfo.environment
+if kind.hasPrefix("scoped-") { configuration.metadataProvider = FakeTracing.metadataProvider }
+if place.hasPrefix("new-") || kind == "thread-start-cost" { configuration.crashReporting.alternateStackSweep = nil }
+configuration.crashReporting.coverNewThreads = environment["CRASH_CHILD_COVER_NEW_THREADS"] != "0"
 // Tests process pending reports themselves, unless they ask the start to (as an app's does).
 configuration.crashReporting.processPendingAtStart = environment["CRASH_CHILD_PROCESS_AT_START"] == "1"
 // Crash-time delivery, for its tests: the helper, the collector, the key and the deadline in ms.
@@ -85,6 +99,19 @@ let logger = Logger(label: "crash-child")
 
 if kind == "process-pending" {
     for processed in Blackbox.processPendingCrashReports().processed { print(processed.path) }
+    exit(0)
+}
+if kind == "new-thread-coverage" {
+    print(newThreadCoverage(Int(place) ?? 8))
+    exit(0)
+}
+if kind == "blocking-calls" {
+    print(blockingCalls(disturbed: place == "disturbed"))
+    Blackbox.flush()
+    exit(0)
+}
+if kind == "thread-start-cost" {
+    print(threadStartCost(Int(place) ?? 1000))
     exit(0)
 }
 
@@ -126,6 +153,17 @@ case "plain-thread":
         if kind == "stack-overflow" { waitForAlternateStack() }
         crash(kind)
     }
+    thread.stackSize = 1 << 20
+    thread.start()
+    waitForever()
+case "new-task":
+    Task.detached { crash(kind) }
+    waitForever()
+case "new-dispatch":
+    DispatchQueue.global().async { crash(kind) }
+    waitForever()
+case "new-thread":
+    let thread = Thread { crash(kind) }
     thread.stackSize = 1 << 20
     thread.start()
     waitForever()

@@ -55,12 +55,13 @@ struct CrashCase: Sendable, CustomTestStringConvertible {
         CrashCase(kind: "abort", signal: SIGABRT, code: -6, frame: .firstInApp("triggerAbort")),
         CrashCase(kind: "sigbus", signal: SIGBUS, code: -6, frame: .firstInApp("triggerSigbus")),
         // A stack overflow needs an alternate signal stack on the crashing thread: the main thread,
-        // threads given one with `CrashCapture.prepareCurrentThread()`, and every other thread once
-        // Blackbox's sweep reached it (Dispatch and Swift-concurrency workers, an app's own threads).
+        // threads given one with `CrashCapture.prepareCurrentThread()`, every thread started after
+        // `Blackbox.start` (from its first instant: new-*, where the sweep is off), and every other
+        // thread once Blackbox's sweep reached it (Dispatch and Swift-concurrency workers, an app's own).
         CrashCase(
             kind: "stack-overflow", signal: SIGSEGV, code: -1,
             frame: .withinFirstInApp("triggerStackOverflow", frames: 4),
-            places: ["main", "thread", "dispatch", "task", "plain-thread"]),
+            places: ["main", "thread", "dispatch", "task", "plain-thread", "new-task", "new-dispatch", "new-thread"]),
     ]
 }
 

@@ -26,10 +26,13 @@ public struct CrashReportingOptions: Sendable {
     /// it. Default `.whenUnreported`: only when Blackbox could not write a report. `BLACKBOX_SWIFT_BACKTRACER`
     /// (`always` or `when-unreported`) in the environment overrides it. See docs/crash-capture.md.
     public var swiftBacktracer: SwiftBacktracerPolicy = .whenUnreported
-    /// How often a Blackbox thread gives every thread that has no alternate signal stack one (64 KiB,
-    /// mapped on demand): Dispatch and Swift-concurrency workers and an app's own threads, where a
-    /// stack overflow would otherwise kill the process before any handler runs. A thread that
-    /// overflows before the first sweep after it started is not covered. Default 1 s; nil: off
+    /// Whether every thread started after `Blackbox.start` (Dispatch and Swift-concurrency workers,
+    /// Foundation threads, an app's own) gets an alternate signal stack (64 KiB, mapped on demand)
+    /// before its first instruction: without one, a stack overflow kills the process before any
+    /// handler runs. Blackbox wraps `pthread_create` for it. Default true. See docs/crash-capture.md.
+    public var coverNewThreads = true
+    /// How often a Blackbox thread gives every thread that has no alternate signal stack one: threads
+    /// started before `Blackbox.start`, or while `coverNewThreads` is off. Default 1 s; nil: off
     /// (threads then call `CrashCapture.prepareCurrentThread()` themselves). See docs/crash-capture.md.
     public var alternateStackSweep: Duration? = .seconds(1)
     /// Free-form values every crash report carries (deployment, region…). Keep it small.

@@ -56,6 +56,7 @@ public enum CrashCapture {
             }
         }
         guard status == 0 else { throw InstallError(reason: errnoDescription(status)) }
+        bbx_crash_cover_new_threads(options.coverNewThreads ? 1 : 0)
         if let interval = options.alternateStackSweep {
             let started = bbx_altstacks_start(UInt32(clamping: max(10, interval.nanoseconds / 1_000_000)))
             if started != 0 {
@@ -133,9 +134,10 @@ public enum CrashCapture {
     }
 
     /// Gives the calling thread an alternate signal stack, so that a stack overflow on it is reported.
-    /// Signal stacks are per thread: the sweep (`CrashReportingOptions.alternateStackSweep`) gives
-    /// every thread one within a second of its start; call this at the top of a thread that may
-    /// overflow sooner, or when the sweep is off. Freed when the thread exits.
+    /// Signal stacks are per thread: every thread started after `Blackbox.start` installs one as it
+    /// starts (`CrashReportingOptions.coverNewThreads`), and the sweep
+    /// (`CrashReportingOptions.alternateStackSweep`) reaches older ones within a second; call this at
+    /// the top of a thread when both are off. Freed when the thread exits.
     @discardableResult
     public static func prepareCurrentThread(alternateStackSize: Int = 64 << 10) -> Bool {
         bbx_crash_ensure_alternate_stack(UInt64(max(alternateStackSize, 64 << 10))) == 0
@@ -146,6 +148,28 @@ public enum CrashCapture {
     /// threads install it when they next run.
     @discardableResult
     public static func prepareAllThreads() -> Int { Int(bbx_altstacks_sweep()) }
+
+    /// How the process's threads came by their alternate signal stacks.
+    public struct AlternateStackCoverage: Sendable, Equatable {
+        /// Threads that installed theirs as they started (`coverNewThreads`); counted for the
+        /// process's life, exited ones included.
+        public var coveredAtStart: Int
+        /// Living threads the sweep gave one by a signal (started before `Blackbox.start`, or with
+        /// `coverNewThreads` off).
+        public var givenBySweep: Int
+        /// Living threads the sweep leaves alone: those covered at start, Blackbox's own, prepared ones.
+        public var withTheirOwn: Int
+        /// Living threads the sweep cannot reach (they block every signal it may send).
+        public var unreachable: Int
+    }
+
+    public static var alternateStackCoverage: AlternateStackCoverage {
+        var statistics = bbx_altstack_statistics()
+        bbx_altstacks_statistics(&statistics)
+        return AlternateStackCoverage(
+            coveredAtStart: Int(bbx_crash_covered_thread_count()), givenBySweep: Int(statistics.prepared_threads),
+            withTheirOwn: Int(statistics.threads_with_their_own), unreachable: Int(statistics.unreachable_threads))
+    }
 
     /// Re-reads the list of loaded images; call after loading plugins with dlopen.
     public static func refreshImages() { bbx_crash_refresh_images() }

@@ -15,4 +15,17 @@ int bbx_test_loader_lock_held(void);
 /// does without CAP_SYS_PTRACE), for this thread and the threads it starts. 0 or an errno value.
 int bbx_test_refuse_process_vm_readv(void);
 
+/// What one blocking call returned, and when, in `bbx_test_blocking_calls`.
+typedef struct bbx_test_call_result {
+    const char *name;
+    long started_ms, elapsed_ms, expected_ms;
+    long result, expected_result;
+    int error, expected_error;
+} bbx_test_call_result;
+
+/// Sleeps, polls, selects, epoll waits, a pipe read, a semaphore and a condition wait, each on a thread
+/// of its own for 1.5 s (woken through a pipe, or by its timeout; one by the app's own SIGUSR1), while
+/// (`disturb`) thread captures and sweeps run every 100 ms. The number of results written.
+int bbx_test_blocking_calls(int disturb, bbx_test_call_result *results, int capacity);
+
 #endif

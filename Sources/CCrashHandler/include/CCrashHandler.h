@@ -43,6 +43,14 @@ int bbx_crash_is_installed(void);
 /// one that large already, so that a stack overflow on it can be reported. Returns 0 or an errno value.
 int bbx_crash_ensure_alternate_stack(uint64_t size);
 
+/// Nonzero: every thread started from now on (through pthread_create: Dispatch and Swift-concurrency
+/// workers, Foundation threads, an app's own) installs an alternate signal stack before its start
+/// routine runs, so that a stack overflow in its first instant is reported. Zero: only the sweep.
+void bbx_crash_cover_new_threads(int on);
+
+/// How many threads installed their alternate stack as they started (see above).
+uint64_t bbx_crash_covered_thread_count(void);
+
 /// Starts (once) a thread that, every `interval_ms`, offers an alternate signal stack to each thread
 /// that has none (Dispatch and Swift-concurrency workers, an app's own threads), so that a stack
 /// overflow on it is reported. Requires `bbx_crash_install`. Returns 0 or an errno value.

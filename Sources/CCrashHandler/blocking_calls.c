@@ -1,0 +1,174 @@
+// Resuming the blocking call a Blackbox signal cut short (see blocking_calls.h).
+//
+// When a handler runs, the kernel ends an interrupted sleep or poll with EINTR even under SA_RESTART.
+// The handler resumes it in one of two ways, only when the interrupted context is exactly the noted
+// call (same call number, arguments, stack pointer and return address, and EINTR as its result):
+//  - The calls whose remaining time the kernel keeps in the thread's restart block (nanosleep, a
+//    relative clock_nanosleep, poll): restart_syscall, from the handler, before rt_sigreturn clears
+//    that block. This is what the kernel itself does after a stop and continue: the call goes on to
+//    its original deadline. Meanwhile the thread's mask is the interrupted code's, so an app's signal
+//    still interrupts the call (its EINTR then stays), but for the signals of Blackbox's living
+//    captures: a capture nested in the restart would end it (its rt_sigreturn clears the block), so
+//    the thread shows as blocking signals in hang reports until its call ends. A crash's capture
+//    still reaches it (it may take SIGUSR2 or SIGUSR1). Futex waits are left alone: their callers
+//    (glibc's condition variables, Dispatch, the Swift runtime) take EINTR as the spurious wake-up
+//    a futex may always have.
+//  - The calls that can be repeated unchanged (an absolute clock_nanosleep; select, pselect6 and
+//    ppoll, whose timeout Linux rewrites to the time left; epoll waits without a timeout): the
+//    context is rewound to the system-call instruction, so the thread makes the call again.
+// Anything else keeps the EINTR (documented in docs/crash-capture.md).
+#define _GNU_SOURCE
+#include "blocking_calls.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "syscalls.h"
+
+// Parses "<number> 0x<arg>… 0x<sp> 0x<pc>" as /proc/<pid>/task/<tid>/syscall prints it.
+static int parse_call(const char *text, bbx_blocking_call *call) {
+    const char *c = text;
+    int negative = *c == '-';
+    if (negative) c++;
+    if (*c < '0' || *c > '9') return 0;
+    long number = 0;
+    for (; *c >= '0' && *c <= '9'; c++) number = number * 10 + (*c - '0');
+    if (negative) return 0;
+    unsigned long values[8];
+    for (int i = 0; i < 8; i++) {
+        if (c[0] != ' ' || c[1] != '0' || c[2] != 'x') return 0;
+        c += 3;
+        unsigned long value = 0;
+        int digits = 0;
+        for (;; c++, digits++) {
+            if (*c >= '0' && *c <= '9') value = value << 4 | (unsigned long)(*c - '0');
+            else if (*c >= 'a' && *c <= 'f') value = value << 4 | (unsigned long)(*c - 'a' + 10);
+            else break;
+        }
+        if (digits == 0) return 0;
+        values[i] = value;
+    }
+    call->number = number;
+    memcpy(call->arguments, values, sizeof(call->arguments));
+    call->stack_pointer = values[6];
+    call->resume_address = values[7];
+    return 1;
+}
+
+void bbx_blocking_call_read(pid_t tid, bbx_blocking_call *call) {
+    call->number = -1;
+    char path[48] = "/proc/self/task/";
+    size_t length = strlen(path);
+    char digits[12];
+    int count = 0;
+    for (unsigned value = (unsigned)tid; count == 0 || value > 0; value /= 10) digits[count++] = (char)('0' + value % 10);
+    while (count > 0) path[length++] = digits[--count];
+    memcpy(path + length, "/syscall", sizeof("/syscall"));
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    char text[256];
+    ssize_t used = 0;
+    for (;;) {
+        ssize_t n = read(fd, text + used, sizeof(text) - 1 - (size_t)used);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        used += n;
+        if ((size_t)used == sizeof(text) - 1) break;
+    }
+    close(fd);
+    text[used] = 0;
+    if (!parse_call(text, call)) call->number = -1;
+}
+
+// The kernel keeps the rest of the call in the thread's restart block when it is interrupted.
+static int kept_in_restart_block(const bbx_blocking_call *call) {
+    switch (call->number) {
+#ifdef SYS_nanosleep
+    case SYS_nanosleep: return 1;
+#endif
+#ifdef SYS_poll
+    case SYS_poll: return 1;
+#endif
+    case SYS_clock_nanosleep: return !(call->arguments[1] & TIMER_ABSTIME);
+    default: return 0;
+    }
+}
+
+// Making the same call again does what the interrupted one would have done.
+static int repeatable(const bbx_blocking_call *call) {
+    switch (call->number) {
+    case SYS_clock_nanosleep: return (call->arguments[1] & TIMER_ABSTIME) != 0;
+#ifdef SYS_select
+    case SYS_select: return 1;
+#endif
+    case SYS_pselect6: return 1;
+    case SYS_ppoll: return 1;
+#ifdef SYS_epoll_wait
+    case SYS_epoll_wait: return (int)call->arguments[3] == -1;
+#endif
+    case SYS_epoll_pwait: return (int)call->arguments[3] == -1;
+    default: return 0;
+    }
+}
+
+// The interrupted context, for one architecture: its result register, whether it is `call` at its
+// return address, and how to rewind it.
+#if defined(__x86_64__)
+static long *result_register(ucontext_t *context) { return (long *)&context->uc_mcontext.gregs[REG_RAX]; }
+
+static int interrupted_at(const ucontext_t *context, const bbx_blocking_call *call) {
+    const greg_t *r = context->uc_mcontext.gregs;
+    const unsigned long arguments[6] = {
+        (unsigned long)r[REG_RDI], (unsigned long)r[REG_RSI], (unsigned long)r[REG_RDX],
+        (unsigned long)r[REG_R10], (unsigned long)r[REG_R8], (unsigned long)r[REG_R9]};
+    return (unsigned long)r[REG_RIP] == call->resume_address && (unsigned long)r[REG_RSP] == call->stack_pointer &&
+           memcmp(arguments, call->arguments, sizeof(arguments)) == 0;
+}
+
+static void rewind_to_call(ucontext_t *context, const bbx_blocking_call *call) {
+    context->uc_mcontext.gregs[REG_RAX] = (greg_t)call->number;
+    context->uc_mcontext.gregs[REG_RIP] -= 2;  // `syscall` is two bytes
+}
+#elif defined(__aarch64__)
+static long *result_register(ucontext_t *context) { return (long *)&context->uc_mcontext.regs[0]; }
+
+// x0 holds the result now; the call's number stays in x8.
+static int interrupted_at(const ucontext_t *context, const bbx_blocking_call *call) {
+    const mcontext_t *m = &context->uc_mcontext;
+    return m->pc == call->resume_address && m->sp == call->stack_pointer && m->regs[8] == (unsigned long)call->number &&
+           memcmp(&m->regs[1], &call->arguments[1], 5 * sizeof(unsigned long)) == 0;
+}
+
+static void rewind_to_call(ucontext_t *context, const bbx_blocking_call *call) {
+    context->uc_mcontext.regs[0] = call->arguments[0];
+    context->uc_mcontext.pc -= 4;  // `svc #0`
+}
+#endif
+
+void bbx_blocking_call_resume(const bbx_blocking_call *call, void *raw_context, const sigset_t *capture_signals) {
+#if defined(__x86_64__) || defined(__aarch64__)
+    ucontext_t *context = raw_context;
+    if (call->number < 0 || *result_register(context) != -EINTR || !interrupted_at(context, call)) return;
+    if (repeatable(call)) {
+        rewind_to_call(context, call);
+    } else if (kept_in_restart_block(call)) {
+        sigset_t during_call, handler_mask;
+        memcpy(&during_call, &context->uc_sigmask, sizeof(during_call));
+        sigorset(&during_call, &during_call, capture_signals);
+        sigprocmask(SIG_SETMASK, &during_call, &handler_mask);
+        long result = bbx_syscall0(SYS_restart_syscall);
+        long outcome = result == -1 ? -(long)errno : result;
+        sigprocmask(SIG_SETMASK, &handler_mask, NULL);
+        *result_register(context) = outcome;
+    }
+#else
+    (void)call;
+    (void)raw_context;
+    (void)capture_signals;
+#endif
+}
