@@ -111,7 +111,7 @@ wait_for_port() {  # name, port
 # DIRECTORY.out and DIRECTORY.err.
 start_service() {
     local name=$1 executable=$2 command=$3 directory=$4 environment=${5:-}
-    port=$(free_port)
+    port=${fixed_port:-$(free_port)}
     local run=${command//PORT/$port}
     run=${run//DIR/$directory}
     # Vapor parses the whole command line, so its example takes the directory from the environment.
@@ -219,6 +219,37 @@ check_repeated_crashes() {
         check_scope "$directory.json" "$directory.out" "$route" "$id_key" no || fail "$name round $round: wrong scope"
     done
     echo "examples check: $name named the crashing request in $rounds of $rounds rounds"
+}
+
+# A crash loop, as a supervisor's `Restart=always` makes one: the Hummingbird service (release) is
+# started again at once on the same port after each crash, with the last crash's raw report pending (the
+# start processes it in the background, llvm-symbolizer children included). Every start must bind the
+# port (a child holding the listening socket made the next start die with EADDRINUSE, itself reported
+# as an error), and every crash must be reported once.
+check_crash_loop() {
+    local name=hummingbird-service rounds=6
+    echo "examples check: $name (release), a crash loop of $rounds starts on one port"
+    local directory="$work/$name-loop" executable
+    executable=$(example "$name" release)
+    local fixed_port
+    fixed_port=$(free_port)
+    for round in $(seq 1 "$rounds"); do
+        start_service "$name" "$executable" "DIR PORT" "$directory"
+        curl -s -o /dev/null "http://127.0.0.1:$port/items/7" || true
+        for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -0 "$pid" 2>/dev/null && fail "$name crash loop, round $round: still running 10 s after the crash"
+        grep -q "Address already in use" "$directory.err" && fail "$name crash loop, round $round: the port was held"
+    done
+    # Each start processed the crash before it; the last crash waits, raw, for the next start.
+    local processed pending
+    processed=$(ls "$directory"/outbox/crash-*.json 2>/dev/null | wc -l)
+    pending=$(ls "$directory"/crashes/pending/*.raw 2>/dev/null | wc -l)
+    [ "$processed" -eq $((rounds - 1)) ] && [ "$pending" -eq 1 ] ||
+        fail "$name crash loop: $processed processed crash reports and $pending raw ones for $rounds crashes"
+    if grep -l "bind" "$directory"/outbox/*.json 2>/dev/null | grep -q .; then
+        fail "$name crash loop: a report of a failed bind"
+    fi
+    echo "examples check: $name bound its port at each of $rounds starts; $processed crashes processed, 1 pending"
 }
 
 # name, build, command (with a level option or not), environment
@@ -361,6 +392,7 @@ PY
 check_example hummingbird-service debug "/items/{id}" hb.request.id "DIR PORT" TRACING=1
 check_report_page
 check_repeated_crashes hummingbird-service release "/items/{id}" hb.request.id "DIR PORT" 12
+check_crash_loop
 check_quiet hummingbird-service release "DIR PORT" LOG_LEVEL=warning
 check_example vapor-service debug "/items/:id" request-id "serve --hostname 127.0.0.1 --port PORT"
 check_quiet vapor-service debug "serve --hostname 127.0.0.1 --port PORT --log warning" SWIFT_BACKTRACE=enable=no

@@ -253,6 +253,9 @@ public struct CrashReport: Codable, Sendable, Equatable {
         /// Whether the frame is the app's own code, when the producer knows (a Sentry SDK's `in_app`);
         /// nil: decided from the image (`CrashSignature`, the report page).
         public var inApp: Bool?
+        /// The source lines around the frame's line, when the producer sent them (a Sentry SDK's
+        /// `pre_context`, `context_line` and `post_context`); nil otherwise.
+        public var sourceContext: SourceContext?
 
         /// The address to look up in the image: a return address is one past its call instruction,
         /// so every frame but a thread's first and the async resume points is looked up one earlier.
@@ -267,6 +270,18 @@ public struct CrashReport: Codable, Sendable, Equatable {
             self.imageOffset = imageOffset
             self.symbols = symbols
             self.symbolication = symbolication
+        }
+    }
+
+    /// A frame's line with the lines before and after it, as the producer read them.
+    public struct SourceContext: Codable, Sendable, Equatable {
+        public var before: [String]
+        public var line: String
+        public var after: [String]
+        public init(before: [String], line: String, after: [String]) {
+            self.before = before
+            self.line = line
+            self.after = after
         }
     }
 

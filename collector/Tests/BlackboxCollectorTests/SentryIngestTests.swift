@@ -43,14 +43,27 @@ struct SentryIngestTests {
         let functions = report.frames.compactMap { $0.symbols.first?.function }
         #expect(
             Array(functions.prefix(3)) == ["__main__.parse", "__main__.handle", "__main__.<module>"], "\(functions)")
-        #expect(report.frames.first?.symbols.first?.line == 13, "file:line from the SDK (`return int(...)`)")
+        #expect(report.frames.first?.symbols.first?.line == 15, "file:line from the SDK (`return int(...)`)")
+        // The source lines the SDK read around it (its context_line, pre_context, post_context).
+        let context = try #require(report.frames.first?.sourceContext, "no source context")
+        #expect(context.line.contains("return int(order[\"count\"])"), "\(context)")
+        #expect(!context.before.isEmpty && context.before.count <= SentryEventReport.maxContextLines)
         #expect(report.frames.allSatisfy { $0.inApp == true })
         #expect(report.app == .init(name: "shop", version: "1.4.2", build: "77"))
         #expect(report.metadata["sentry.environment"] == "test" && report.metadata["sentry.platform"] == "python")
         #expect(report.annotations?["run"]?.hasPrefix("run-") == true, "tags become annotations")
         // The user is kept only as a digest of its id: no email address is stored.
         #expect(report.metadata["user.id-digest"]?.count == 16)
-        #expect(!String(decoding: try CrashReport.makeEncoder().encode(report), as: UTF8.self).contains("someone@"))
+        // (The source lines around the frames are the script's own text, with its literals.)
+        var withoutSource = report
+        withoutSource.frames = report.frames.map { frame in
+            var frame = frame
+            frame.sourceContext = nil
+            return frame
+        }
+        withoutSource.threads = nil
+        #expect(
+            !String(decoding: try CrashReport.makeEncoder().encode(withoutSource), as: UTF8.self).contains("someone@"))
         #expect(report.scope?["trace-id"]?.count == 32, "the trace context's id, as a field")
 
         // Release health: each run's session ended crashed.
@@ -73,7 +86,9 @@ struct SentryIngestTests {
                 if !text.isEmpty { break }
                 try await Task.sleep(for: .milliseconds(250))
             }
-            #expect(text.contains { $0.contains("INFO  sentry: payment accepted for order \(tag)") }, "\(text)")
+            // Labelled by the app as the SDK names it (its release), as Blackbox's own lines are.
+            #expect(
+                text.contains { $0.contains("INFO  shop@1.4.2+77: payment accepted for order \(tag)") }, "\(text)")
         }
     }
 

@@ -12,12 +12,17 @@ enum PythonPeers {
         return directory.appendingPathComponent(".venv/bin/python").path
     }
 
-    /// Runs `script` with the venv's Python (off the cooperative pool).
+    /// Runs `script` with the venv's Python (off the cooperative pool), from a file, as an app runs:
+    /// the SDK then reads its frames' source lines (`context_line`), which it cannot for `-c`.
     static func run(_ script: String, _ arguments: [String]) async throws -> Tool.Result {
         try #require(
             FileManager.default.isExecutableFile(atPath: python),
             "no Python venv with the pinned peers at \(python): run `make python-peers`")
-        return try await Tool.Running(python, ["-c", script] + arguments, environment: [:]).wait()
+        let directory = TemporaryDirectory(prefix: "python-peer")
+        defer { directory.remove() }
+        let file = "\(directory.path)/client.py"
+        try Data(script.utf8).write(to: URL(fileURLWithPath: file))
+        return try await Tool.Running(python, [file] + arguments, environment: [:]).wait()
     }
 
     /// A sentry-python client. Arguments: DSN, `br` or `gzip` (with `gzip` the brotli module cannot
@@ -25,8 +30,10 @@ enum PythonPeers {
     /// It sends an exception raised two calls deep, a message, a session that ends crashed, and a
     /// structured log line, then prints which compression its transport used.
     static let sentryClient = #"""
-        import sys
+        import os, sys
         dsn, compression, tag = sys.argv[1], sys.argv[2], sys.argv[3]
+        # Run from its project's directory, as an app is: the SDK counts the frames under it in_app.
+        os.chdir(os.path.dirname(os.path.abspath(__file__)))
         if compression == "gzip":
             sys.modules["brotli"] = None  # as if the module were not installed
         import sentry_sdk, sentry_sdk.transport

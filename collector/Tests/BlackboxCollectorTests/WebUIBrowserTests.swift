@@ -82,7 +82,9 @@ struct WebUIBrowserTests {
              "exception":{"values":[{"type":"ValueError","value":"invalid literal for int(): 'seven'",
               "stacktrace":{"frames":[
                {"function":"handle","module":"orders","abs_path":"/srv/app/orders.py","lineno":20,"in_app":true},
-               {"function":"parse","module":"orders","abs_path":"/srv/app/orders.py","lineno":13,"in_app":true}]}}]},
+               {"function":"parse","module":"orders","abs_path":"/srv/app/orders.py","lineno":13,"in_app":true,
+                "pre_context":["def parse(order):","    # the id is a number"],"context_line":"    return int(order)",
+                "post_context":["","def handle(order):"]}]}}]},
              "breadcrumbs":{"values":[{"category":"http","message":"GET /orders/7"}]}}
             """#
         let sentry = try await HTTP.request(
@@ -130,10 +132,16 @@ struct WebUIBrowserTests {
             ("/bundles/\(bundleID)", ["logs/shop.log", "reports/crash-"]),
             ("/files/\(logID)", ["&lt;script&gt;alert(1)&lt;/script&gt; browser-needle"]),
             ("/logs?q=browser-needle", ["logs/shop.log:1", "browser-needle"]),
-            // A Sentry event's report: its frames, innermost first, as the app's own.
+            // A Sentry event's report: its frames, innermost first, as the app's own, with the source
+            // lines the SDK sent; a Python event has no process, addresses or images (absent below).
             (
                 "/reports/\(sentryReportID)",
-                ["orders.parse", "/srv/app/orders.py:13", "orders.handle", "received through the Sentry protocol"]
+                [
+                    "orders.parse", "/srv/app/orders.py:13", "orders.handle", "received through the Sentry protocol",
+                    "<span class=\"source-line current\"><span class=\"line-number\">13</span>    return int(order)</span>",
+                    "<span class=\"line-number\">11</span>def parse(order):",
+                    "<dt>Platform</dt><dd>python (through the Sentry protocol)</dd>",
+                ]
             ),
             // The project page: the Sentry DSN's shape for this collector and its ingest key.
             (
@@ -152,6 +160,14 @@ struct WebUIBrowserTests {
             ("/?trace=4bf92f3577b34da6a3ce929d0e0e4736", ["SIGSEGV in shop.Cart.total()"]),
             ("/?trace=0000aaaa0000aaaa0000aaaa0000aaaa", ["No groups here."]),
         ]
+        // What a page must not show: a Python event read as a native crash ("Process: 0", 0x0
+        // addresses, "?" images, an empty images table).
+        let absent = [
+            "/reports/\(sentryReportID)": [
+                "<dt>Process</dt>", "<code>0x0</code>", "<h2>Binary images</h2>", "<th>Image</th>",
+            ],
+            "/reports/\(reportID)": ["<dt>Platform</dt>"],
+        ]
         for (path, expected) in pages {
             // A fresh browser profile per page: sign in with a one-time link, as an operator would.
             let link = try await HTTP.request(
@@ -163,6 +179,7 @@ struct WebUIBrowserTests {
             #expect(!dom.contains("data-script-error=\""), "\(path): a script error")
             #expect(!dom.contains("<script>alert(1)"), "\(path): upload content must be escaped")
             for text in expected { #expect(dom.contains(text), "\(path) lacks \(text)") }
+            for text in absent[path] ?? [] { #expect(!dom.contains(text), "\(path) shows \(text)") }
             // Mustache looks a name a thread lacks up in the page's context: once every thread without
             // a scope showed the crashed report's ("serving [[…]]").
             #expect(!dom.contains("serving [["), "\(path): a thread shows another's scope")

@@ -34,13 +34,20 @@ enum ReportPage {
                         symbol.inlined, appCode.isApp(symbol, of: frame)
                     ))
             }
-            for row in symbolRows {
+            for (position, row) in symbolRows.enumerated() {
                 let isApp = row.app
-                let values: [String: Any] = [
+                var values: [String: Any] = [
                     "index": frame.index, "image": imageName, "address": frame.address, "function": row.function,
                     "short": row.short, "location": row.location, "inlined": row.inlined,
                     "kind": isApp ? "app" : "glue",
                 ]
+                // Under the frame's outermost row: the lines the producer sent around its line. False,
+                // not absent: Mustache would look an absent name up in the enclosing context.
+                values["hasContext"] = false
+                if position == symbolRows.count - 1, let context = frame.sourceContext {
+                    values["hasContext"] = true
+                    values["context"] = sourceLines(context, line: frame.symbols.last?.line)
+                }
                 if isApp {
                     endGlueRun()
                     rows.append(values)
@@ -51,5 +58,23 @@ enum ReportPage {
         }
         endGlueRun()
         return rows
+    }
+
+    /// The context's lines, numbered when the frame's line is known, its own line marked.
+    static func sourceLines(_ context: CrashReport.SourceContext, line: Int?) -> [[String: Any]] {
+        let lines = context.before + [context.line] + context.after
+        let first = line.map { $0 - context.before.count }
+        return lines.enumerated().map { offset, text in
+            [
+                "number": first.map { String($0 + offset) } ?? "", "text": text,
+                "current": offset == context.before.count,
+            ]
+        }
+    }
+
+    /// Whether any frame has a machine address (native code): a report of an interpreted language's
+    /// frames (through the Sentry protocol) has neither addresses nor images to show.
+    static func hasAddresses(_ report: CrashReport) -> Bool {
+        !report.images.isEmpty || report.stacks.joined().contains { $0.imageIndex != nil || $0.address != "0x0" }
     }
 }

@@ -586,8 +586,15 @@ struct WebUI {
             ],
             ["name": "Host", "value": "\(report.host.name), \(report.host.os), \(report.host.architecture)"],
             ["name": "Time", "value": iso(report.process.crashTime)],
-            ["name": "Process", "value": "\(report.process.pid) \(report.process.path ?? "")"],
         ]
+        // An event through the Sentry protocol knows no process; an interpreted language's, no platform
+        // but its own.
+        if report.process.pid != 0 || report.process.path != nil {
+            facts.append(["name": "Process", "value": "\(report.process.pid) \(report.process.path ?? "")"])
+        }
+        if let platform = report.metadata["sentry.platform"] {
+            facts.append(["name": "Platform", "value": "\(platform) (through the Sentry protocol)"])
+        }
         if let signal = report.signal {
             facts.append([
                 "name": "Signal",
@@ -645,9 +652,11 @@ struct WebUI {
             },
             "hasRegisters": !report.registers.isEmpty,
             "registers": report.registers.map { ["name": $0.name, "value": $0.value] },
+            "hasImages": !report.images.isEmpty,
             "images": report.images.map {
                 ["start": $0.start, "end": $0.end, "buildID": $0.buildID ?? "", "path": $0.path]
             },
+            "hasAddresses": ReportPage.hasAddresses(report),
             "hasLogTail": !report.logTail.isEmpty, "logTail": report.logTail, "hasNotes": !report.notes.isEmpty,
             "notes": report.notes, "groupID": stored.groupID, "bundleID": stored.bundleID, "reportID": stored.id,
         ]

@@ -26,6 +26,9 @@ struct SentryEventReport {
     static let maxImages = 4_096
     static let maxBreadcrumbs = 200
     static let maxEntries = 128
+    /// Source lines kept around a frame's line (sentry-python sends 5 each side), and bytes per line.
+    static let maxContextLines = 5
+    static let maxContextLineBytes = 200
 
     func report(_ event: SentryJSON, receivedAt: Date) -> CrashReport {
         let id = Self.uuid(event["event_id"]?.string) ?? UUID()
@@ -289,8 +292,22 @@ struct SentryEventReport {
                     ]
                 }
                 frame.inApp = value["in_app"]?.bool
+                frame.sourceContext = sourceContext(value)
                 return frame
             }
+    }
+
+    /// `pre_context`, `context_line`, `post_context` (interpreted languages' SDKs read them from the
+    /// source), bounded: a few lines each side, each cut short.
+    static func sourceContext(_ frame: SentryJSON) -> CrashReport.SourceContext? {
+        guard let line = frame["context_line"]?.string else { return nil }
+        func cut(_ text: String) -> String {
+            text.utf8.count <= maxContextLineBytes
+                ? text : String(decoding: text.utf8.prefix(maxContextLineBytes), as: UTF8.self)
+        }
+        let before = (frame["pre_context"]?.values ?? []).suffix(maxContextLines).map { cut($0.string ?? "") }
+        let after = (frame["post_context"]?.values ?? []).prefix(maxContextLines).map { cut($0.string ?? "") }
+        return .init(before: before, line: cut(line), after: after)
     }
 
     /// `"0x7f00ab12"` or a number.

@@ -25,7 +25,11 @@ enum SentryLogs {
         let attributes = record["attributes"]?.object ?? [:]
         // Attribute values are `{"value": …, "type": "string"}`; older SDKs sent bare values.
         func value(_ attribute: SentryJSON) -> String { (attribute["value"] ?? attribute).text }
-        let logger = attributes["logger.name"].map(value) ?? attributes["sentry.origin"].map(value) ?? "sentry"
+        // The line's label: the logger's name, else the app as the SDK names it (its release,
+        // `shop@1.4.2+77`), as Blackbox's own lines carry the app's logger label.
+        let logger =
+            attributes["logger.name"].map(value) ?? attributes["sentry.release"].map(value)
+            ?? attributes["sentry.origin"].map(value) ?? "sentry"
         var line = Self.timestamp(time) + " \(level.padding(toLength: 5, withPad: " ", startingAt: 0)) \(logger): "
         line += (record["body"]?.text ?? "").replacingOccurrences(of: "\n", with: " ")
         if let trace = record["trace_id"]?.string { line += " trace_id=\(trace)" }
