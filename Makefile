@@ -9,17 +9,18 @@ TRAITS := --traits Tools
 RUN_DIR ?= $(CURDIR)/.run/example
 COLLECTOR_DATA ?= $(CURDIR)/.run/collector
 # One build folder for every package here (the root, collector/, Examples/*): each dependency (SwiftNIO,
-# swift-crypto, Hummingbird…) is compiled once, not once per package. No index store: it only serves
-# an editor and XCTest's discovery on Linux (every test here is Swift Testing's, found at run time),
-# and writing it took 14% of a debug build (SwiftNIO's, 120 s against 103 s). Every build into this
-# folder passes the same flags (scripts/*-check.sh too): a module built with other flags is built again.
+# swift-crypto, Hummingbird…) is compiled once, not once per package. Every build into this folder
+# passes the same flags (scripts/*-check.sh too): a module built with other flags is built again. The
+# index store stays on although it took 14% of a debug build (SwiftNIO's, 120 s against 103 s): the
+# package manager's test discovery reads the test targets' units even when every test is Swift
+# Testing's ("index store path does not exist" with --disable-index-store, 2026-11-27).
 SCRATCH := $(CURDIR)/.build
-BUILD_FLAGS := --scratch-path $(SCRATCH) --disable-index-store
+BUILD_FLAGS := --scratch-path $(SCRATCH)
 # The release builds (the crash matrix's optimized child, the shipped Hummingbird example) in a folder
 # of their own: a package manager holds its folder for the whole build, and these run beside the debug
 # builds and tests (scripts/test-all.sh); the two configurations share no compiled module anyway.
 RELEASE_SCRATCH := $(CURDIR)/.build-release
-RELEASE_FLAGS := --scratch-path $(RELEASE_SCRATCH) --disable-index-store -c release
+RELEASE_FLAGS := --scratch-path $(RELEASE_SCRATCH) -c release
 # The package manager orders a package's trait flags by a Set's iteration, which Swift seeds anew in
 # every process: without this, a second `swift build` of the same package recompiled Blackbox's modules
 # half the time (their command line had changed). Set for builds only, never for the tests.

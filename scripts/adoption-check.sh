@@ -16,7 +16,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 swift=${SWIFT:-swift}
 scratch=${SCRATCH:-$root/.build}
 # The Makefile's BUILD_FLAGS: other flags would build every module in the shared folder again.
-build_flags=(--scratch-path "$scratch" --disable-index-store)
+build_flags=(--scratch-path "$scratch")
 # Deterministic hashing for the package manager only: it orders trait flags by a Set (Makefile).
 swift_build=(env SWIFT_DETERMINISTIC_HASHING=1 "$swift" build)
 work=$(mktemp -d)
@@ -70,7 +70,7 @@ print("logged")'
 (cd "$work/logging-only" && "$swift" package resolve >/dev/null)
 identities=$(resolved logging-only | tr '\n' ' ')
 [ "$identities" = "blackbox swift-atomics swift-log " ] || fail "Blackbox alone resolved: $identities"
-(cd "$work/logging-only" && "${swift_build[@]}" --disable-index-store -q 2>&1 | grep -v "unhandled" || true)
+(cd "$work/logging-only" && "${swift_build[@]}" -q 2>&1 | grep -v "unhandled" || true)
 out=$("$work/logging-only/.build/debug/app" "$work/logging-only-diagnostics" </dev/null 2>/dev/null)
 [ "$(printf '%s\n' "$out" | tail -1)" = "logged" ] || fail "the logging app printed: $out"
 # Not a terminal: the default outputs are the log file and JSON Lines on stdout.

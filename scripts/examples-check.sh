@@ -27,8 +27,8 @@ swift=${SWIFT:-swift}
 # the Makefile's flags, so the examples compile no dependency those builds compiled already.
 scratch=${SCRATCH:-$root/.build}
 release_scratch=${RELEASE_SCRATCH:-$root/.build-release}
-build_flags=(--scratch-path "$scratch" --disable-index-store)
-release_flags=(--scratch-path "$release_scratch" --disable-index-store -c release)
+build_flags=(--scratch-path "$scratch")
+release_flags=(--scratch-path "$release_scratch" -c release)
 # Deterministic hashing for the package manager only: it orders trait flags by a Set (Makefile).
 swift_build=(env SWIFT_DETERMINISTIC_HASHING=1 "$swift" build)
 work=$(mktemp -d)

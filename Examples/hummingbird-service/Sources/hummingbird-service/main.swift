@@ -34,21 +34,21 @@ configuration.appVersion = "1.0.0"
 #if Tracing
     let tracing = ProcessInfo.processInfo.environment["TRACING"] == "1"
     if tracing { configuration.metadataProvider = OTel.makeLoggingMetadataProvider() }
-#else
-    let tracing = false
 #endif
 let blackbox = try Blackbox.start(configuration)
-var services: [any Service] = [blackbox]
 #if Tracing
-    if tracing {
+    func tracingService() throws -> any Service {
         var otel = OTel.Configuration.default
         otel.serviceName = "hummingbird-service"
         // Blackbox is the log backend; metrics are not this example's subject.
         otel.logs.enabled = false
         otel.metrics.enabled = false
         otel.traces.exporter = .none  // the OTEL_* environment variables override it
-        services.append(try OTel.bootstrap(configuration: otel))
+        return try OTel.bootstrap(configuration: otel)
     }
+    let services: [any Service] = tracing ? [blackbox, try tracingService()] : [blackbox]
+#else
+    let services: [any Service] = [blackbox]
 #endif
 
 let prices = [120, 80, 45]
@@ -59,7 +59,9 @@ enum PaymentError: Error {
 
 let router = Router()
 // The span first: the request's scope takes its trace and span ids from the metadata provider.
-if tracing { router.add(middleware: TracingMiddleware()) }
+#if Tracing
+    if tracing { router.add(middleware: TracingMiddleware()) }
+#endif
 router.add(middleware: BlackboxRequestMiddleware())
 router.get("/health") { _, _ in "ok" }
 router.get("/slow") { _, _ -> String in
