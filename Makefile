@@ -189,10 +189,12 @@ bench-server: bench-deps
 ## with and without crash-time delivery to a collector on loopback. Writes bench-results/crash-threads.json.
 bench-crash: deps
 	$(SWIFT) build $(TRAITS) -c release --product blackbox-crash-child
+	$(SWIFT) build $(TRAITS) -c release --product blackbox-test-child
 	$(SWIFT) build $(TRAITS) -c release --product blackbox
 	cd collector && $(SWIFT) build -c release --product blackbox-collector
 	mkdir -p bench-results
 	python3 bench/crash_threads.py --child $$($(SWIFT) build -c release --show-bin-path)/blackbox-crash-child \
+		--test-child $$($(SWIFT) build -c release --show-bin-path)/blackbox-test-child \
 		--helper $$($(SWIFT) build -c release --show-bin-path)/blackbox \
 		--collector-binary collector/.build/release/blackbox-collector --out bench-results/crash-threads.json
 

@@ -14,6 +14,9 @@ default (the backtracer runs only when no report was written) and once with
 `BLACKBOX_SWIFT_BACKTRACER=always` (it symbolicates in the dying process), alternating; idle, then
 with two busy processes beside it (a loaded machine).
 
+A first-capture row (with --test-child): wall and the caller's CPU of a process's first
+`Blackbox.capture(error)` at a call site, p50/max over separate processes.
+
 A thread-start row: what covering new threads costs (each installs its alternate signal stack as it
 starts, through Blackbox's pthread_create wrapper): start and join of 2,000 threads one after another,
 covered and not (`CRASH_CHILD_COVER_NEW_THREADS=0`), in alternating processes; p50/p99 and the ratio.
@@ -147,6 +150,28 @@ def thread_start_row(child, runs):
     return row
 
 
+def first_capture_row(test_child, runs):
+    """Milliseconds (wall, and the calling thread's CPU) of a process's first `Blackbox.capture(error)`
+    at a call site: what the request that throws first pays. Its frames are named later, on a thread of
+    Blackbox's own (issue 49, item 2: it was 6.36 s of CPU and an 11-23 s response)."""
+    walls, cpus = [], []
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory() as directory:
+            output = subprocess.run([test_child, "first-capture-cost", directory], capture_output=True, text=True,
+                                    timeout=300, check=True).stdout
+            match = re.search(r"capture wall ([0-9.e-]+) cpu ([0-9.e-]+)", output)
+            if not match:
+                raise SystemExit(f"first-capture-cost printed: {output!r}")
+            walls.append(float(match.group(1)) * 1e3)
+            cpus.append(float(match.group(2)) * 1e3)
+    row = {"wallP50Milliseconds": percentile(walls, 0.5), "wallMaxMilliseconds": max(walls),
+           "cpuP50Milliseconds": percentile(cpus, 0.5), "cpuMaxMilliseconds": max(cpus), "runs": runs}
+    print(f"first error capture at a call site ({runs} processes): wall p50 {row['wallP50Milliseconds']:.2f} ms, "
+          f"max {row['wallMaxMilliseconds']:.2f} ms; the caller's CPU p50 {row['cpuP50Milliseconds']:.2f} ms, "
+          f"max {row['cpuMaxMilliseconds']:.2f} ms")
+    return row
+
+
 def start_collector(binary, data):
     """A collector on a free loopback port; its URL and ingest key, from what `serve` prints."""
     out = open(os.path.join(data, "collector.out"), "w+")
@@ -218,6 +243,7 @@ def main():
     parser.add_argument("--collector-binary", help="blackbox-collector, for the crash-time delivery row")
     parser.add_argument("--helper", help="the blackbox CLI, for the crash-time delivery row")
     parser.add_argument("--only-delivery", action="store_true")
+    parser.add_argument("--test-child", help="blackbox-test-child, for the first error capture's row")
     arguments = parser.parse_args()
     load = os.getloadavg()[0]
     rows = []
@@ -252,6 +278,9 @@ def main():
             f"JSON {row['jsonBytesMedian'] / 1024:.0f} KiB; {peer_text}")
     exits = None if arguments.only_delivery else exit_row(arguments.child, arguments.runs)
     thread_starts = None if arguments.only_delivery else thread_start_row(arguments.child, arguments.runs)
+    first_capture = None
+    if arguments.test_child and not arguments.only_delivery:
+        first_capture = first_capture_row(arguments.test_child, arguments.runs)
     delivery = None
     if arguments.collector_binary and arguments.helper:
         delivery = delivery_row(arguments.child, arguments.collector_binary, arguments.helper, arguments.runs)
@@ -259,7 +288,7 @@ def main():
     if arguments.out:
         with open(arguments.out, "w") as file:
             json.dump({"loadAverage": load, "runs": arguments.runs, "rows": rows, "crashToExit": exits,
-                       "threadStarts": thread_starts, "delivery": delivery}, file,
+                       "threadStarts": thread_starts, "firstCapture": first_capture, "delivery": delivery}, file,
                       indent=2)
 
 
