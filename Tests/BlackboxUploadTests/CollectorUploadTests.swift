@@ -67,6 +67,37 @@
             #expect(await upload.runPass(context) == nil)
         }
 
+        /// Security review 2026-11-27, finding 9: with the collector unreachable, each pass cut the
+        /// active log into the spool, which grew without end.
+        @Test func whileTheCollectorIsUnreachableTheSpoolKeepsToTheRetentionsBytesAndKeepsTheReports()
+            async throws
+        {
+            let scratch = TemporaryDirectory()
+            defer { scratch.remove() }
+            var context = try app(scratch)
+            defer { context.core.shutdown() }
+            context.configuration.retention.maxTotalBytes = 48 << 10
+            let logger = Logger(label: "test") { BlackboxLogHandler(label: $0, core: context.core) }
+            // Nothing listens on port 9 (discard): every upload fails at once.
+            var upload = CollectorUpload(endpoint: try CollectorEndpoint(url: "http://127.0.0.1:9", key: "k"))
+            upload.retry.maxAttempts = 1  // each pass tries once and leaves the spool, as the CLI's do
+            for pass in 0..<6 {
+                for line in 0..<600 {
+                    logger.info(
+                        "pass \(pass) line \(line) \(String(repeating: "x", count: 40)) \(UInt64.random(in: 0...UInt64.max))"
+                    )
+                }
+                _ = await upload.runPass(context)
+            }
+            let spool = Spool(diagnosticsDirectory: scratch.path)
+            let waiting = spool.pending()
+            let withReports = waiting.filter { spool.holdsReports($0) }
+            #expect(withReports.count == 1, "the bundle of the two reports and the archive is kept")
+            let total = waiting.reduce(Int64(0)) { $0 + $1.size }
+            #expect(total <= 48 << 10, "\(waiting.count) files, \(total) bytes")
+            #expect(waiting.count > withReports.count, "the newest log segments are kept within the cap")
+        }
+
         @Test func runStartsWithAPass() async throws {
             let scratch = TemporaryDirectory()
             defer { scratch.remove() }

@@ -171,6 +171,9 @@
         public var activeLogMaxBytes: Int64 = 1 << 20
         /// Content per bundle (see `BundleWriter.maxBundleBytes`). Default 16 MiB.
         public var maxBundleBytes: Int64 = 16 << 20
+        /// What the spool may hold while the server is unreachable or refusing. Default nil: the log
+        /// retention's bytes and age (`SpoolCap(retention:)`).
+        public var spoolCap: SpoolCap?
         public init() {}
     }
 

@@ -68,6 +68,14 @@
                     }
                 }
             }
+            // Held, not sent, since the server stopped answering: no more log than the retention keeps.
+            let pruned = spool.enforce(options.spoolCap ?? SpoolCap(retention: context.configuration.retention))
+            if !pruned.dropped.isEmpty || pruned.rejectedRemoved > 0 {
+                let bytes = pruned.dropped.reduce(Int64(0)) { $0 + $1.size }
+                logger.warning(
+                    "the upload spool is over its cap: removed \(pruned.dropped.count) waiting log-only files (\(bytes) bytes) and \(pruned.rejectedRemoved) refused ones; reports are kept"
+                )
+            }
             self.lock = lock
             self.snapshot = snapshot
             self.selection = selection
