@@ -11,6 +11,14 @@ public final class CollectorProcess: @unchecked Sendable {
     public let adminToken: String
     /// What it printed at start.
     public let banner: String
+    /// Its standard error (`<data directory>.stderr`): the errors behind a 500.
+    public let errorLog: String
+
+    /// The last `lines` lines of its standard error.
+    public func errors(lastLines lines: Int = 20) -> String {
+        let text = String(decoding: FileManager.default.contents(atPath: errorLog) ?? Data(), as: UTF8.self)
+        return text.split(separator: "\n").suffix(lines).joined(separator: "\n")
+    }
 
     /// `BLACKBOX_COLLECTOR_BIN`, else the binary next to the running test bundle.
     public static var executable: String {
@@ -35,7 +43,11 @@ public final class CollectorProcess: @unchecked Sendable {
         process.arguments = ["serve", "--data-dir", dataDirectory, "--port", "\(port)", "--quiet"] + arguments
         let out = Pipe()
         process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
+        // Beside the data directory, for a test to show when the collector answered 500.
+        errorLog =
+            dataDirectory.hasSuffix("/") ? String(dataDirectory.dropLast()) + ".stderr" : dataDirectory + ".stderr"
+        _ = FileManager.default.createFile(atPath: errorLog, contents: nil)
+        process.standardError = FileHandle(forWritingAtPath: errorLog) ?? FileHandle.nullDevice
         try process.run()
         var seen = ""
         // The banner is one write; its "database:" line comes after the address and before the keys

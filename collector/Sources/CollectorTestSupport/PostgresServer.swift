@@ -80,6 +80,9 @@ public final class PostgresServer: @unchecked Sendable {
                     [
                         "\(binaries)/postgres", "-D", "\(directory)/data", "-p", "\(candidate)", "-k", directory,
                         "-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200",
+                        // A deadlock between two instances' transactions (which the store runs again)
+                        // is found in 0.1 s instead of PostgreSQL's default second.
+                        "-c", "deadlock_timeout=100ms",
                     ] + (durable ? [] : ["-c", "fsync=off"])
                 process.executableURL = URL(fileURLWithPath: asRoot ? "/usr/sbin/runuser" : command[0])
                 process.arguments = asRoot ? ["-u", "postgres", "--"] + command : Array(command.dropFirst())

@@ -369,7 +369,9 @@ struct AlertDurabilityTests {
                     }
                 }
             }
-            for try await status in uploads { #expect(status == 201) }
+            for try await status in uploads {
+                #expect(status == 201, "first: \(first.errors())\nsecond: \(second.errors())")
+            }
         }
         _ = try await receiver.wait(for: .seconds(60)) { $0.count >= groups }
         try await Task.sleep(for: .seconds(3))  // both instances poll every second: duplicates would show

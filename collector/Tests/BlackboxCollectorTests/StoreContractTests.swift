@@ -861,6 +861,33 @@ struct PostgresCoordinationTests {
         #expect(groups.allSatisfy { $0.count == 1 }, "\(groups.filter { $0.count != 1 }.map(\.title))")
     }
 
+    @Test(
+        "two instances indexing batches that touch the same groups in opposite orders: every batch stored, each group counted right"
+    )
+    func oppositeOrdersDoNotFailABatch() async throws {
+        let url = try await PostgresServer.makeDatabase()
+        let first = try PostgresStore(url: url)
+        let second = try PostgresStore(url: url)
+        try await first.migrate()
+        let project = try await first.createProject(name: "p").id
+        // Each round: two new groups, each batch first taking one group's rows, then the other's
+        // (PostgreSQL aborts one transaction of such a pair as a deadlock now and then; the store
+        // runs it again).
+        let rounds = 20
+        for round in 0..<rounds {
+            let signatures = ["shop.left\(round)() -> ()", "shop.right\(round)() -> ()"]
+            func batch(_ order: [String]) -> [NewBundle] {
+                order.map { StoreContractTests.newBundle(project: project, reports: [Reports.crash(functions: [$0])]) }
+            }
+            async let a = first.index(batch(signatures))
+            async let b = second.index(batch(signatures.reversed()))
+            _ = try await (a, b)
+        }
+        let groups = try await first.groups(in: ProjectScope(projectID: project), page: Page(limit: 200))
+        #expect(groups.count == 2 * rounds)
+        #expect(groups.allSatisfy { $0.count == 2 }, "\(groups.filter { $0.count != 2 }.map(\.title))")
+    }
+
     @Test("two instances symbolicating the same reports at once: each is moved exactly once")
     func concurrentSymbolicationAppliesOnce() async throws {
         let url = try await PostgresServer.makeDatabase()

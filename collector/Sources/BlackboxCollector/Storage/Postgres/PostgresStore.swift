@@ -87,7 +87,40 @@ public final class PostgresStore: CollectorStore {
 
     func transaction<T: Sendable>(_ body: (PostgresConnection, Logger) async throws -> T) async throws -> T {
         let logger = self.logger
-        return try await client.withTransaction(logger: logger) { connection in try await body(connection, logger) }
+        return try await retryingTransientFailures {
+            try await client.withTransaction(logger: logger) { connection in try await body(connection, logger) }
+        }
+    }
+
+    /// Runs a whole transaction again (up to `transientRetries` times, after a short random wait) when
+    /// PostgreSQL aborted it for a deadlock or a serialization failure: two instances indexing batches
+    /// that touch the same groups in opposite orders deadlock (a CI run's concurrent uploads to two
+    /// instances answered 500; `PostgresCoordinationTests` provokes it), and a transaction rolled back
+    /// whole can simply run again.
+    func retryingTransientFailures<T>(_ transaction: () async throws -> T) async throws -> T {
+        var attempt = 0
+        while true {
+            do {
+                return try await transaction()
+            } catch  where attempt < Self.transientRetries && Self.isTransient(error) {
+                attempt += 1
+                logger.notice("a transaction was aborted (\(error)); running it again (attempt \(attempt + 1))")
+                try await Task.sleep(for: .milliseconds(Int.random(in: 5...40) * attempt))
+            }
+        }
+    }
+
+    static let transientRetries = 5
+
+    /// Deadlock detected (40P01) or a serialization failure (40001), directly or as the failure of a
+    /// transaction's body or commit: the server rolled the transaction back and asks for it again.
+    static func isTransient(_ error: any Error) -> Bool {
+        if let failed = error as? PostgresTransactionError {
+            return [failed.closureError, failed.commitError].contains { $0.map(isTransient) ?? false }
+        }
+        guard let error = error as? PSQLError, error.code == .server, let state = error.serverInfo?[.sqlState]
+        else { return false }
+        return state == "40P01" || state == "40001"
     }
 
     /// Fails with a clear error when the server cannot be reached within `timeout`: postgres-nio

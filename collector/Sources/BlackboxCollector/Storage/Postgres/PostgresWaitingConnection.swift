@@ -68,9 +68,11 @@ struct PostgresWaitingConnection: SQLConnection {
 extension PostgresStore: SQLDatabase {
     func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
         let (logger, threads) = (self.logger, self.threads)
-        return try await client.withTransaction(logger: logger) { connection in
-            try await threads.runIfActive {
-                try body(PostgresWaitingConnection(connection: connection, logger: logger))
+        return try await retryingTransientFailures {
+            try await client.withTransaction(logger: logger) { connection in
+                try await threads.runIfActive {
+                    try body(PostgresWaitingConnection(connection: connection, logger: logger))
+                }
             }
         }
     }
