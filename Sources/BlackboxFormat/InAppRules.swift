@@ -39,10 +39,28 @@ public enum InAppRules {
     ]
 
     /// Glue by name, `<compiler-generated>` as its file, a package the app depends on (SwiftPM builds
-    /// those from `.build/checkouts/`, so their debug info says so) or the runtime's failure marker.
+    /// those from its build folder's `checkouts/`, so their debug info says so) or the runtime's
+    /// failure marker.
     public static func isGlueOrDependency(_ function: String, file: String) -> Bool {
-        file.contains("/.build/checkouts/") || file.contains("<compiler-generated>")
+        dependencyCheckout(in: file) != nil || file.contains("<compiler-generated>")
             || glueMarkers.contains(where: function.contains) || function.hasPrefix("Swift runtime failure")
+    }
+
+    /// Where the package path begins in a source file of a package the app depends on: after the
+    /// `checkouts/` of a SwiftPM build folder — `.build/`, any `.build*` (`.build-release/`), or any
+    /// `--scratch-path` (then `checkouts/<package>/Sources/` says so). Nil for the app's own files (a
+    /// folder of the app's called `checkouts` holds no `<package>/Sources/`).
+    public static func dependencyCheckout(in file: String) -> String.Index? {
+        var rest = file.startIndex..<file.endIndex
+        while let found = file[rest].firstRange(of: "/checkouts/") {
+            let parent = file[..<found.lowerBound].split(separator: "/").last ?? ""
+            let package = file[found.upperBound...].split(separator: "/", maxSplits: 2)
+            if parent.hasPrefix(".build") || (package.count == 3 && package[1] == "Sources") {
+                return found.upperBound
+            }
+            rest = found.upperBound..<file.endIndex
+        }
+        return nil
     }
 
     /// `generic specialization <Swift.Array<Swift.Int>> of Swift.Array.count` → `Swift.Array.count`

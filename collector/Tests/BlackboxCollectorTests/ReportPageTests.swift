@@ -26,6 +26,18 @@ struct ReportPageTests {
         #expect(
             !AppCode.isAppCode(
                 "Hummingbird.Router.respond()", file: "/src/shop/.build/checkouts/hummingbird/Sources/Router.swift"))
+        // Any build folder: a release build in a folder of its own, a --scratch-path anywhere (the
+        // shipped example's Hummingbird frames were counted as the app's from .build-release/).
+        #expect(
+            !AppCode.isAppCode(
+                "Hummingbird.Router.respond()", file: "/src/shop/.build-release/checkouts/hummingbird/Sources/R.swift"))
+        #expect(
+            !AppCode.isAppCode(
+                "Hummingbird.Router.respond()", file: "/tmp/scratch/checkouts/hummingbird/Sources/Hummingbird/R.swift"))
+        #expect(AppCode.isAppCode("shop.Checkout.pay() -> ()", file: "/src/shop/Sources/shop/checkouts/Pay.swift"))
+        #expect(
+            AppCode.checkoutModule("/b/.build-release/checkouts/hummingbird/Sources/HummingbirdCore/S.swift")
+                == "HummingbirdCore")
         #expect(!AppCode.isAppCode("partial apply forwarder for closure #1 in shop.main()", file: ""))
         #expect(!AppCode.isAppCode("closure #1 in shop.main()", file: "/<compiler-generated>"))
         #expect(

@@ -58,10 +58,11 @@ struct AppCode {
             && !InAppRules.isExcludedFunction(CrashSignature.normalizeFunction(function))
     }
 
-    /// `…/.build/checkouts/hummingbird/Sources/HummingbirdCore/Server/Server.swift` → `HummingbirdCore`.
+    /// `…/.build/checkouts/hummingbird/Sources/HummingbirdCore/Server/Server.swift` → `HummingbirdCore`
+    /// (any build folder: `InAppRules.dependencyCheckout`).
     static func checkoutModule(_ file: String) -> String? {
-        guard let checkouts = file.range(of: "/.build/checkouts/") else { return nil }
-        let parts = file[checkouts.upperBound...].split(separator: "/")
+        guard let packagePath = InAppRules.dependencyCheckout(in: file) else { return nil }
+        let parts = file[packagePath...].split(separator: "/")
         guard parts.count > 3, parts[1] == "Sources" else { return nil }
         return String(parts[2])
     }
