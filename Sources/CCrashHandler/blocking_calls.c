@@ -28,6 +28,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "proc_files.h"
 #include "syscalls.h"
 
 // Parses "<number> 0x<arg>… 0x<sp> 0x<pc>" as /proc/<pid>/task/<tid>/syscall prints it.
@@ -61,28 +62,9 @@ static int parse_call(const char *text, bbx_blocking_call *call) {
 }
 
 void bbx_blocking_call_read(pid_t tid, bbx_blocking_call *call) {
-    call->number = -1;
-    char path[48] = "/proc/self/task/";
-    size_t length = strlen(path);
-    char digits[12];
-    int count = 0;
-    for (unsigned value = (unsigned)tid; count == 0 || value > 0; value /= 10) digits[count++] = (char)('0' + value % 10);
-    while (count > 0) path[length++] = digits[--count];
-    memcpy(path + length, "/syscall", sizeof("/syscall"));
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;
-    char text[256];
-    ssize_t used = 0;
-    for (;;) {
-        ssize_t n = read(fd, text + used, sizeof(text) - 1 - (size_t)used);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        used += n;
-        if ((size_t)used == sizeof(text) - 1) break;
-    }
-    close(fd);
-    text[used] = 0;
-    if (!parse_call(text, call)) call->number = -1;
+    char path[64], text[256];
+    bbx_task_path(path, sizeof(path), tid, "syscall");
+    if (bbx_read_small_file(path, text, sizeof(text)) <= 0 || !parse_call(text, call)) call->number = -1;
 }
 
 // The kernel keeps the rest of the call in the thread's restart block when it is interrupted.

@@ -27,6 +27,7 @@
 
 #include "altstacks.h"
 #include "blocking_calls.h"
+#include "proc_files.h"
 #include "scopes.h"
 #include "unwinder.h"
 #include "syscalls.h"
@@ -183,40 +184,12 @@ int bbx_threads_prepare(void) {
 
 // MARK: Reading /proc
 
-// Reads a small /proc file into `buffer` (NUL-terminated); the bytes read, or -1.
-static ssize_t read_small_file(const char *path, char *buffer, size_t capacity) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return -1;
-    size_t used = 0;
-    while (used + 1 < capacity) {
-        ssize_t n = read(fd, buffer + used, capacity - 1 - used);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        used += (size_t)n;
-    }
-    close(fd);
-    buffer[used] = 0;
-    return (ssize_t)used;
-}
-
-// "/proc/self/task/<tid>/<file>" into `path`.
-static void task_path(char *path, size_t capacity, pid_t tid, const char *file) {
-    bbx_writer text = {.fd = -1};
-    bbx_write_str(&text, "/proc/self/task/");
-    bbx_write_dec(&text, tid);
-    bbx_write_str(&text, "/");
-    bbx_write_str(&text, file);
-    size_t length = text.used < capacity - 1 ? text.used : capacity - 1;
-    memcpy(path, text.buffer, length);
-    path[length] = 0;
-}
-
 // The thread's blocked-signal mask (the `SigBlk:` line of its status); 0 when unreadable.
 static uint64_t blocked_signals(pid_t tid) {
     static char status[4096];
     char path[64];
-    task_path(path, sizeof(path), tid, "status");
-    if (read_small_file(path, status, sizeof(status)) <= 0) return 0;
+    bbx_task_path(path, sizeof(path), tid, "status");
+    if (bbx_read_small_file(path, status, sizeof(status)) <= 0) return 0;
     const char *line = strstr(status, "\nSigBlk:");
     if (line == NULL) return 0;
     uint64_t mask = 0;
@@ -390,8 +363,8 @@ static void write_thread(bbx_writer *w, thread_slot *slot) {
     bbx_write_str(w, " ");
     bbx_write_str(w, walk);
     char path[64], name[32];
-    task_path(path, sizeof(path), tid, "comm");
-    ssize_t length = read_small_file(path, name, sizeof(name));
+    bbx_task_path(path, sizeof(path), tid, "comm");
+    ssize_t length = bbx_read_small_file(path, name, sizeof(name));
     if (length > 0 && name[length - 1] == '\n') name[--length] = 0;
     if (length > 0) {
         bbx_write_str(w, "\nthread-name ");
