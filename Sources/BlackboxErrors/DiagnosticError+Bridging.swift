@@ -32,13 +32,16 @@ extension DiagnosticError {
         self.init(
             domain: ns.domain, code: ns.code, developerDescription: description ?? String(describing: error),
             userInfo: info)
+        throwSite = nil
     }
 
     /// A POSIX error (`errno`) with its `strerror` text, e.g. `DiagnosticError.posix(errno, path: path)`.
-    public static func posix(_ code: Int32, path: String? = nil) -> DiagnosticError {
+    public static func posix(
+        _ code: Int32, path: String? = nil, fileID: String = #fileID, line: UInt = #line, function: String = #function
+    ) -> DiagnosticError {
         DiagnosticError(
             domain: NSPOSIXErrorDomain, code: Int(code), developerDescription: String(cString: strerror(code)),
-            userInfo: UserInfo(filePath: path))
+            userInfo: UserInfo(filePath: path), fileID: fileID, line: line, function: function)
     }
 
     /// The POSIX code, when this is a POSIX-domain error.

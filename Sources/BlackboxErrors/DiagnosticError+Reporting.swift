@@ -15,4 +15,5 @@ extension DiagnosticError: ReportableError {
         if let underlying = userInfo.underlying { info["underlying"] = String(describing: underlying) }
         return info
     }
+    public var reportThrowSite: ThrowSite? { throwSite }
 }

@@ -1,3 +1,4 @@
+import Blackbox
 import Foundation
 
 /// An error by domain and code with typed user info, in the spirit of `NSError`: expected failures are
@@ -12,6 +13,9 @@ public struct DiagnosticError: Error, Sendable, CustomStringConvertible {
     /// Developer-language text: what logs show, and the display fallback.
     public var developerDescription: String
     public var userInfo: UserInfo
+    /// Where the error was made (the initializer's caller): the site error reports are grouped by
+    /// (`ThrowSite`). Nil for an error bridged from another type.
+    public var throwSite: ThrowSite?
 
     public struct UserInfo: Sendable {
         public var underlying: (any Error)?
@@ -39,23 +43,28 @@ public struct DiagnosticError: Error, Sendable, CustomStringConvertible {
         }
     }
 
-    public init(domain: String, code: Int, developerDescription: String, userInfo: UserInfo = UserInfo()) {
+    public init(
+        domain: String, code: Int, developerDescription: String, userInfo: UserInfo = UserInfo(),
+        fileID: String = #fileID, line: UInt = #line, function: String = #function
+    ) {
         self.domain = domain
         self.code = code
         self.developerDescription = developerDescription
         self.userInfo = userInfo
+        self.throwSite = ThrowSite(fileID: fileID, line: line, function: function)
     }
 
     public init<Code: DiagnosticCode>(
         _ code: Code, underlying: (any Error)? = nil, filePath: String? = nil, url: URL? = nil,
         failureReason: String? = nil, recoverySuggestion: String? = nil, recovery: Recovery? = nil,
-        custom: [String: String] = [:]
+        custom: [String: String] = [:], fileID: String = #fileID, line: UInt = #line, function: String = #function
     ) {
         self.init(
             domain: Code.domain, code: code.rawValue, developerDescription: code.developerDescription,
             userInfo: UserInfo(
                 underlying: underlying, filePath: filePath, url: url, failureReason: failureReason,
-                recoverySuggestion: recoverySuggestion, recovery: recovery, custom: custom))
+                recoverySuggestion: recoverySuggestion, recovery: recovery, custom: custom),
+            fileID: fileID, line: line, function: function)
     }
 
     /// True when this error has `code`'s domain and value: `if error.is(PaymentError.cardDeclined)`.

@@ -2,7 +2,7 @@ import Logging
 
 extension Logger {
     /// Logs an error with its domain, code and underlying chain as metadata, in the developer's
-    /// language (`error.domain`, `error.code`, `error.chain`).
+    /// language (`error.domain`, `error.code`, `error.chain`), and the error as swift-log's `error:`.
     public func log(
         error: any Error, level: Logger.Level = .error, _ message: @autoclosure () -> String = "",
         file: String = #fileID, function: String = #function, line: UInt = #line
@@ -18,9 +18,11 @@ extension Logger {
         if let path = diagnostic.userInfo.filePath { metadata["error.path"] = "\(path)" }
         for (key, value) in diagnostic.userInfo.custom { metadata["error.\(key)"] = "\(value)" }
         let prefix = message()
+        // The error itself goes along too (swift-log's `error:`): handlers that read it see it, and
+        // Blackbox's notes this line as the error's site for a capture later in the request.
         log(
-            level: level, "\(prefix.isEmpty ? "" : prefix + ": ")\(diagnostic.description)", metadata: metadata,
-            source: nil, file: file, function: function, line: line)
+            level: level, "\(prefix.isEmpty ? "" : prefix + ": ")\(diagnostic.description)", error: error,
+            metadata: metadata, source: nil, file: file, function: function, line: line)
     }
 }
 

@@ -35,6 +35,10 @@ import Logging
 //                             threads alive after each shutdown
 //   capture-errors DIR        own core; in a scope, capture a DiagnosticError three times at one call
 //                             site (one report), then another error type at the same site
+//   throw-sites DIR           own core; four requests through Blackbox.handleRequest whose handlers
+//                             throw: a DiagnosticError, an error marked with Blackbox.thrown (from
+//                             two routes), one logged with swift-log's error: and rethrown, one with
+//                             no site; prints each site's line as "site NAME LINE"
 //   first-capture-cost DIR    own core; capture an error at a site for the first time in the process;
 //                             print the call's wall and thread CPU seconds, then shut down (the report
 //                             is named meanwhile) and print how long that took
@@ -300,6 +304,47 @@ case "capture-errors":
         }
     }
     say("captured")
+    core.shutdown()
+
+case "throw-sites":
+    let core: LoggingCore
+    do {
+        core = try LoggingCore(configuration: configuration())
+    } catch {
+        fail("\(error)")
+    }
+    struct OutOfStock: Error {}
+    struct GatewayTimeout: Error {}
+    struct Unmarked: Error {}
+    let logger = Logger(label: "shop") { BlackboxLogHandler(label: $0, core: core) }
+    func request(_ route: String, _ handler: @escaping @Sendable () throws -> Void) {
+        let answered = DispatchBlocking.run {
+            (try? await Blackbox.handleRequest(
+                in: DiagnosticScope(route: route, method: "POST"), status: { (_: Int) in 200 },
+                statusOfError: { _ in nil },
+                handle: {
+                    try handler()
+                    return 200
+                })) != nil
+        }
+        if answered { fail("\(route) did not throw") }
+    }
+    request("/pay") { throw DiagnosticError(domain: "shop.payments", code: 402, developerDescription: "refused") }
+    say("site diagnostic \(#line - 1)")
+    request("/cart") { throw Blackbox.thrown(OutOfStock()) }
+    say("site thrown-cart \(#line - 1)")
+    request("/order") { throw Blackbox.thrown(OutOfStock()) }
+    say("site thrown-order \(#line - 1)")
+    request("/ship") {
+        do {
+            throw GatewayTimeout()
+        } catch {
+            logger.error("the carrier did not answer", error: error)
+            say("site logged \(#line - 1)")
+            throw error
+        }
+    }
+    request("/refund") { throw Unmarked() }
     core.shutdown()
 
 case "first-capture-cost":

@@ -65,11 +65,15 @@ struct LocalizationTests {
 struct DiagnosticErrorTests {
     @Test("domain and code from one small enum; typed matching")
     func declaring() throws {
-        let error = DiagnosticError(PaymentError.gatewayUnreachable, custom: ["gateway": "eu-1"])
+        let (error, made) = (DiagnosticError(PaymentError.gatewayUnreachable, custom: ["gateway": "eu-1"]), #line)
         #expect(error.domain == "com.example.payment" && error.code == 2)
         #expect(error.is(PaymentError.gatewayUnreachable) && !error.is(PaymentError.cardDeclined))
         #expect(error.code(as: PaymentError.self) == .gatewayUnreachable)
         #expect(error.errorCode == 2 && DiagnosticError.errorDomain == "Blackbox.DiagnosticError")
+        #expect(
+            error.throwSite?.fileID == "BlackboxErrorsTests/ErrorTests.swift" && error.throwSite?.line == UInt(made))
+        #expect(error.reportThrowSite == error.throwSite, "error reports group by where it was made")
+        #expect(DiagnosticError(POSIXError(.EIO)).throwSite == nil, "a bridged error's site is not made up")
     }
 
     @Test("bridges to NSError with its own domain, user info keys and the underlying error")

@@ -41,6 +41,42 @@ struct ErrorCaptureTests {
         #expect(logged.count == 4, "every capture is logged, reported or not: \(result.stderr)")
     }
 
+    /// Issue 49, item 3: a framework integration captures a handler's error in its middleware, whose
+    /// stack has none of the app's frames. The report carries where the error was thrown when the
+    /// error says (a `DiagnosticError`), the app marked it (`Blackbox.thrown`) or logged it
+    /// (swift-log's `error:`); one error type thrown by two routes is two reports, not one rate-limited.
+    @Test("a captured error's report names its throw site: the error's own, a marked throw, a log call")
+    func throwSites() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let result = try runProgram(helperExecutable("blackbox-test-child"), ["throw-sites", directory.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        var lines: [String: String] = [:]
+        for line in result.stdout.split(separator: "\n") where line.hasPrefix("site ") {
+            let words = line.split(separator: " ")
+            if words.count == 3 { lines[String(words[1])] = String(words[2]) }
+        }
+        #expect(lines.count == 4, "\(result.stdout)")
+        let outbox = "\(directory.path)/outbox"
+        let reports = try directoryEntries(outbox).filter { $0.hasSuffix(".json") }.map { name in
+            try CrashReport.decode(try #require(FileManager.default.contents(atPath: "\(outbox)/\(name)")))
+        }
+        func report(_ route: String) -> CrashReport? { reports.first { $0.scope?["route"] == route } }
+        #expect(reports.count == 5, "one per request: \(reports.map { $0.scope ?? [:] })")
+        for (route, name, origin) in [
+            ("/pay", "diagnostic", "error"), ("/cart", "thrown-cart", "thrown"), ("/order", "thrown-order", "thrown"),
+            ("/ship", "logged", "logged"),
+        ] {
+            let metadata = try #require(report(route), "no report for \(route)").metadata
+            #expect(metadata["error.site.file"] == "blackbox_test_child/main.swift", "\(route): \(metadata)")
+            #expect(metadata["error.site.line"] == lines[name], "\(route): \(metadata)")
+            #expect(metadata["error.site.from"] == origin, "\(route): \(metadata)")
+            #expect(metadata["error.site.function"]?.isEmpty == false, "\(route): \(metadata)")
+        }
+        let unmarked = try #require(report("/refund"))
+        #expect(unmarked.metadata["error.site.file"] == nil, "no site is made up: \(unmarked.metadata)")
+    }
+
     /// Issue 49, item 2: a release server's first captured error held its request 11-23 s, naming the
     /// stack in-process on the request's own thread (6.36 s of CPU). The capture now takes the
     /// addresses only; the report is named on a thread of its own and is in the outbox, named, after

@@ -139,6 +139,17 @@
             let errorException = try #require(errorEvent.exception?.values.first)
             #expect(errorException.type == "PaymentError" && errorException.value == "PaymentError: card declined")
             #expect(errorException.mechanism.type == "blackbox.capture" && errorException.mechanism.handled)
+            error.metadata.merge([
+                "error.site.file": "shop/Payments.swift", "error.site.line": "42",
+                "error.site.function": "charge(card:)",
+            ]) { _, new in new }
+            let sited = try #require(
+                SentryEvent(report: error, release: nil, environment: nil)?.exception?.values.first?.stacktrace?.frames
+                    .last)
+            #expect(
+                sited.function == "charge(card:)" && sited.filename == "Payments.swift"
+                    && sited.absPath == "shop/Payments.swift" && sited.lineno == 42 && sited.inApp == true,
+                "the throw site is the innermost frame, the app's: \(sited)")
 
             var debugTrap = Fixtures.report(kind: .crash)
             debugTrap.fatalMessage = "Shop/Cart.swift:12: Fatal error: Unexpectedly found nil while unwrapping"

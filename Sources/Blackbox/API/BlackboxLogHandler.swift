@@ -43,6 +43,12 @@ public struct BlackboxLogHandler: LogHandler {
         let level = LogLevel(event.level)
         // `logLevel` cannot say "off" to swift-log, so the label's own level is checked here again.
         guard level >= (levelOverride ?? label.level) else { return }
+        if let error = event.error {
+            // Where the app handled an error is its best-known site when the error is captured later
+            // in this request by code that has none of the app's frames (`ThrowSite`).
+            ScopeBinding.current?.throwSites.note(
+                error, at: ThrowSite(fileID: event.file, line: event.line, function: event.function), origin: .logged)
+        }
         // Cores are immortal, so the core is used without retaining it: every thread logs through
         // the same core, and a retain/release pair on it per call (what `unowned(unsafe)` compiled
         // to) made all callers bounce its reference count's cache line between cores.

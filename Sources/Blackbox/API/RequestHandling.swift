@@ -8,7 +8,7 @@ extension Blackbox {
         status: (Response) -> Int, statusOfError: (any Error) -> Int?,
         handle: () async throws -> Response
     ) async throws -> Response {
-        try await withScope(scope, isolation: isolation) {
+        try await withRequestScope(scope, isolation: isolation) {
             do {
                 let response = try await handle()
                 let code = status(response)

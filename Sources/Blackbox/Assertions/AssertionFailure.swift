@@ -53,6 +53,9 @@ struct AssertionFailure {
 /// At most one report per call site per interval; counts the failures in between.
 final class CallSiteLimiter: Sendable {
     static let shared = CallSiteLimiter()
+    /// A key may hold a request's route, which for an unmatched route is the client's path: the table
+    /// starts over when full rather than grow with them (a few extra reports, never unbounded memory).
+    static let maxSites = 4096
     private struct Site {
         var lastReport: UInt64
         var suppressed: Int
@@ -65,6 +68,7 @@ final class CallSiteLimiter: Sendable {
         let interval = Assertions.reportIntervalNanoseconds
         return sites.withLock { sites in
             guard var site = sites[location] else {
+                if sites.count >= Self.maxSites { sites.removeAll(keepingCapacity: true) }
                 sites[location] = Site(lastReport: now, suppressed: 0)
                 return (true, 0)
             }

@@ -12,8 +12,10 @@ final class ScopeBinding: Sendable {
     /// reads it right after Swift's heap-object header (checked once, by `crashHandlerCanRead`).
     private let viewAddress: UInt
     let scope: DiagnosticScope
+    /// The throw sites noted in this scope: the outer scope's, unless this one begins a request.
+    let throwSites: ThrowSiteNotes
 
-    init(_ scope: DiagnosticScope, within outer: ScopeBinding?) {
+    init(_ scope: DiagnosticScope, within outer: ScopeBinding?, beginsRequest: Bool = false) {
         var scope = scope.within(outer?.scope)
         if scope.traceID == nil || scope.spanID == nil,
             let provided = Blackbox.core?.configuration.metadataProvider?.get()
@@ -22,6 +24,7 @@ final class ScopeBinding: Sendable {
             scope.spanID = scope.spanID ?? provided["span_id"].map { "\($0)" }
         }
         self.scope = scope
+        self.throwSites = beginsRequest ? ThrowSiteNotes() : outer?.throwSites ?? ThrowSiteNotes()
         self.viewAddress = Self.makeView(scope.crashViewBytes(limit: Int(BBX_SCOPE_FIELD_BYTES)))
     }
 
@@ -68,6 +71,16 @@ extension Blackbox {
             ScopeBinding.entering(scope), operation: operation, isolation: isolation)
     }
 
+    /// `withScope` for one request (`handleRequest`): the throw sites noted in it are its own, never
+    /// an enclosing scope's that other requests share.
+    static func withRequestScope<Result>(
+        _ scope: DiagnosticScope, isolation: isolated (any Actor)? = #isolation,
+        _ operation: () async throws -> Result
+    ) async rethrows -> Result {
+        try await ScopeBinding.$current.withValue(
+            ScopeBinding.entering(scope, beginsRequest: true), operation: operation, isolation: isolation)
+    }
+
     /// `withScope` for synchronous code; outside any task the scope belongs to the calling thread.
     public static func withScope<Result>(_ scope: DiagnosticScope, _ operation: () throws -> Result) rethrows
         -> Result
@@ -78,8 +91,8 @@ extension Blackbox {
 
 extension ScopeBinding {
     /// The binding for `scope` inside the current one; registers the crash handler's lookup first.
-    fileprivate static func entering(_ scope: DiagnosticScope) -> ScopeBinding {
+    fileprivate static func entering(_ scope: DiagnosticScope, beginsRequest: Bool = false) -> ScopeBinding {
         _ = crashHandlerCanRead
-        return ScopeBinding(scope, within: current)
+        return ScopeBinding(scope, within: current, beginsRequest: beginsRequest)
     }
 }

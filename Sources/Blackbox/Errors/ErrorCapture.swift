@@ -8,6 +8,12 @@ public protocol ReportableError: Error {
     var reportDomain: String { get }
     var reportCode: Int { get }
     var reportUserInfo: [String: String] { get }
+    /// Where the error was thrown, when it knows (see `ThrowSite`); nil by default.
+    var reportThrowSite: ThrowSite? { get }
+}
+
+extension ReportableError {
+    public var reportThrowSite: ThrowSite? { nil }
 }
 
 extension Blackbox {
@@ -32,6 +38,21 @@ struct ErrorCapture {
     let file: StaticString
     let function: StaticString
     let line: UInt
+    /// Where the error was thrown, when the error or the request's scope knows (`ThrowSite`).
+    let throwSite: (site: ThrowSite, origin: ThrowSite.Origin)?
+
+    init(error: any Error, message: String, file: StaticString, function: StaticString, line: UInt) {
+        self.error = error
+        self.message = message
+        self.file = file
+        self.function = function
+        self.line = line
+        if let site = (error as? any ReportableError)?.reportThrowSite {
+            throwSite = (site, .error)
+        } else {
+            throwSite = ScopeBinding.current?.throwSites.site(of: error)
+        }
+    }
 
     private static let logger = Logger(label: "blackbox.errors")
 
@@ -48,11 +69,19 @@ struct ErrorCapture {
             metadata["error.code"] = String(reportable.reportCode)
             for (key, value) in reportable.reportUserInfo { metadata["error.userInfo.\(key)"] = value }
         }
+        if let throwSite { metadata.merge(throwSite.site.reportMetadata(origin: throwSite.origin)) { _, site in site } }
         return metadata
     }
 
+    /// What the rate limit counts as one call site: the capture's line with the throw site when known,
+    /// else with the request's route (a framework integration's one capture line serves every handler).
+    private var rateLimitKey: String {
+        let site = throwSite.map { "\($0.site)" } ?? Blackbox.scope?.route.map { "route \($0)" } ?? ""
+        return "\(file):\(line) \(site) \(typeName)"
+    }
+
     func handle(level: Logger.Level) {
-        let (due, suppressed) = CallSiteLimiter.shared.shouldReport("\(file):\(line) \(typeName)")
+        let (due, suppressed) = CallSiteLimiter.shared.shouldReport(rateLimitKey)
         Self.logger.log(
             level: level, "captured error: \(reason)", metadata: ["error.type": "\(typeName)"], file: "\(file)",
             function: "\(function)", line: line)

@@ -19,7 +19,8 @@
             self.environment = environment
             self.serverName = report.host.name
 
-            let stacktrace = Self.stacktrace(report.frames, of: report, registers: report.registers)
+            var stacktrace = Self.stacktrace(report.frames, of: report, registers: report.registers)
+            if let site = Self.throwSiteFrame(report) { stacktrace.frames.append(site) }
             let thrown = kind.exception(report)
             exception = Values(values: [
                 Exception(
@@ -183,6 +184,22 @@
 
         /// Oldest first, one Sentry frame per symbol (an inlined function is a frame of its own at the
         /// same address, as Sentry's symbolicator makes them).
+        /// A captured error's throw site (`error.site.*`, see `ThrowSite`) as the innermost frame of its
+        /// stack: a middleware's capture has none of the app's frames, and Sentry groups by the app's
+        /// innermost frame as the collector groups by the site.
+        static func throwSiteFrame(_ report: CrashReport) -> Frame? {
+            guard report.kind == .error, let file = report.metadata["error.site.file"], !file.isEmpty else {
+                return nil
+            }
+            var frame = Frame()
+            frame.function = report.metadata["error.site.function"]
+            frame.absPath = file
+            frame.filename = String(file.split(separator: "/").last ?? Substring(file))
+            frame.lineno = report.metadata["error.site.line"].flatMap { Int($0) }
+            frame.inApp = true
+            return frame
+        }
+
         static func stacktrace(
             _ frames: [CrashReport.Frame], of report: CrashReport, registers: [CrashReport.Register]
         ) -> Stacktrace {

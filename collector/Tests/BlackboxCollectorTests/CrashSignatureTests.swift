@@ -200,6 +200,51 @@ struct ErrorSignatureTests {
                 == "hummingbird_service.PaymentError in hummingbird_service.charge(order:)")
     }
 
+    /// Issue 49, item 3: where the app gives the throw site (a `DiagnosticError`'s own, `Blackbox.thrown`,
+    /// a log call with `error:`), it groups and titles the error, before the route and the stack.
+    @Test("an error with a throw site groups and is titled by it, whatever the route, line or stack")
+    func groupedByThrowSite() {
+        func thrown(at file: String, line: Int, in function: String, route: String) -> CrashReport {
+            var report = error(
+                "shop.PaymentError",
+                at: "BlackboxHummingbird.BlackboxRequestMiddleware.handle(_: Request) async throws -> ()")
+            report.scope = ["route": route, "method": "POST"]
+            report.metadata.merge([
+                "error.site.file": file, "error.site.line": String(line), "error.site.function": function,
+                "error.site.from": "thrown",
+            ]) { _, new in new }
+            return report
+        }
+        let charge = CrashSignature.compute(
+            thrown(at: "shop/Payments.swift", line: 42, in: "charge(card:)", route: "/pay"))
+        #expect(charge.title == "shop.PaymentError in charge(card:) (shop/Payments.swift:42)", "\(charge.title)")
+        #expect(charge.text.hasSuffix("site:shop/Payments.swift charge(…)"), "\(charge.text)")
+        let elsewhere = thrown(at: "shop/Payments.swift", line: 44, in: "charge(card:)", route: "/checkout")
+        #expect(CrashSignature.compute(elsewhere).hash == charge.hash, "the same throw, reached by another route")
+        let refund = thrown(at: "shop/Payments.swift", line: 90, in: "refund(order:)", route: "/pay")
+        #expect(CrashSignature.compute(refund).hash != charge.hash, "another function threw it")
+        var withApp = thrown(at: "shop/Payments.swift", line: 42, in: "charge(card:)", route: "/pay")
+        withApp.frames.insert(
+            CrashReport.Frame(
+                index: 0, address: "0x555500001000", imageIndex: 0, imageOffset: "0x1000",
+                symbols: [.init(function: "shop.Checkout.run() async throws -> ()")]),
+            at: 0)
+        #expect(CrashSignature.compute(withApp).hash == charge.hash, "the site is nearer the cause than the catcher")
+        // Top-level code: `#function` is the module's name; the line tells its throws apart.
+        let topLevel = CrashSignature.compute(thrown(at: "shop/main.swift", line: 73, in: "shop", route: "/pay"))
+        #expect(topLevel.title == "shop.PaymentError at shop/main.swift:73", "\(topLevel.title)")
+        let nextRoute = thrown(at: "shop/main.swift", line: 80, in: "shop", route: "/refund")
+        #expect(CrashSignature.compute(nextRoute).hash != topLevel.hash, "another top-level throw")
+        var crash = thrown(at: "shop/Payments.swift", line: 42, in: "charge(card:)", route: "/pay")
+        crash.kind = .nonfatal
+        #expect(CrashSignature.compute(crash).title.contains("Payments.swift") == false, "errors only")
+        var hostile = thrown(
+            at: String(repeating: "a/", count: 5000), line: 1, in: String(repeating: "f(", count: 5000), route: "/")
+        hostile.metadata["error.site.line"] = "-1; DROP"
+        let bounded = CrashSignature.compute(hostile)
+        #expect(bounded.text.utf8.count < 1000 && bounded.title.count <= CrashSignature.maxTitleCharacters + 1)
+    }
+
     @Test("errors group by type and the app's frames, apart from crashes at the same place; titles lead with the type")
     func grouping() {
         let declined = CrashSignature.compute(error("shop.PaymentError"))

@@ -4,26 +4,31 @@ import Foundation
 
 /// The key that groups occurrences of the same problem (docs/collector.md, "Grouping").
 ///
-/// Version 3: `kind | what failed | culprit`, so that the same bug in a debug and a release build, and
+/// Version 4: `kind | what failed | culprit`, so that the same bug in a debug and a release build, and
 /// on x86 and arm64, is one group:
 /// - what failed: for a Swift trap its check (`trap:Index out of range`, read alike from a release
 ///   build's `Swift runtime failure` marker and a debug build's `Fatal error: …`; `SwiftTrap`), else
 ///   for a captured error `type:<error type>`, else the signal's name (`SIGSEGV`), else `-`;
-/// - the culprit: the innermost symbol of the app's own code (`AppCode`: not the system, the Swift
+/// - for a captured error whose report names where it was thrown (`error.site.*`: a `DiagnosticError`'s
+///   own site, `Blackbox.thrown`, a log call with `error:`), that site: `site:<file> <function>`, the
+///   line left out so that an edit above it does not split the group; in top-level code, which has no
+///   function, `site:<file>:<line>` (version 4);
+/// - else the culprit: the innermost symbol of the app's own code (`AppCode`: not the system, the Swift
 ///   runtime, Blackbox, thunks or packages the app depends on), its name normalized (no addresses,
 ///   offsets, generic specialization markers, closure numbers, parameter or return types). Callers are
 ///   left out: an optimizer inlines and tail-calls them away, so a release build's stack below the
 ///   culprit differs from a debug build's (version 2 took the top three functions, and the signal,
 ///   and split every Swift trap into a debug and a release group);
-/// - with no culprit (unsymbolicated, or only system frames), the normalized fatal message or reason,
-///   then the unsymbolicated image-relative offsets of the top frames.
+/// - with no culprit (unsymbolicated, or only system frames), for an error or failed assertion the
+///   request's route, else the normalized fatal message or reason, then the unsymbolicated
+///   image-relative offsets of the top frames.
 /// The stored signature is the sha256 of that text. The title is the headline of the report page:
 /// what failed in words (`Index out of range`), then the culprit's simplified name.
 ///
 /// A Sentry event's `fingerprint` replaces the text: `kind | fingerprint:<values>`, with
 /// `{{ default }}` standing for the text above (Sentry's rule).
 public enum CrashSignature {
-    public static let version = 3
+    public static let version = 4
 
     /// The metadata entry a Sentry event's `fingerprint` travels in, its values joined by the separator.
     static let fingerprintKey = "sentry.fingerprint"
@@ -49,7 +54,12 @@ public enum CrashSignature {
         } else {
             parts.append(report.signal?.name ?? "-")
         }
-        if let culprit {
+        if let site = ThrowSite(report) {
+            // Top-level code (a route's closure in main.swift) has no function to tell its throws apart.
+            parts.append(
+                site.function.isEmpty
+                    ? "site:\(site.location)" : "site:\(site.file) \(normalizeFunction(site.function))")
+        } else if let culprit {
             parts.append(normalizeFunction(culprit.function))
         } else if let route = requestRoute(report) {
             parts.append("route:" + route)
@@ -100,6 +110,11 @@ public enum CrashSignature {
             trap?.summary
             ?? (report.kind == .error ? report.metadata["error.type"] : nil) ?? report.signal?.name
         let reason = (report.reason ?? report.fatalMessage).map { String($0.split(separator: "\n").first ?? "") }
+        if let site = ThrowSite(report) {
+            let what = label ?? report.kind.rawValue
+            if site.function.isEmpty { return "\(what) at \(site.location)" }
+            return "\(what) in \(SwiftNames.simplified(site.function)) (\(site.location))"
+        }
         if let culprit {
             return "\(label ?? report.kind.rawValue) in \(SwiftNames.simplified(culprit.function))"
         }
@@ -110,6 +125,29 @@ public enum CrashSignature {
         guard let frame = report.frames.first else { return what }
         let image = report.image(of: frame).map { String($0.path.split(separator: "/").last ?? "") } ?? "?"
         return "\(what) at \(image)+\(frame.imageOffset ?? "?")"
+    }
+
+    /// Where a captured error was thrown, as its report's metadata says (`ThrowSite` in the library).
+    struct ThrowSite {
+        var file: String
+        var line: String?
+        var function: String
+
+        /// Capped: the values come from the network like the rest of the report.
+        init?(_ report: CrashReport) {
+            guard report.kind == .error, let file = report.metadata["error.site.file"], !file.isEmpty else {
+                return nil
+            }
+            self.file = String(file.prefix(200))
+            self.line = report.metadata["error.site.line"].flatMap { UInt($0) }.map(String.init)
+            // `#function` in top-level code, closures there included, is the module's name (or `main`).
+            let function = String((report.metadata["error.site.function"] ?? "").prefix(200))
+            let module = file.split(separator: "/").first.map(String.init)
+            self.function = function == module || function == "main" ? "" : function
+        }
+
+        /// `shop/Payments.swift:42`
+        var location: String { line.map { "\(file):\($0)" } ?? file }
     }
 
     /// `specialized closure #2 (Swift.Int) -> () in app.run(x: Swift.Int) -> ()` → `closure in app.run(x:)`.

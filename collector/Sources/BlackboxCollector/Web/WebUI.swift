@@ -575,6 +575,16 @@ struct WebUI {
         }
     }
 
+    /// How the library learned a throw site (`error.site.from`), in words.
+    private static func throwSiteOrigin(_ origin: String) -> String {
+        switch origin {
+        case "error": "where the error was made"
+        case "thrown": "marked with Blackbox.thrown"
+        case "logged": "where the app logged it"
+        default: "unknown"
+        }
+    }
+
     private func reportValues(_ stored: StoredReport) -> [String: Any] {
         let report = stored.report
         var facts: [[String: String]] = [
@@ -603,6 +613,11 @@ struct WebUI {
             facts.append(["name": "Fault address", "value": signal.faultAddress])
         }
         if let reason = report.reason { facts.append(["name": "Reason", "value": reason]) }
+        if let site = CrashSignature.ThrowSite(report) {
+            let function = site.function.isEmpty ? "" : " in \(site.function)"
+            let from = report.metadata["error.site.from"].map { " (\(Self.throwSiteOrigin($0)))" } ?? ""
+            facts.append(["name": "Thrown at", "value": site.location + function + from])
+        }
         if let termination = report.termination {
             facts.append(["name": "Cause", "value": termination.cause])
             facts.append([

@@ -1,0 +1,95 @@
+import Synchronization
+
+/// Where an error was thrown, or where the app first handled it: the source file (`#fileID`), line and
+/// function. An error report carries it, and the collector groups and titles captured errors by it
+/// (`error.site.*` in the report's metadata): a framework integration captures a handler's error in its
+/// middleware, whose stack holds none of the app's frames, so without a site one error type thrown by
+/// ten handlers would read as thrown by the middleware.
+///
+/// An error gives its site in one of three ways, the first found wins:
+/// - it knows it (`ReportableError.reportThrowSite`; a `DiagnosticError` records where it was made);
+/// - the app marked the throw: `throw Blackbox.thrown(PaymentError.declined)`;
+/// - the app logged it with swift-log's `error:` (`logger.error("charge failed", error: error)`)
+///   before it reached the capture: the log call's site.
+/// The last two are noted in the current request's scope (`Blackbox.withScope`, which the framework
+/// integrations enter per request) and matched to the captured error by its type.
+public struct ThrowSite: Sendable, Hashable, CustomStringConvertible {
+    public var fileID: String
+    public var line: UInt
+    public var function: String
+
+    public init(fileID: String = #fileID, line: UInt = #line, function: String = #function) {
+        self.fileID = fileID
+        self.line = line
+        self.function = function
+    }
+
+    /// `shop/Payments.swift:42`
+    public var description: String { "\(fileID):\(line)" }
+
+    /// How the site was learned, as error reports say it (`error.site.from`).
+    enum Origin: String, Sendable {
+        /// The error's own (`ReportableError.reportThrowSite`).
+        case error
+        /// `Blackbox.thrown`.
+        case thrown
+        /// A swift-log call with `error:`.
+        case logged
+    }
+
+    /// The report metadata that carries the site (`error.site.file`, `.line`, `.function`, `.from`).
+    func reportMetadata(origin: Origin) -> [String: String] {
+        [
+            "error.site.file": fileID, "error.site.line": String(line), "error.site.function": function,
+            "error.site.from": origin.rawValue,
+        ]
+    }
+}
+
+extension Blackbox {
+    /// Returns `error` unchanged after noting this line as its throw site in the current request's
+    /// scope: `throw Blackbox.thrown(PaymentError.declined)`. When the error is then captured in that
+    /// request (by a framework integration's middleware or `Blackbox.capture`), its report is grouped
+    /// and titled by this site. Outside any scope nothing is noted. The error's type is not changed,
+    /// so `catch` clauses match it as before.
+    public static func thrown<Failure: Error>(
+        _ error: Failure, fileID: String = #fileID, line: UInt = #line, function: String = #function
+    ) -> Failure {
+        ScopeBinding.current?.throwSites.note(
+            error, at: ThrowSite(fileID: fileID, line: line, function: function), origin: .thrown)
+        return error
+    }
+}
+
+/// The throw sites noted while one request runs (`Blackbox.thrown`, swift-log calls with `error:`),
+/// shared by its nested scopes. A few, the latest kept: the capture matches the error it reports by
+/// type, and a request that throws many errors of one type is reported by the last one's site.
+final class ThrowSiteNotes: Sendable {
+    private struct Note {
+        var errorType: ObjectIdentifier
+        var site: ThrowSite
+        var origin: ThrowSite.Origin
+    }
+
+    private static let capacity = 8
+    private let notes = Mutex<[Note]>([])
+
+    func note(_ error: any Error, at site: ThrowSite, origin: ThrowSite.Origin) {
+        let note = Note(errorType: ObjectIdentifier(type(of: error)), site: site, origin: origin)
+        notes.withLock { notes in
+            if notes.count == Self.capacity { notes.removeFirst() }
+            notes.append(note)
+        }
+    }
+
+    /// The site noted for an error of `error`'s type: a `Blackbox.thrown` one before a log call's (the
+    /// log call is where the error was handled, after it was thrown), the latest of each.
+    func site(of error: any Error) -> (site: ThrowSite, origin: ThrowSite.Origin)? {
+        let errorType = ObjectIdentifier(type(of: error))
+        return notes.withLock { notes in
+            let matching = notes.filter { $0.errorType == errorType }
+            guard let note = matching.last(where: { $0.origin == .thrown }) ?? matching.last else { return nil }
+            return (note.site, note.origin)
+        }
+    }
+}
