@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import BlackboxCompression
 import BlackboxFormat
 import BlackboxTestSupport
 import CollectorTestSupport
@@ -32,6 +33,20 @@ struct HostileProcessTests {
         // threads, they starved every other test running in parallel for seconds.
         let bodies = try await offThePool { try Self.makeBodies() }
         let (honest, shortLines, fullReports, repeatedListing, ratioBomb) = bodies
+        let (sentryEvent, oversizedSentryEvent) = try await offThePool {
+            (
+                try Self.sentryEnvelope(eventBytes: SentryEnvelopeFormat.maxEventItemBytes - 64),
+                try Self.sentryEnvelope(eventBytes: 7 << 20)
+            )
+        }
+        func sendEnvelope(_ body: Data) async throws -> HTTPResult {
+            try await HTTP.request(
+                "\(collector.baseURL)/api/1/envelope/", method: .POST,
+                headers: [
+                    ("X-Sentry-Auth", "Sentry sentry_key=\(collector.ingestKey), sentry_version=7"),
+                    ("Content-Encoding", "gzip"), ("Content-Type", "application/x-sentry-envelope"),
+                ], body: body)
+        }
 
         let healthWatcher = try HealthWatcher(baseURL: collector.baseURL, directory: directory)
 
@@ -66,6 +81,24 @@ struct HostileProcessTests {
                 let answer = try await upload(shortLines)
                 #expect(answer.status == 201, "\(answer.text.prefix(200))")
                 return nil
+            }
+            // Security review 2026-11-27, finding 3: events whose JSON tree is ~40 times their bytes. One of
+            // Sentry's 1 MiB is charged its tree, so only a few are read at once (the rest: resend later);
+            // a 7 MiB one is refused unread.
+            for _ in 0..<4 {
+                group.addTask {
+                    let answer = try await sendEnvelope(sentryEvent)
+                    // 429 is the Sentry route's "resend later" (SDKs hold back on it).
+                    #expect([200, 429].contains(answer.status), "\(answer.text.prefix(200))")
+                    return nil
+                }
+            }
+            for _ in 0..<2 {
+                group.addTask {
+                    let answer = try await sendEnvelope(oversizedSentryEvent)
+                    #expect(answer.status == 422, "\(answer.text.prefix(200))")
+                    return nil
+                }
             }
             group.addTask {
                 let answer = try await upload(ratioBomb)
@@ -103,6 +136,16 @@ struct HostileProcessTests {
         #expect(health.p99 < .seconds(1), "/health p99 \(health.p99), slowest \(health.worst)")
         #expect(health.worst < .seconds(5), "slowest /health \(health.worst)")
         #expect((honestLatencies.max() ?? .zero) < .seconds(60), "an honest upload was held up")
+    }
+
+    /// A gzipped envelope of one event of about `eventBytes` of nested lists (`[[[[0]]]]`, the JSON
+    /// whose tree is largest for its size).
+    static func sentryEnvelope(eventBytes: Int) throws -> Data {
+        let unit = "[[[[0]]]],"
+        let lists = String(repeating: unit, count: (eventBytes - 40) / unit.utf8.count).dropLast()
+        let event = "{\"message\":\"deep\",\"extra\":{\"x\":[\(lists)]}}"
+        let envelope = "{}\n{\"type\":\"event\",\"length\":\(event.utf8.count)}\n\(event)\n"
+        return Data(try GzipData.compress(Array(envelope.utf8)))
     }
 
     typealias Bodies = (honest: Data, shortLines: Data, fullReports: Data, repeatedListing: Data, ratioBomb: Data)

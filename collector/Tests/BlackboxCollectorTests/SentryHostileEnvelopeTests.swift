@@ -78,6 +78,55 @@ struct SentryHostileEnvelopeTests {
         #expect(logs.map(\.skipsIndexing) == [false, false, true, false])
     }
 
+    /// Security review 2026-11-27, finding 3: a JSON item's tree is tens of times its bytes, and the
+    /// inspection budget counted the envelope's bytes only (four 254 KB requests: 137 MiB to 2.4 GiB).
+    @Test("a JSON item is charged its tree's size while it is read; events, sessions and logs have their own caps")
+    func jsonItemsChargeTheirTrees() throws {
+        func envelope(_ items: [(String, String)]) -> Data {
+            var text = "{}\n"
+            for (type, payload) in items {
+                text += "{\"type\":\"\(type)\",\"length\":\(payload.utf8.count)}\n\(payload)\n"
+            }
+            return Data(text.utf8)
+        }
+        func inspect(_ bytes: Data, memory: MemoryBudget?) throws -> SentryEnvelopeFormat.Inspection {
+            try SentryEnvelopeFormat(limits: IngestLimits(), inspectionMemory: memory).inspect(
+                bytes, body: ReceivedBody(path: "/nonexistent", sha256: "s", size: bytes.count, bytes: bytes),
+                upload: .init(
+                    key: APIKey(id: 1, projectID: 1, kind: .ingest, prefix: "k", createdAt: Date()), uploadID: nil,
+                    declaredLength: nil),
+                receivedAt: Date())
+        }
+        func refusal(_ bytes: Data, memory: MemoryBudget?) -> APIError? {
+            do {
+                _ = try inspect(bytes, memory: memory)
+                return nil
+            } catch {
+                return error as? APIError
+            }
+        }
+        // 400 KB of log records: a tree of up to 19 MiB.
+        let records =
+            "{\"items\":[" + Array(repeating: "{\"body\":\"tick\"}", count: 25_000).joined(separator: ",") + "]}"
+        let logs = envelope([("log", records)])
+        let small = MemoryBudget(limit: 16 << 20)
+        #expect(refusal(logs, memory: small)?.status == 422, "more than the whole budget: never, not later")
+        let budget = MemoryBudget(limit: 64 << 20)
+        #expect(budget.take(48 << 20))
+        #expect(refusal(logs, memory: budget)?.status == 503, "the budget is held by others: later")
+        budget.giveBack(48 << 20)
+        #expect(try inspect(logs, memory: budget).plan.files.first?.lineCount == 10_000)
+        #expect(budget.inUse == 0, "everything charged is given back")
+
+        let event = "{\"message\":\"" + String(repeating: "x", count: SentryEnvelopeFormat.maxEventItemBytes) + "\"}"
+        #expect(refusal(envelope([("event", event)]), memory: nil)?.status == 422, "Sentry's own 1 MiB bound")
+        let aggregates =
+            "{\"aggregates\":[" + Array(repeating: "{\"started\":0,\"exited\":1}", count: 4_000).joined(separator: ",")
+            + "]}"
+        let sessions = try inspect(envelope([("sessions", aggregates)]), memory: nil)
+        #expect(sessions.dropped["sessions"] == 1 && sessions.plan.sessions.isEmpty, "\(sessions.dropped)")
+    }
+
     @Test("bombs under gzip, deflate and br, deep JSON and NULs: refused or cleaned, nothing else stored")
     func overHTTP() async throws {
         let collector = try await TestCollector.start()

@@ -92,6 +92,13 @@ public struct APIError: HTTPResponseError, Sendable, Equatable, CustomStringConv
             status: 503, code: "too_many_uploads",
             message: "\(limit) uploads are being received already; resend later", retryAfter: 2)
     }
+    /// The inspections running now hold the memory their parsing needs (`maxReportBytesInFlight`).
+    static func inspectionMemoryFull(limit: Int) -> Self {
+        .init(
+            status: 503, code: "too_many_uploads",
+            message: "uploads being inspected hold the \(limit >> 20) MiB set aside for it already; resend later",
+            retryAfter: 2)
+    }
     static func tooManyProjectUploads(limit: Int) -> Self {
         .init(
             status: 503, code: "too_many_uploads",

@@ -19,6 +19,21 @@ struct SentryEnvelopeFormat: BundleFormat {
     /// (`maxReportBytesPerBundle`, 32 MiB by default; Sentry's own limit for an event is 1 MB).
     var maxEnvelopeBytes: Int { limits.maxReportBytesPerBundle }
 
+    /// An `event` item's bytes: Sentry's own bound (Relay's `max_event_size`), below `maxReportBytes`.
+    static let maxEventItemBytes = 1 << 20
+    /// A `session` or `sessions` item's bytes: an SDK's are a few hundred; a larger one is dropped unread.
+    static let maxSessionItemBytes = 64 << 10
+    /// What parsing a JSON item into a `SentryJSON` tree allocates per byte, at most: measured 42× for
+    /// nested lists (`[[[[0]]]]`), 32× for small objects, 30× for a list of numbers, 6× for strings
+    /// (release build, peak resident growth). The inspection budget is charged this much for an item
+    /// while its tree lives: it counted the envelope's bytes only, and four 254 KB requests took the
+    /// collector from 137 MiB to 2.4 GiB (security review 2026-11-27, finding 3).
+    static let jsonTreeBytesPerByte = 48
+    /// Envelopes up to this size are inspected on the request's task; larger ones on a thread of the
+    /// blocking pool. Parsing costs up to ~2 µs of CPU a byte (`[{},{},…]`): a cooperative thread
+    /// must not spend more than a few milliseconds of it.
+    static let maxInlineBytes = 4 << 10
+
     static var blobExtension: String { "envelope" }
 
     /// What the route answers and counts besides the plan.
@@ -44,15 +59,15 @@ struct SentryEnvelopeFormat: BundleFormat {
         -> Inspection
     {
         if let memory = inspectionMemory {
-            guard memory.take(body.size) else { throw APIError.tooManyUploads(limit: memory.limit) }
+            guard memory.take(body.size) else { throw APIError.inspectionMemoryFull(limit: memory.limit) }
         }
         defer { inspectionMemory?.giveBack(body.size) }
-        if let bytes = body.bytes {
+        if let bytes = body.bytes, bytes.count <= Self.maxInlineBytes {
             return try inspect(bytes, body: body, upload: upload, receivedAt: receivedAt)
         }
         let format = self
         return try await NIOThreadPool.singleton.runIfActive {
-            let bytes = try Data(contentsOf: URL(fileURLWithPath: body.path))
+            let bytes = try body.bytes ?? Data(contentsOf: URL(fileURLWithPath: body.path))
             return try format.inspect(bytes, body: body, upload: upload, receivedAt: receivedAt)
         }
     }
@@ -81,25 +96,41 @@ struct SentryEnvelopeFormat: BundleFormat {
                     path: path, kind: kind, size: Int64(payload.count),
                     sha256: SHA256.hash(data: payload).lowercaseHex, lineCount: lines)
             }
-            func json() throws -> SentryJSON {
+            /// The item as a tree, for `body` only: the budget is charged for the tree while it lives.
+            func withJSON<Result>(_ body: (SentryJSON) throws -> Result) throws -> Result {
+                let charge = payload.count * Self.jsonTreeBytesPerByte
+                if let memory = inspectionMemory {
+                    guard charge <= memory.limit else {
+                        throw APIError.invalidReport(
+                            "items/\(number).\(item.type)",
+                            "reading it takes \(charge >> 20) MiB, more than the \(memory.limit >> 20) MiB set aside for inspections"
+                        )
+                    }
+                    guard memory.take(charge) else { throw APIError.inspectionMemoryFull(limit: memory.limit) }
+                }
+                defer { inspectionMemory?.giveBack(charge) }
+                let tree: SentryJSON
                 do {
-                    return try SentryJSON.parse(payload)
+                    tree = try SentryJSON.parse(payload)
                 } catch {
                     throw APIError.invalidEnvelope("item \(number) (\(item.type)) is not valid JSON")
                 }
+                return try body(tree)
             }
             switch item.type {
             case "event":
                 let path = "items/\(number).event.json"
-                guard payload.count <= limits.maxReportBytes else {
-                    throw APIError.invalidReport(path, "larger than \(limits.maxReportBytes) bytes")
+                let maxBytes = min(limits.maxReportBytes, Self.maxEventItemBytes)
+                guard payload.count <= maxBytes else {
+                    throw APIError.invalidReport(path, "larger than \(maxBytes) bytes")
                 }
                 if reportBytes + payload.count > limits.maxReportBytesPerBundle {
                     throw APIError.reportsTooLarge(limit: limits.maxReportBytesPerBundle)
                 }
-                let event = try json()
-                guard event.object != nil else { throw APIError.invalidReport(path, "not a JSON object") }
-                let report = events.report(event, receivedAt: receivedAt)
+                let report = try withJSON { event in
+                    guard event.object != nil else { throw APIError.invalidReport(path, "not a JSON object") }
+                    return events.report(event, receivedAt: receivedAt)
+                }
                 let encoded = try CrashReport.makeEncoder().encode(report)
                 // What is stored is the converted report, so it is what counts (an event of empty
                 // frames was once stored at 70 times its size: security review 2026-11-27, finding 6).
@@ -113,11 +144,17 @@ struct SentryEnvelopeFormat: BundleFormat {
                 reports.append(try sanitizer.sanitized(report, raw: encoded, decode: CrashReport.decode))
                 files.append(file(path, .report))
             case "session", "sessions":
-                sessions += SentrySessions.summaries(of: try json(), type: item.type, receivedAt: receivedAt)
+                guard payload.count <= Self.maxSessionItemBytes else {
+                    dropped[item.type, default: 0] += 1
+                    continue
+                }
+                sessions += try withJSON {
+                    SentrySessions.summaries(of: $0, type: item.type, receivedAt: receivedAt)
+                }
             case "log" where payload.count > SentryLogs.maxItemBytes || logRecordsLeft == 0:
                 dropped["log", default: 0] += 1
             case "log":
-                let lines = SentryLogs.lines(try json(), limit: logRecordsLeft)
+                let lines = try withJSON { SentryLogs.lines($0, limit: logRecordsLeft) }
                 logRecordsLeft -= lines.count
                 files.append(file("items/\(number).log", .log, lines: lines.count))
             case "attachment":
