@@ -25,7 +25,6 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
-        .package(url: "https://github.com/vapor/multipart-kit", from: "4.7.1"),
     ],
     targets: [
         // Brotli's decoder, for Sentry SDKs that send `Content-Encoding: br` (sentry-python does
@@ -51,8 +50,6 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 // Webhook deliveries (Alerts/AlertDispatcher.swift).
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                // sentry-cli's chunk uploads are multipart forms (Symbols/Sentry/DebugFileChunks.swift).
-                .product(name: "MultipartKit", package: "multipart-kit"),
             ],
             resources: [.copy("Web/Templates"), .copy("Web/Static")]
         ),

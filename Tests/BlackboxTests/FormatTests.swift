@@ -1,3 +1,4 @@
+import BlackboxTestSupport
 import Foundation
 import Testing
 

@@ -9,18 +9,17 @@ import Testing
 /// Seeded random-mutation fuzzing of every parser that reads bytes Blackbox did not write itself in
 /// this process: raw crash reports (the collector parses uploaded ones), report and manifest JSON,
 /// session files and ELF files. A trap kills the test process, so "no crash" is the assertion; each
-/// target also checks a property of what it parsed. `BLACKBOX_FUZZ_SEED` repeats a run,
-/// `BLACKBOX_FUZZ_SECONDS` (default 2) sets how long each target runs.
+/// target also checks a property of what it parsed, and every input's CPU time is held to a linear
+/// budget (`Fuzzer`). `BLACKBOX_FUZZ_SEED` repeats a run, `BLACKBOX_FUZZ_SECONDS` (default 2) sets
+/// how long each target runs.
 @Suite("Hostile input fuzzing")
 struct HostileInputFuzzTests {
-    static let seconds = ProcessInfo.processInfo.environment["BLACKBOX_FUZZ_SECONDS"].flatMap(Double.init) ?? 2
-
     @Test("raw crash reports: parsing, assembling and the journal tail never trap, and stay within the limits")
     func rawCrashReports() throws {
         var corpus = [Array(HostileCorpus.rawReport.utf8)]
         if let real = try? CrashReportProcessingTests.rawReport() { corpus.append(real) }
         let assembler = CrashReportAssembler()
-        let runs = Mutator.fuzz("raw crash report", corpus: corpus, numbers: true) { bytes in
+        let outcome = Fuzzer.run("raw crash report", corpus: corpus, numbers: true) { bytes in
             guard let raw = try? RawCrashReport(bytes: bytes) else { return }
             #expect(raw.unwindFrames.count <= RawCrashReport.Limits.frames)
             #expect(raw.otherThreads.count <= RawCrashReport.Limits.threads)
@@ -32,30 +31,48 @@ struct HostileInputFuzzTests {
             CrashReportAssembler.finish(&report)
             _ = report.textRendering
         }
-        #expect(runs > 0)
+        #expect(outcome.runs > 0 && outcome.overBudget.isEmpty, "\(outcome.overBudget)")
+    }
+
+    /// The clock itself: an input that costs more CPU than its budget is reported, one within it not.
+    @Test("the fuzzer's clock reports a quadratic path and passes a linear one")
+    func clockCatchesQuadraticWork() {
+        let input = [UInt8](repeating: 7, count: 2_048)
+        func quadratic(_ bytes: [UInt8]) {
+            var sum = 0
+            for a in bytes { for b in bytes { sum &+= Int(a ^ b) } }
+            #expect(sum == 0)
+        }
+        let caught = Fuzzer.run(
+            "quadratic", corpus: [input], numbers: false, iterationsCap: 1, budget: { _ in 0.01 }, quadratic)
+        #expect(caught.overBudget.count == 1 && caught.slowest.size == 2_048, "\(caught.slowest)")
+        func linearWork(_ bytes: [UInt8]) { #expect(bytes.reduce(0) { $0 &+ Int($1) } == 7 * 2_048) }
+        let linear = Fuzzer.run(
+            "linear", corpus: [input], numbers: false, iterationsCap: 1, budget: { _ in 0.01 }, linearWork)
+        #expect(linear.overBudget.isEmpty, "\(linear.slowest)")
     }
 
     @Test("crash report JSON: decoding and rendering as text never trap")
     func crashReportJSON() throws {
         let encoded = try Array(CrashReport.makeEncoder().encode(HostileCorpus.report()))
-        let runs = Mutator.fuzz("crash report JSON", corpus: [encoded], numbers: true) { bytes in
+        let outcome = Fuzzer.run("crash report JSON", corpus: [encoded], numbers: true) { bytes in
             guard let decoded = try? CrashReport.decode(Data(bytes)) else { return }
             _ = decoded.textRendering
             _ = decoded.stacks
         }
-        #expect(runs > 0)
+        #expect(outcome.runs > 0 && outcome.overBudget.isEmpty, "\(outcome.overBudget)")
     }
 
     @Test("bundle manifests and session summaries: decoding never traps")
     func manifestsAndSessions() throws {
         let corpus = [try Array(HostileCorpus.manifest().encoded())]
         #expect(try BundleManifest.decode(Data(corpus[0])).sessions?.count == 1)
-        let runs = Mutator.fuzz("manifest", corpus: corpus, numbers: true) { bytes in
+        let outcome = Fuzzer.run("manifest", corpus: corpus, numbers: true) { bytes in
             guard let manifest = try? BundleManifest.decode(Data(bytes)) else { return }
             _ = try? manifest.encoded()
             _ = manifest.sessions.map { $0.reduce(0) { $0 &+ $1.clean &+ $1.crashed &+ $1.hung &+ $1.killed } }
         }
-        #expect(runs > 0)
+        #expect(outcome.runs > 0 && outcome.overBudget.isEmpty, "\(outcome.overBudget)")
     }
 
     @Test("ELF files: build-id, sections and symbol lookups never trap on a damaged file")
@@ -63,7 +80,7 @@ struct HostileInputFuzzTests {
         let original = try #require(DurableFile.read("/usr/bin/true"), "a small ELF file to mutate")
         let directory = TemporaryDirectory()
         let path = "\(directory.path)/mutant"
-        let runs = Mutator.fuzz("ELF", corpus: [original], numbers: false, iterationsCap: 4_000) { bytes in
+        let outcome = Fuzzer.run("ELF", corpus: [original], numbers: false, iterationsCap: 4_000) { bytes in
             guard (try? DurableFile.write(bytes, to: path)) != nil else { return }
             if let buildID = ELFBuildID.read(path: path) { #expect(ELFBuildID.isValid(buildID)) }
             _ = ELFSymbolFile(path: path)
@@ -71,86 +88,7 @@ struct HostileInputFuzzTests {
                 for offset: UInt64 in [0, 0x1000, 0x2000, 0x4000, UInt64.max] { _ = table.symbol(at: offset) }
             }
         }
-        #expect(runs > 0)
-    }
-}
-
-/// Mutates seed inputs the way the attacks in the security reviews did: bit flips, interesting bytes
-/// and 64-bit values, numbers replaced by the extremes of every integer width, cuts, repeated and
-/// dropped chunks.
-enum Mutator {
-    static let extremes = [
-        "0", "-1", "1", "9223372036854775807", "9223372036854775808", "-9223372036854775808",
-        "18446744073709551615", "18446744073709551616", "4294967296", "2147483647", "999999999999999999",
-        "4611686018427387904", "0x7fffffffffffffff", "0xffffffffffffffff", "1e308", "-0", "NaN",
-    ].map { Array($0.utf8) }
-    static let words: [UInt64] = [
-        0, 1, 0x7F, 0x80, 0xFF, 0xFFFF, 0x7FFF_FFFF, 0xFFFF_FFFF, 1 << 32, 1 << 62, .max, 1 << 63,
-    ]
-
-    /// Runs `body` on mutants until the time is up; returns how many ran.
-    static func fuzz(
-        _ name: String, corpus: [[UInt8]], numbers: Bool, iterationsCap: Int = .max, _ body: ([UInt8]) -> Void
-    ) -> Int {
-        let seed =
-            ProcessInfo.processInfo.environment["BLACKBOX_FUZZ_SEED"].flatMap { UInt64($0) }
-            ?? UInt64.random(in: 1...UInt64.max)
-        // Unbuffered, so that the seed is out before a trap ends the process.
-        FileHandle.standardError.write(
-            Data("fuzz \(name): seed \(seed) (BLACKBOX_FUZZ_SEED=\(seed) repeats it)\n".utf8))
-        var random = SplitMix64(seed: seed)
-        let deadline = Date().addingTimeInterval(HostileInputFuzzTests.seconds)
-        var runs = 0
-        for input in corpus {
-            body(input)
-            runs += 1
-        }
-        while Date() < deadline, runs < iterationsCap {
-            var bytes = corpus[Int(random.next() % UInt64(corpus.count))]
-            for _ in 0...Int(random.next() % 4) { mutate(&bytes, numbers: numbers, random: &random) }
-            body(bytes)
-            runs += 1
-        }
-        print("fuzz \(name): \(runs) inputs, none trapped")
-        return runs
-    }
-
-    static func mutate(_ bytes: inout [UInt8], numbers: Bool, random: inout SplitMix64) {
-        guard !bytes.isEmpty else {
-            bytes = [UInt8(truncatingIfNeeded: random.next())]
-            return
-        }
-        let at = Int(random.next() % UInt64(bytes.count))
-        switch random.next() % (numbers ? 8 : 6) {
-        case 0: bytes[at] ^= 1 << UInt8(random.next() % 8)
-        case 1: bytes[at] = [0, 0xFF, 0x7F, 0x80, 0x0A, 0x20][Int(random.next() % 6)]
-        case 2:
-            let word = words[Int(random.next() % UInt64(words.count))]
-            for index in 0..<min(8, bytes.count - at) {
-                bytes[at + index] = UInt8(truncatingIfNeeded: word >> (8 * index))
-            }
-        case 3: bytes.removeSubrange(at...)
-        case 4:
-            let end = min(bytes.count, at + 1 + Int(random.next() % 256))
-            bytes.insert(contentsOf: bytes[at..<end], at: end)
-        case 5:
-            let end = min(bytes.count, at + 1 + Int(random.next() % 64))
-            bytes.removeSubrange(at..<end)
-        default: replaceNumber(in: &bytes, near: at, random: &random)
-        }
-    }
-
-    /// Replaces the decimal or hex number at or after `at` with an extreme value.
-    private static func replaceNumber(in bytes: inout [UInt8], near at: Int, random: inout SplitMix64) {
-        func isDigit(_ byte: UInt8) -> Bool { (0x30...0x39).contains(byte) }
-        guard let start = bytes[at...].firstIndex(where: isDigit) ?? bytes[..<at].lastIndex(where: isDigit) else {
-            return
-        }
-        var end = start
-        while end < bytes.count, isDigit(bytes[end]) || bytes[end] == 0x78 || (0x61...0x66).contains(bytes[end]) {
-            end += 1
-        }
-        bytes.replaceSubrange(start..<end, with: extremes[Int(random.next() % UInt64(extremes.count))])
+        #expect(outcome.runs > 0 && outcome.overBudget.isEmpty, "\(outcome.overBudget)")
     }
 }
 

@@ -21,7 +21,7 @@ struct CrashRecoveryTests {
             ProcessInfo.processInfo.environment["BLACKBOX_TEST_SEED"].flatMap(UInt64.init)
             ?? UInt64.random(in: 1...1_000_000)
         note("collector SIGKILL test seed: \(seed) (set BLACKBOX_TEST_SEED to repeat)")
-        var random = SplitMix(seed: seed)
+        var random = SplitMix64(seed: seed)
         let scratch = TemporaryDirectory(prefix: "collector-kill")
         defer { scratch.remove() }
         let directory = scratch.path
@@ -134,19 +134,6 @@ final class AckList: @unchecked Sendable {
     private var ids: [String] = []
     func add(_ id: String) { lock.withLock { ids.append(id) } }
     var all: [String] { lock.withLock { ids } }
-}
-
-/// A small seeded generator, so a failing run can be repeated.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
 
 /// Progress on stderr (unbuffered), so a slow run shows where it is.

@@ -11,7 +11,7 @@ import Testing
 /// a 500, and the collector keeps serving.
 @Suite("Symbol upload fuzzing")
 struct SymbolUploadFuzzTests {
-    static func mutated(_ text: String, _ random: inout SplitMix) -> String {
+    static func mutated(_ text: String, _ random: inout SplitMix64) -> String {
         var bytes = Array(text.utf8)
         for _ in 0...Int.random(in: 0...3, using: &random) {
             let at = bytes.isEmpty ? 0 : Int.random(in: 0..<bytes.count, using: &random)
@@ -37,7 +37,7 @@ struct SymbolUploadFuzzTests {
             ProcessInfo.processInfo.environment["BLACKBOX_FUZZ_SEED"].flatMap { UInt64($0) }
             ?? UInt64.random(in: 1...UInt64.max)
         print("fuzz symbol uploads: seed \(seed) (BLACKBOX_FUZZ_SEED=\(seed) repeats it)")
-        var random = SplitMix(seed: seed)
+        var random = SplitMix64(seed: seed)
         let debug = try Data(contentsOf: URL(fileURLWithPath: fixture.debugFile))
         let gzipped = try SymbolStoreTests.gzip(debug, in: fixture.scratch)
         let bodies: [(Data, String?)] = [

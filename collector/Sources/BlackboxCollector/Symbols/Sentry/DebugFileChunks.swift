@@ -1,14 +1,13 @@
 import Crypto
 import Foundation
 import Hummingbird
-import MultipartKit
 import NIOCore
 
 /// `POST /api/0/organizations/<org>/chunk-upload/`: sentry-cli's chunks, a multipart form whose parts
 /// (`file`, or `file_gzip` when gzip-compressed) are named by the sha1 of their bytes. Each part is
 /// inflated into a temporary file as it arrives (at most one chunk's size), checked against its
 /// name and kept in the `ChunkStore`; a part that fails a check refuses the request. The form is read
-/// by MultipartKit's streaming parser, so a request never sits in memory whole. A request holds at most
+/// as it streams in (`MultipartReader`), so a request never sits in memory whole. A request holds at most
 /// the `chunksPerRequest` it was told (`SentryDebugFiles.settings`), and a `file_gzip` part inflates
 /// within the compression ratio every compressed input here is held to.
 struct DebugFileChunks: Sendable {
@@ -22,31 +21,28 @@ struct DebugFileChunks: Sendable {
     let maxCompressionRatio: Int
 
     func receive(_ request: Request, project: Int64) async throws {
-        guard let contentType = request.headers[.contentType],
-            let boundary = Self.boundary(of: contentType)
-        else { throw APIError.invalidForm("send multipart/form-data with a boundary") }
-        let parser = MultipartParser(boundary: boundary)
-        let part = PartReader(
-            chunks: chunks, blobs: blobs, maxBytes: chunkBytes, maxParts: chunksPerRequest,
-            maxCompressionRatio: maxCompressionRatio, project: project)
-        parser.onHeader = { name, value in part.header(name, value) }
-        parser.onBody = { buffer in part.body(&buffer) }
-        parser.onPartComplete = { part.complete() }
-        defer { part.discard() }
-        var received = 0
+        let form = try form(contentType: request.headers[.contentType], project: project)
+        defer { form.discard() }
         do {
-            for try await buffer in request.body {
-                received += buffer.readableBytes
-                if received > maxRequestBytes { throw APIError.bodyTooLarge(limit: maxRequestBytes) }
-                try parser.execute(buffer)
-                if let failure = part.failure { throw failure }
-            }
+            for try await buffer in request.body { try form.feed(buffer) }
         } catch let refusal as APIError {
             throw refusal
         } catch {
             throw APIError.invalidForm("the form cannot be read: \(error)")
         }
-        guard part.stored > 0 else { throw APIError.invalidForm("no file part") }
+        try form.finish()
+    }
+
+    /// The reader of one request's form: fed its body's buffers as they arrive, then finished.
+    func form(contentType: String?, project: Int64) throws -> ChunkForm {
+        guard let contentType, let boundary = Self.boundary(of: contentType) else {
+            throw APIError.invalidForm("send multipart/form-data with a boundary")
+        }
+        return ChunkForm(
+            boundary: boundary, maxRequestBytes: maxRequestBytes,
+            part: PartReader(
+                chunks: chunks, blobs: blobs, maxBytes: chunkBytes, maxParts: chunksPerRequest,
+                maxCompressionRatio: maxCompressionRatio, project: project))
     }
 
     /// `multipart/form-data; boundary=----abc` → `----abc` (1-70 characters, RFC 2046).
@@ -60,6 +56,45 @@ struct DebugFileChunks: Sendable {
         }
         return nil
     }
+}
+
+/// One request's form, read as its buffers arrive: the `MultipartReader` hands each part to the
+/// `PartReader`. Apart from the request so that a test can feed it bytes (`IngestFuzzTests`). Not
+/// Sendable: it lives within one request.
+final class ChunkForm {
+    private let parser: MultipartReader
+    private let part: PartReader
+    private let maxRequestBytes: Int
+    private var received = 0
+
+    fileprivate init(boundary: String, maxRequestBytes: Int, part: PartReader) {
+        self.parser = MultipartReader(boundary: boundary)
+        self.part = part
+        self.maxRequestBytes = maxRequestBytes
+        parser.onHeader = { name, value in part.header(name, value) }
+        parser.onBody = { bytes in part.body(bytes) }
+        parser.onPartComplete = { part.complete() }
+    }
+
+    func feed(_ buffer: ByteBuffer) throws {
+        received += buffer.readableBytes
+        if received > maxRequestBytes { throw APIError.bodyTooLarge(limit: maxRequestBytes) }
+        do {
+            try parser.execute(buffer.readableBytesView)
+        } catch {
+            throw APIError.invalidForm("the form cannot be read: \(error)")
+        }
+        if let failure = part.failure { throw failure }
+    }
+
+    /// The form has ended: it must be whole and have stored a chunk.
+    func finish() throws {
+        guard parser.isComplete else { throw APIError.invalidForm("the form ends before its closing boundary") }
+        guard part.stored > 0 else { throw APIError.invalidForm("no file part") }
+    }
+
+    /// Removes the part being read, if any (what a refused or finished request leaves).
+    func discard() { part.discard() }
 }
 
 /// One form part at a time, as the parser hands it over. Not Sendable: it lives within one request.
@@ -97,12 +132,12 @@ private final class PartReader {
         if name.lowercased() == "content-disposition" { disposition = value }
     }
 
-    func body(_ buffer: inout ByteBuffer) {
+    func body(_ bytes: ArraySlice<UInt8>) {
         guard failure == nil else { return }
         do {
             if file == nil { try begin() }
-            received += buffer.readableBytes
-            try buffer.withUnsafeReadableBytes { try inflater.pass($0, to: keep) }
+            received += bytes.count
+            try bytes.withUnsafeBytes { try inflater.pass($0, to: keep) }
         } catch let refusal as APIError {
             failure = refusal
         } catch {
