@@ -42,7 +42,9 @@ static struct timespec in_ms(clockid_t clock, long ms) {
 
 typedef struct call {
     const char *name;
-    // Woken through a pipe at WAIT_MS (its read end is `fd`), or waits out its own timeout.
+    // Woken through a pipe WAIT_MS after it started (its read end is `fd`), or waits out its own
+    // timeout. From its own start, not the first thread's: a thread starts milliseconds late under
+    // load, and a call woken early would read as cut short.
     int woken;
     // The app's own signal (SIGUSR1, handled) interrupts it at WAIT_MS: EINTR is the right answer.
     int app_signal;
@@ -175,18 +177,18 @@ int bbx_test_blocking_calls(int disturb, bbx_test_call_result *results, int capa
     }
     // Until WAIT_MS: thread captures every 100 ms (a hang report's), and a sweep between them (it
     // signals the threads that have no alternate stack yet).
-    int woken = 0;
+    int poked[CALL_COUNT] = {0};
     while (now_ms() - begin < WAIT_MS + 700) {
         if (disturb) {
             bbx_capture_other_threads(devnull);
             bbx_altstacks_sweep();
         }
-        if (!woken && now_ms() - begin >= WAIT_MS) {
-            for (size_t i = 0; i < CALL_COUNT; i++) {
-                if (calls[i].woken) (void)!write(calls[i].pipe[1], "x", 1);
-                if (calls[i].app_signal) pthread_kill(calls[i].thread, SIGUSR1);
-            }
-            woken = 1;
+        for (size_t i = 0; i < CALL_COUNT; i++) {
+            long started = atomic_load(&calls[i].started);
+            if (poked[i] || started == 0 || now_ms() - started < WAIT_MS) continue;
+            if (calls[i].woken) (void)!write(calls[i].pipe[1], "x", 1);
+            if (calls[i].app_signal) pthread_kill(calls[i].thread, SIGUSR1);
+            poked[i] = 1;
         }
         usleep(100 * 1000);
     }

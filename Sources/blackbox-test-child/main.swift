@@ -39,9 +39,12 @@ import Logging
 //                             throw: a DiagnosticError, an error marked with Blackbox.thrown (from
 //                             two routes), one logged with swift-log's error: and rethrown, one with
 //                             no site; prints each site's line as "site NAME LINE"
-//   first-capture-cost DIR    own core; capture an error at a site for the first time in the process;
-//                             print the call's wall and thread CPU seconds, then shut down (the report
-//                             is named meanwhile) and print how long that took
+//   first-capture-cost DIR [started]
+//                             own core (or, with `started`, Blackbox.start and 300 ms for its start-up
+//                             work, as a server answers its first request); capture an error at a site
+//                             for the first time in the process; print the call's wall and thread CPU
+//                             seconds, then shut down (the report is named meanwhile) and print how
+//                             long that took
 
 func fail(_ message: String, code: Int32 = 2) -> Never {
     let text = "blackbox-test-child: \(message)\n"
@@ -349,10 +352,15 @@ case "throw-sites":
 
 case "first-capture-cost":
     let core: LoggingCore
-    do {
-        core = try LoggingCore(configuration: configuration())
-    } catch {
-        fail("\(error)")
+    if arguments.count > 3, arguments[3] == "started" {
+        core = start(configuration())
+        usleep(300_000)
+    } else {
+        do {
+            core = try LoggingCore(configuration: configuration())
+        } catch {
+            fail("\(error)")
+        }
     }
     struct PaymentDeclined: Error {}
     func seconds(_ clock: clockid_t) -> Double {

@@ -89,7 +89,9 @@ public final class PostgresServer: @unchecked Sendable {
                 process.standardOutput = FileHandle.nullDevice
                 process.standardError = FileHandle(forWritingAtPath: "/dev/null")
                 try process.run()
-                for _ in 0..<300 where started == nil && process.isRunning {
+                // Whether it still runs is asked of the kernel (`ChildExit`): Foundation's `isRunning`
+                // can stay true for a child that has ended, and `waitUntilExit` then never returns.
+                for _ in 0..<300 where started == nil && ChildExit.of(process.processIdentifier) == .running {
                     if try Self.run("\(binaries)/pg_isready", ["-h", "127.0.0.1", "-p", "\(candidate)", "-q"]) == 0 {
                         started = (process, candidate)
                     } else {
@@ -97,9 +99,9 @@ public final class PostgresServer: @unchecked Sendable {
                     }
                 }
                 if started == nil {
-                    if process.isRunning { process.terminate() }
-                    process.waitUntilExit()
-                    exits.append(process.terminationStatus)
+                    if ChildExit.of(process.processIdentifier) == .running { process.terminate() }
+                    try? process.waitForExit(within: .seconds(30))
+                    exits.append(process.exitStatus)
                 }
             }
             guard let (process, boundPort) = started else {
