@@ -154,8 +154,7 @@ def first_capture_row(test_child, runs):
     """Milliseconds (wall, and the calling thread's CPU) of a process's first `Blackbox.capture(error)`
     at a call site: what the request that throws first pays. Its frames are named later, on a thread of
     Blackbox's own (issue 49, item 2: it was 6.36 s of CPU and an 11-23 s response). Cold (a core of the
-    app's own, nothing warmed) and after `Blackbox.start`, whose start-up warms the unwinder, the image
-    map and the report encoder on a thread of its own (as a server's first request finds it)."""
+    app's own) and 300 ms after `Blackbox.start` (as a server's first request finds it)."""
     rows = {}
     for variant, extra in (("cold", []), ("started", ["started"])):
         walls, cpus = [], []

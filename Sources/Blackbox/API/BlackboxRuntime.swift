@@ -42,7 +42,6 @@ public final class BlackboxRuntime: Sendable {
         startCrashCapture()
         recordRun()
         startBackgroundWork()
-        AssertionReporter.prewarm()
     }
 
     /// Stops in order: hang watching, then delivery (its task is cancelled; it stops reading the

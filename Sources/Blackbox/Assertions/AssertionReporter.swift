@@ -21,24 +21,6 @@ struct AssertionReporter: Sendable {
         Blackbox.current?.assertions ?? LoggingCore.onlyRunning.map(AssertionReporter.init)
     }
 
-    /// Pays, on a low-priority thread of its own at start, what the first capture in a process would
-    /// pay on the thread that captures (a request's): the unwinder's and the image map's first use
-    /// and the report encoder's. Measured: a release server's first captured error cost its request
-    /// 12 ms of CPU cold (`make bench-crash`).
-    static func prewarm() {
-        startThread(name: "bbx-prewarm") {
-            setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(currentThreadID()), 10)
-            guard let stack = CapturedStack.capture() else { return }
-            var report = CrashReport(
-                kind: .error, app: .init(name: "prewarm"), host: CrashCapture.currentHost(),
-                process: .init(pid: getpid(), path: CrashCapture.executablePath(), startTime: nil, crashTime: Date()),
-                thread: .init(id: 0, name: nil))
-            report.frames = stack.unnamedFrames
-            report.images = stack.reportImages
-            _ = try? CrashReport.makeEncoder().encode(report)
-        }
-    }
-
     /// Takes the caller's stack and writes the report to `current`'s outbox, if any; returns the stack
     /// as text for the log line either way. The frames are named later (`ReportNaming`), or now when
     /// `nameNow` (the process is about to trap: nothing later would).
