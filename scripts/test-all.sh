@@ -67,19 +67,22 @@ stages_side_by_side() {  # name, deadline, target, name, deadline, target
     [ "$failed" = 0 ] || exit 1
 }
 
+# Background stages yield the cores through their scheduling group's nice (STAGE_NICE, scripts/stage.sh):
+# a process's own nice does not act across sessions, and every stage is a session of its own.
+#
 # What builds need first; the test-only packages (a browser, PostgreSQL…) and the Python peers are
 # fetched and installed beside the builds, which leave the network and the disk idle.
 stage "system packages (build)" 900 deps
-(stage "system packages (tests)" 900 test-deps && stage "python peers" 900 python-peers) &
+(STAGE_NICE=10 stage "system packages (tests)" 900 test-deps && STAGE_NICE=10 stage "python peers" 900 python-peers) &
 installs=$!
 background+=("$installs")
 # The release builds (the crash matrix's optimized child, then the Hummingbird example as users ship
-# it) in their own build folder, beside everything below at a lower priority: they take the cores the
-# debug builds and the tests leave idle, and slow the critical path little.
+# it) in their own build folder, beside everything below. The crash child shares the cores with the
+# library's debug build (the library's tests need both); the shipped example, needed only at the end,
+# takes the cores the debug builds and the tests leave idle.
 (
-    renice -n 10 -p "$BASHPID" >/dev/null
     stage "build: release crash child" 2400 build-crash-child && touch "$TEST_RESULTS/crash-child.built" &&
-        stage "build: shipped Hummingbird (release)" 3000 build-shipped-example
+        STAGE_NICE=10 stage "build: shipped Hummingbird (release)" 3000 build-shipped-example
 ) &
 release=$!
 background+=("$release")
@@ -94,8 +97,13 @@ done
 [ -e "$TEST_RESULTS/crash-child.built" ] || { echo "make test: no release crash child after 40 minutes" >&2; exit 1; }
 stages_side_by_side "test: library" 1200 test-library "build: collector and tests" 2400 build-collector
 wait_for "$installs" "installing the test packages and Python peers"
+# The examples' debug build beside the collector's tests, in the cores they leave idle: the tests run
+# built binaries only, and nothing the examples build links is one of them.
+STAGE_NICE=10 stage "build: examples (debug)" 2400 build-examples &
+examples_build=$!
+background+=("$examples_build")
 stage "test: collector" 1200 test-collector
-stage "build: examples (debug)" 2400 build-examples
+wait_for "$examples_build" "the examples' debug build"
 wait_for "$release" "the release builds"
 stage "examples (Hummingbird, Vapor)" 1200 run-examples
 stage "adoption (a scratch app)" 1800 test-adoption
