@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include "images.h"
 
+#include "CCrashHandler.h"
+
 #include <elf.h>
 #include <link.h>
 #include <stdatomic.h>
@@ -66,29 +68,20 @@ static void append_hex(builder *b, uint64_t value) {
     append(b, digits + i, sizeof(digits) - (size_t)i);
 }
 
-// Finds NT_GNU_BUILD_ID in the image's PT_NOTE segments (already mapped: reading them is safe).
+static const unsigned char *find_build_id(struct dl_phdr_info *info, size_t *length);
+
+// The image's NT_GNU_BUILD_ID as hex, or `-`.
 static void append_build_id(builder *b, struct dl_phdr_info *info) {
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_NOTE) continue;
-        const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr);
-        const char *end = p + ph->p_memsz;
-        while (p + sizeof(ElfW(Nhdr)) <= end) {
-            const ElfW(Nhdr) *note = (const ElfW(Nhdr) *)p;
-            const char *name = p + sizeof(ElfW(Nhdr));
-            const unsigned char *desc = (const unsigned char *)(name + ((note->n_namesz + 3) & ~3u));
-            if ((const char *)desc + note->n_descsz > end) break;
-            if (note->n_type == NT_GNU_BUILD_ID && note->n_namesz == 4 && memcmp(name, "GNU", 4) == 0) {
-                for (uint32_t k = 0; k < note->n_descsz; k++) {
-                    char pair[2] = {"0123456789abcdef"[desc[k] >> 4], "0123456789abcdef"[desc[k] & 15]};
-                    append(b, pair, 2);
-                }
-                return;
-            }
-            p = (const char *)desc + ((note->n_descsz + 3) & ~3u);
-        }
+    size_t length;
+    const unsigned char *desc = find_build_id(info, &length);
+    if (desc == NULL) {
+        append(b, "-", 1);
+        return;
     }
-    append(b, "-", 1);
+    for (size_t k = 0; k < length; k++) {
+        char pair[2] = {"0123456789abcdef"[desc[k] >> 4], "0123456789abcdef"[desc[k] & 15]};
+        append(b, pair, 2);
+    }
 }
 
 static int visit_image(struct dl_phdr_info *info, size_t size, void *context) {
@@ -136,6 +129,71 @@ static int visit_image(struct dl_phdr_info *info, size_t size, void *context) {
     }
     b->biases[b->count++] = info->dlpi_addr;
     return 0;
+}
+
+typedef struct each_context {
+    void (*visit)(const bbx_loaded_image *image, void *context);
+    void *context;
+} each_context;
+
+// The build id's bytes in the image's PT_NOTE segments (mapped while it is loaded).
+static const unsigned char *find_build_id(struct dl_phdr_info *info, size_t *length) {
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_NOTE) continue;
+        const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr);
+        const char *end = p + ph->p_memsz;
+        while (p + sizeof(ElfW(Nhdr)) <= end) {
+            const ElfW(Nhdr) *note = (const ElfW(Nhdr) *)p;
+            const char *name = p + sizeof(ElfW(Nhdr));
+            const unsigned char *desc = (const unsigned char *)(name + ((note->n_namesz + 3) & ~3u));
+            if ((const char *)desc + note->n_descsz > end) break;
+            if (note->n_type == NT_GNU_BUILD_ID && note->n_namesz == 4 && memcmp(name, "GNU", 4) == 0) {
+                *length = note->n_descsz;
+                return desc;
+            }
+            p = (const char *)desc + ((note->n_descsz + 3) & ~3u);
+        }
+    }
+    *length = 0;
+    return NULL;
+}
+
+static int visit_loaded(struct dl_phdr_info *info, size_t size, void *context) {
+    (void)size;
+    each_context *each = context;
+    uintptr_t low = UINTPTR_MAX, end_of_text = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD) continue;
+        uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+        if (start < low) low = start;
+        if ((ph->p_flags & PF_X) && start + ph->p_memsz > end_of_text) end_of_text = start + ph->p_memsz;
+    }
+    if (low == UINTPTR_MAX) return 0;
+    char path[4096];
+    const char *name = info->dlpi_name;
+    if (name == NULL || name[0] == 0) {
+        ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+        if (n <= 0) return 0;
+        path[n] = 0;
+        name = path;
+    }
+    if (name[0] != '/') return 0;  // the vDSO: no file to read
+    long page = sysconf(_SC_PAGESIZE);
+    bbx_loaded_image image = {
+        .base = low & ~(uintptr_t)(page > 0 ? page - 1 : 4095),
+        .end_of_text = end_of_text,
+        .path = name,
+    };
+    image.build_id = find_build_id(info, &image.build_id_length);
+    each->visit(&image, each->context);
+    return 0;
+}
+
+void bbx_images_each(void (*visit)(const bbx_loaded_image *image, void *context), void *context) {
+    each_context each = {visit, context};
+    dl_iterate_phdr(visit_loaded, &each);
 }
 
 void bbx_images_prepare(void) {

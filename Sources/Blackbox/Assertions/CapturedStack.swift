@@ -13,9 +13,12 @@ struct CapturedStack: Sendable {
     /// Frames a report keeps; deeper ones are cut (a runaway recursion's report stays small).
     static let frameLimit = 128
 
+    /// The images come from the dynamic loader (`LoadedImages`), never `ImageMap.capture()`, which
+    /// can fault on a file unmapped meanwhile.
     static func capture() -> CapturedStack? {
-        let images = ImageMap.capture()
-        guard let backtrace = try? Backtrace.capture(limit: frameLimit, images: images) else { return nil }
+        guard let images = LoadedImages.capture(),
+            let backtrace = try? Backtrace.capture(limit: frameLimit, images: images)
+        else { return nil }
         return CapturedStack(backtrace: backtrace, images: images)
     }
 

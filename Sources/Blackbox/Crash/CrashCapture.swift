@@ -206,7 +206,7 @@ public enum CrashCapture {
             kernel: "\(field(system.sysname)) \(field(system.release))", architecture: field(system.machine))
     }
 
-    private static func operatingSystemName() -> String {
+    static func operatingSystemName() -> String {
         guard let bytes = DurableFile.read("/etc/os-release", limit: 64 << 10) else { return "Linux" }
         for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") where line.hasPrefix("PRETTY_NAME=") {
             return line.dropFirst("PRETTY_NAME=".count).trimmingQuotes()

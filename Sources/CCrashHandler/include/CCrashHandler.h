@@ -6,6 +6,7 @@
 #ifndef BLACKBOX_CCRASHHANDLER_H
 #define BLACKBOX_CCRASHHANDLER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -75,6 +76,23 @@ void bbx_altstacks_statistics(bbx_altstack_statistics *statistics);
 
 /// Re-reads the loaded images (call after dlopen'ing plugins).
 void bbx_crash_refresh_images(void);
+
+/// One object the dynamic loader has loaded, as `bbx_images_each` hands it over.
+typedef struct bbx_loaded_image {
+    /// Where its first loadable segment (holding its ELF header) is mapped, page aligned.
+    uintptr_t base;
+    /// The end of its last executable segment.
+    uintptr_t end_of_text;
+    const unsigned char *build_id;  // NULL when it has none
+    size_t build_id_length;
+    /// Its path; the main executable's as the kernel knows it. Valid during the call only.
+    const char *path;
+} bbx_loaded_image;
+
+/// Calls `visit` for each loaded object with a path (not the vDSO), in the loader's order. Holds the
+/// loader's lock meanwhile, so no object is unloaded while it is read: ordinary code only, never a
+/// signal handler, and `visit` must not load or unload anything.
+void bbx_images_each(void (*visit)(const bbx_loaded_image *image, void *context), void *context);
 
 /// Whether libunwind was found (the report then carries a libunwind walk besides the frame-pointer walk).
 int bbx_crash_has_libunwind(void);

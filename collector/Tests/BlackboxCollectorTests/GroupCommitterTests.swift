@@ -66,7 +66,7 @@ struct GroupCommitterTests {
             NewBundle(
                 projectID: 1, uploadID: UUID().uuidString, sha256: sha256, size: claimedSize,
                 blob: ZipBundleFormat.blobName(sha256: sha256), manifest: nil, files: [], reports: [],
-                receivedAt: Date()), indexing: IndexingBudget(IngestLimits()))
+                receivedAt: Date()), bounds: IngestBounds(IngestLimits()))
         return (plan, file.path)
     }
 

@@ -23,10 +23,29 @@ struct HostileProcessTests {
         defer { collector.kill(SIGTERM) }
         let port = try #require(URL(string: collector.baseURL)?.port)
         let key = [("Authorization", "Bearer \(collector.ingestKey)"), ("Content-Type", "application/zip")]
-        func upload(_ body: Data) async throws -> HTTPResult {
+        func upload(_ body: Data, key: [(String, String)] = key) async throws -> HTTPResult {
             try await HTTP.request(
                 "\(collector.baseURL)/api/v1/bundles", method: .POST, headers: key + [("Upload-Id", UUID().uuidString)],
                 body: body)
+        }
+        // The honest client is another project's app: every attack comes with the first project's key
+        // (public: it ships in every app), and must not slow another project's uploads.
+        let quietKey = [
+            ("Authorization", "Bearer \(try Self.createIngestKey(dataDirectory: directory, project: "quiet"))"),
+            ("Content-Type", "application/zip"),
+        ]
+        /// An honest upload's time to its acknowledgement, resent after a "resend later" as the uploader
+        /// does.
+        func honestUpload(_ body: Data) async throws -> Duration {
+            let started = ContinuousClock.now
+            var answer = try await upload(body, key: quietKey)
+            while answer.status == 503 {
+                print("hostile suite: another project's upload was told to resend: \(answer.text.prefix(200))")
+                try await Task.sleep(for: .milliseconds(200))
+                answer = try await upload(body, key: quietKey)
+            }
+            #expect([200, 201].contains(answer.status), "\(answer.text.prefix(200))")
+            return ContinuousClock.now - started
         }
 
         // Megabytes of bodies are built on a thread of their own: built on the test's cooperative
@@ -48,6 +67,10 @@ struct HostileProcessTests {
                 ], body: body)
         }
 
+        // Its usual time, before any attack.
+        var usualTimes: [Duration] = []
+        for _ in 0..<10 { usualTimes.append(try await honestUpload(honest)) }
+
         let healthWatcher = try HealthWatcher(baseURL: collector.baseURL, directory: directory)
 
         // 1,100 idle connections, held by a process of their own: in this one they would take its
@@ -61,12 +84,12 @@ struct HostileProcessTests {
         }
         #expect(FileManager.default.fileExists(atPath: ready), "\(Tool.output(of: idle))")
 
-        let honestLatencies = try await withThrowingTaskGroup(of: Duration?.self) { group in
+        let honestLatencies = try await withThrowingTaskGroup(of: [Duration].self) { group in
             for _ in 0..<3 {
                 group.addTask {
                     let answer = try await upload(repeatedListing)
                     #expect(answer.status == 422, "\(answer.text.prefix(200))")
-                    return nil
+                    return []
                 }
             }
             for _ in 0..<6 {
@@ -74,13 +97,13 @@ struct HostileProcessTests {
                     // Refused when the shared budget is spent (503, resend later), or stored.
                     let answer = try await upload(fullReports)
                     #expect([201, 200, 503].contains(answer.status), "\(answer.text.prefix(200))")
-                    return nil
+                    return []
                 }
             }
             group.addTask {
                 let answer = try await upload(shortLines)
                 #expect(answer.status == 201, "\(answer.text.prefix(200))")
-                return nil
+                return []
             }
             // Security review 2026-11-27, finding 3: events whose JSON tree is ~40 times their bytes. One of
             // Sentry's 1 MiB is charged its tree, so only a few are read at once (the rest: resend later);
@@ -90,43 +113,39 @@ struct HostileProcessTests {
                     let answer = try await sendEnvelope(sentryEvent)
                     // 429 is the Sentry route's "resend later" (SDKs hold back on it).
                     #expect([200, 429].contains(answer.status), "\(answer.text.prefix(200))")
-                    return nil
+                    return []
                 }
             }
             for _ in 0..<2 {
                 group.addTask {
                     let answer = try await sendEnvelope(oversizedSentryEvent)
                     #expect(answer.status == 422, "\(answer.text.prefix(200))")
-                    return nil
+                    return []
                 }
             }
             group.addTask {
                 let answer = try await upload(ratioBomb)
                 #expect(answer.status == 422, "\(answer.text.prefix(200))")
-                return nil
+                return []
             }
             group.addTask {
                 var honestTimes: [Duration] = []
-                for _ in 0..<10 {
-                    let started = ContinuousClock.now
-                    var answer = try await upload(honest)
-                    while answer.status == 503 {  // as the uploader does: resend later
-                        try await Task.sleep(for: .milliseconds(200))
-                        answer = try await upload(honest)
-                    }
-                    #expect([200, 201].contains(answer.status), "\(answer.text.prefix(200))")
-                    honestTimes.append(ContinuousClock.now - started)
-                }
-                return honestTimes.max()
+                for _ in 0..<10 { honestTimes.append(try await honestUpload(honest)) }
+                print("hostile suite: another project's uploads under attack: \(honestTimes)")
+                return honestTimes
             }
-            return try await group.reduce(into: [Duration]()) { if let value = $1 { $0.append(value) } }
+            return try await group.reduce(into: [Duration]()) { $0 += $1 }
         }
         idle.kill(SIGKILL)
         let health = healthWatcher.stop()
         let peak = collector.peakRSS
+        let usual = usualTimes.max() ?? .zero
+        let underAttack = honestLatencies.max() ?? .zero
+        let typicalUnderAttack = honestLatencies.sorted()[honestLatencies.count / 2]
         print(
             "hostile suite: collector peak RSS \(Int(peak)) MiB; /health p99 \(health.p99), slowest \(health.worst); "
-                + "slowest honest upload \(honestLatencies.max() ?? .zero)")
+                + "another project's uploads under attack: median \(typicalUnderAttack), slowest \(underAttack); "
+                + "before: slowest \(usual)")
         #expect(peak < 512, "peak RSS \(peak) MiB")
         #expect(health.requests > 0 && health.failures == 0, "/health: \(health)")
         // The bar. Measured 64–99 ms in debug builds beside two CI runs, so a miss is no accident. On
@@ -135,7 +154,34 @@ struct HostileProcessTests {
         // by the hostile uploads fails both bars.
         #expect(health.p99 < .seconds(1), "/health p99 \(health.p99), slowest \(health.worst)")
         #expect(health.worst < .seconds(5), "slowest /health \(health.worst)")
-        #expect((honestLatencies.max() ?? .zero) < .seconds(60), "an honest upload was held up")
+        // Another project's uploads, under every attack at once on 2 CPUs: the attacks' CPU is the
+        // kernel's to share, so "its usual time" is a bound of a few times it, not equality. Measured
+        // (debug build, 2026-11-28): 10-15 ms each, before and under attack, but the first one under
+        // attack 3.5-4.1 s, while every inspection thread and one other thread (unnamed: a cooperative
+        // or a database thread) were busy; not explained yet (issue 54). Never told to resend: its
+        // memory share is its own.
+        #expect(
+            typicalUnderAttack < max(usual * 10, .milliseconds(500)),
+            "another project's uploads: \(honestLatencies), usual \(usualTimes)")
+        #expect(underAttack < .seconds(10), "another project's uploads: \(honestLatencies)")
+    }
+
+    /// A new project's ingest key, made with the collector's own command beside the running server.
+    static func createIngestKey(dataDirectory: String, project: String) throws -> String {
+        let data = ["--data-dir", dataDirectory]
+        let (created, createdOutput) = try ChildRun.run(
+            CollectorProcess.executable, ["projects", "create", project] + data)
+        let text = String(decoding: createdOutput, as: UTF8.self)
+        // "project <id> <name> created; …"
+        let id = try #require(
+            created == 0 ? text.split(separator: " ").dropFirst().first : nil, "projects create: \(text)")
+        let (status, output) = try ChildRun.run(
+            CollectorProcess.executable, ["keys", "create", "--project", String(id)] + data)
+        let keyLine = String(decoding: output, as: UTF8.self)
+        let secret = try #require(
+            status == 0 ? keyLine.split(separator: "\n").first?.split(separator: " ").last : nil,
+            "keys create: \(keyLine)")
+        return String(secret)
     }
 
     /// A gzipped envelope of one event of about `eventBytes` of nested lists (`[[[[0]]]]`, the JSON

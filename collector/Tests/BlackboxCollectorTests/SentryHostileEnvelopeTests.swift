@@ -112,9 +112,9 @@ struct SentryHostileEnvelopeTests {
         let small = MemoryBudget(limit: 16 << 20)
         #expect(refusal(logs, memory: small)?.status == 422, "more than the whole budget: never, not later")
         let budget = MemoryBudget(limit: 64 << 20)
-        #expect(budget.take(48 << 20))
+        #expect(budget.take(48 << 20, project: 99))
         #expect(refusal(logs, memory: budget)?.status == 503, "the budget is held by others: later")
-        budget.giveBack(48 << 20)
+        budget.giveBack(48 << 20, project: 99)
         #expect(try inspect(logs, memory: budget).plan.files.first?.lineCount == 10_000)
         #expect(budget.inUse == 0, "everything charged is given back")
 

@@ -50,7 +50,7 @@ struct TransactionTests {
                 projectID: 1, uploadID: "u", sha256: "s", size: 10, blob: "b", manifest: nil,
                 files: [InspectedFile(path: "reports/r.json", kind: .report, size: 10, sha256: "r")],
                 reports: [Reports.crash(functions: ["shop.pay() -> ()"], version: version)], receivedAt: Date()),
-            indexing: IndexingBudget(IngestLimits()))
+            bounds: IngestBounds(IngestLimits()))
     }
 
     @Test(

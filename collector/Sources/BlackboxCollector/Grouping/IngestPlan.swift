@@ -79,9 +79,10 @@ public struct IngestPlan: Sendable {
         occurrences.reduce(Int(bundle.size)) { $0 + $1.json.count }
     }
 
-    /// The plan for a bundle of any format; its logs are held to `indexing` here, so that every format
-    /// is.
-    init(_ new: NewBundle, indexing: IndexingBudget) throws {
+    /// The plan for an upload of any format, held to `bounds` here so that every format is: its logs
+    /// to the indexing budget, its reports to the report bounds (cut to the counts, refused past the
+    /// sizes).
+    init(_ new: NewBundle, bounds: IngestBounds) throws {
         let firstReport = new.reports.first
         bundle = BundleRow(
             projectID: new.projectID,
@@ -97,13 +98,18 @@ public struct IngestPlan: Sendable {
             fileCount: new.files.count,
             reportCount: new.reports.count)
         files = new.files
-        indexing.apply(to: &files)
+        bounds.indexing.apply(to: &files)
         var seen = Set<String>()
         var occurrences: [OccurrenceRow] = []
         let encoder = CrashReport.makeEncoder()
-        for report in new.reports {
+        var storedReportBytes = 0
+        for var report in new.reports {
             let uuid = report.id.uuidString.lowercased()
             guard seen.insert(uuid).inserted else { continue }
+            ReportBounds.cut(&report)
+            let json = try encoder.encode(report)
+            try bounds.reports.check(json: json.count, storedBefore: storedReportBytes, path: "report \(uuid)")
+            storedReportBytes += json.count
             occurrences.append(
                 OccurrenceRow(
                     reportUUID: uuid,
@@ -116,7 +122,7 @@ public struct IngestPlan: Sendable {
                     traceID: report.scope?["trace-id"].flatMap(TraceID.checked),
                     versionKey: report.versionKey,
                     hostKey: report.hostKey,
-                    json: try encoder.encode(report), images: ReportSymbols.imageUses(report)))
+                    json: json, images: ReportSymbols.imageUses(report)))
         }
         self.occurrences = occurrences
         (sessions, implausibleSessionSummaries) = Self.plausibleSessionRows(

@@ -19,6 +19,8 @@ struct BundleInspector {
     let limits: IngestLimits
     /// Shared by all uploads; nil: only the per-bundle limit applies (tests of single bundles).
     var memory: MemoryBudget? = nil
+    /// Whose upload it is, for the memory budget's per-project share.
+    var project: Int64 = 0
     /// When set, inspection stops with `APIError.tooMuchWorkInline` once this many bytes are
     /// inflated: the caller is on the async executor and moves the rest to a thread pool.
     var inlineWorkLimit: Int? = nil
@@ -62,7 +64,7 @@ struct BundleInspector {
 
     private func inspect(_ archive: Archive, bodySize: Int) throws(APIError) -> Inspection {
         var held = 0
-        defer { memory?.giveBack(held) }
+        defer { memory?.giveBack(held, project: project) }
         var entries: [Entry] = []
         for entry in archive {
             entries.append(entry)
@@ -124,9 +126,7 @@ struct BundleInspector {
                             throw APIError.reportsTooLarge(limit: limits.maxReportBytesPerBundle)
                         }
                         if let memory {
-                            guard memory.take(chunk.count) else {
-                                throw APIError.tooManyUploads(limit: limits.maxConcurrentUploads)
-                            }
+                            try memory.take(chunk.count, project: project, for: name)
                             held += chunk.count
                         }
                         consumed.kept.append(chunk)

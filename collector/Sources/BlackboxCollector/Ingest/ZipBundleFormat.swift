@@ -1,5 +1,4 @@
 import Foundation
-import NIOPosix
 import ZIPFoundation
 
 /// Blackbox's own upload: a zip with a manifest, reports and logs (`BundleInspector` checks it).
@@ -7,13 +6,16 @@ struct ZipBundleFormat: BundleFormat {
     let limits: IngestLimits
     /// Manifests and reports held in memory by inspections running now.
     let inspectionMemory: MemoryBudget?
+    /// Where bodies too large to inspect on the request's task are inspected.
+    var pool = InspectionPool.shared
 
     static var blobExtension: String { "zip" }
 
     /// Small bodies inflate up to this much on the calling task before moving to a thread.
     static let inlineInflateBytes = 1 << 20
 
-    /// Inflating blocks a thread: a large bundle is inspected off the async executor. A small one is
+    /// Inflating blocks a thread: a large bundle is inspected off the async executor, on the
+    /// inspection pool (fair between projects). A small one is
     /// inspected right here, from memory (typically a fraction of a millisecond; two thread hops
     /// would cost more), but only up to `inlineInflateBytes` inflated: a small body can inflate 200×
     /// and hold a manifest whose decoding would stall every request on this executor, so past that
@@ -23,21 +25,23 @@ struct ZipBundleFormat: BundleFormat {
     func plan(_ body: ReceivedBody, for upload: UploadAdmission.Admitted, receivedAt: Date) async throws
         -> IngestPlan
     {
-        let inspector = BundleInspector(limits: limits, memory: inspectionMemory)
+        let inspector = BundleInspector(limits: limits, memory: inspectionMemory, project: upload.key.projectID)
         let makePlan = { @Sendable (inspected: BundleInspector.Inspection) throws -> IngestPlan in
             try IngestPlan(
                 NewBundle(
                     projectID: upload.key.projectID, uploadID: upload.uploadID, sha256: body.sha256,
                     size: Int64(body.size), blob: ZipBundleFormat.blobName(sha256: body.sha256),
                     manifest: inspected.manifest, files: inspected.files, reports: inspected.reports,
-                    receivedAt: receivedAt), indexing: IndexingBudget(limits))
+                    receivedAt: receivedAt), bounds: IngestBounds(limits))
         }
         if let bytes = body.bytes {
             if let inspection = try Self.inspectInline(bytes, with: inspector) { return try makePlan(inspection) }
-            return try await NIOThreadPool.singleton.runIfActive { try makePlan(try inspector.inspect(bytes: bytes)) }
+            return try await pool.run(project: upload.key.projectID) {
+                try makePlan(try inspector.inspect(bytes: bytes))
+            }
         }
         let (path, size) = (body.path, body.size)
-        return try await NIOThreadPool.singleton.runIfActive {
+        return try await pool.run(project: upload.key.projectID) {
             try makePlan(try inspector.inspect(path: path, bodySize: size))
         }
     }

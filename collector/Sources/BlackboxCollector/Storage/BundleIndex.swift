@@ -9,11 +9,11 @@ public protocol BundleIndex: Sendable {
 }
 
 extension BundleIndex {
-    /// Plans and applies validated bundles (tests and tools; ingest plans off the transaction), their
-    /// logs held to the default indexing budget.
-    func index(_ bundles: [NewBundle], indexing: IndexingBudget = IndexingBudget(IngestLimits())) async throws
+    /// Plans and applies validated bundles (tests and tools; ingest plans off the transaction), held
+    /// to the default bounds.
+    func index(_ bundles: [NewBundle], bounds: IngestBounds = IngestBounds(IngestLimits())) async throws
         -> [IndexOutcome]
     {
-        try await apply(bundles.map { try IngestPlan($0, indexing: indexing) })
+        try await apply(bundles.map { try IngestPlan($0, bounds: bounds) })
     }
 }

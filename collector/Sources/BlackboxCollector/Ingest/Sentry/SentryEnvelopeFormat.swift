@@ -1,7 +1,6 @@
 import BlackboxFormat
 import Crypto
 import Foundation
-import NIOPosix
 
 /// The Sentry protocol's envelope as an upload format beside Blackbox's zip: the decoded envelope is
 /// the stored blob, its events become reports, its sessions release health, its logs a log file of
@@ -14,6 +13,8 @@ struct SentryEnvelopeFormat: BundleFormat {
     /// Envelopes held in memory by inspections running now (shared with the zip format's budget).
     let inspectionMemory: MemoryBudget?
     var events = SentryEventReport()
+    /// Where envelopes too large to read on the request's task are inspected.
+    var pool = InspectionPool.shared
 
     /// An envelope is inspected in memory: its decoded size is bounded like a bundle's reports
     /// (`maxReportBytesPerBundle`, 32 MiB by default; Sentry's own limit for an event is 1 MB).
@@ -23,14 +24,8 @@ struct SentryEnvelopeFormat: BundleFormat {
     static let maxEventItemBytes = 1 << 20
     /// A `session` or `sessions` item's bytes: an SDK's are a few hundred; a larger one is dropped unread.
     static let maxSessionItemBytes = 64 << 10
-    /// What parsing a JSON item into a `SentryJSON` tree allocates per byte, at most: measured 42× for
-    /// nested lists (`[[[[0]]]]`), 32× for small objects, 30× for a list of numbers, 6× for strings
-    /// (release build, peak resident growth). The inspection budget is charged this much for an item
-    /// while its tree lives: it counted the envelope's bytes only, and four 254 KB requests took the
-    /// collector from 137 MiB to 2.4 GiB (security review 2026-11-27, finding 3).
-    static let jsonTreeBytesPerByte = 48
     /// Envelopes up to this size are inspected on the request's task; larger ones on a thread of the
-    /// blocking pool. Parsing costs up to ~2 µs of CPU a byte (`[{},{},…]`): a cooperative thread
+    /// inspection pool. Parsing costs up to ~2 µs of CPU a byte (`[{},{},…]`): a cooperative thread
     /// must not spend more than a few milliseconds of it.
     static let maxInlineBytes = 4 << 10
 
@@ -58,15 +53,14 @@ struct SentryEnvelopeFormat: BundleFormat {
     func inspect(_ body: ReceivedBody, for upload: UploadAdmission.Admitted, receivedAt: Date) async throws
         -> Inspection
     {
-        if let memory = inspectionMemory {
-            guard memory.take(body.size) else { throw APIError.inspectionMemoryFull(limit: memory.limit) }
-        }
-        defer { inspectionMemory?.giveBack(body.size) }
+        let project = upload.key.projectID
+        try inspectionMemory?.take(body.size, project: project, for: "the envelope")
+        defer { inspectionMemory?.giveBack(body.size, project: project) }
         if let bytes = body.bytes, bytes.count <= Self.maxInlineBytes {
             return try inspect(bytes, body: body, upload: upload, receivedAt: receivedAt)
         }
         let format = self
-        return try await NIOThreadPool.singleton.runIfActive {
+        return try await pool.run(project: upload.key.projectID) {
             let bytes = try body.bytes ?? Data(contentsOf: URL(fileURLWithPath: body.path))
             return try format.inspect(bytes, body: body, upload: upload, receivedAt: receivedAt)
         }
@@ -98,17 +92,9 @@ struct SentryEnvelopeFormat: BundleFormat {
             }
             /// The item as a tree, for `body` only: the budget is charged for the tree while it lives.
             func withJSON<Result>(_ body: (SentryJSON) throws -> Result) throws -> Result {
-                let charge = payload.count * Self.jsonTreeBytesPerByte
-                if let memory = inspectionMemory {
-                    guard charge <= memory.limit else {
-                        throw APIError.invalidReport(
-                            "items/\(number).\(item.type)",
-                            "reading it takes \(charge >> 20) MiB, more than the \(memory.limit >> 20) MiB set aside for inspections"
-                        )
-                    }
-                    guard memory.take(charge) else { throw APIError.inspectionMemoryFull(limit: memory.limit) }
-                }
-                defer { inspectionMemory?.giveBack(charge) }
+                let charge = payload.count * ParseCost.jsonTreeBytesPerByte
+                try inspectionMemory?.take(charge, project: upload.key.projectID, for: "items/\(number).\(item.type)")
+                defer { inspectionMemory?.giveBack(charge, project: upload.key.projectID) }
                 let tree: SentryJSON
                 do {
                     tree = try SentryJSON.parse(payload)
@@ -170,7 +156,7 @@ struct SentryEnvelopeFormat: BundleFormat {
             receivedAt: receivedAt)
         new.sessions = sessions
         return Inspection(
-            plan: try IngestPlan(new, indexing: IndexingBudget(limits)), eventID: eventID, dropped: dropped)
+            plan: try IngestPlan(new, bounds: IngestBounds(limits)), eventID: eventID, dropped: dropped)
     }
 
     /// The envelope an SDK would have sent for one event (what the legacy `store/` endpoint receives).

@@ -17,13 +17,15 @@ import Foundation
 ///   group (`CrashSignature`);
 /// - the user is reduced to a digest of its id (`user.id-digest`): no email, name or address is kept.
 struct SentryEventReport {
-    static let maxFrames = 1_024
+    /// Cut while converting, so that what an event's frames and images cost to read is bounded too
+    /// (`ReportBounds` holds every stored report to the same counts).
+    static let maxFrames = ReportBounds.maxFrames
     static let maxThreads = 256
-    static let maxThreadFrames = 256
+    static let maxThreadFrames = ReportBounds.maxThreadFrames
     /// Frames of every thread together: 256 threads of 256 frames each were 65,536 frames from one 2 MB
     /// event (security review 2026-11-27, findings 6 and 7).
-    static let maxAllThreadFrames = 8_192
-    static let maxImages = 4_096
+    static let maxAllThreadFrames = ReportBounds.maxAllThreadFrames
+    static let maxImages = ReportBounds.maxImages
     static let maxBreadcrumbs = 200
     static let maxEntries = 128
     /// Source lines kept around a frame's line (sentry-python sends 5 each side), and bytes per line.
