@@ -163,7 +163,8 @@ struct HostileProcessTests {
         #expect(
             typicalUnderAttack < max(usual * 10, .milliseconds(500)),
             "another project's uploads: \(honestLatencies), usual \(usualTimes)")
-        #expect(underAttack < .seconds(10), "another project's uploads: \(honestLatencies)")
+        // The first upload's stall: 3.5-5.6 s quiet, 7.5 s beside a looping release build.
+        #expect(underAttack < .seconds(20), "another project's uploads: \(honestLatencies)")
     }
 
     /// A new project's ingest key, made with the collector's own command beside the running server.
