@@ -70,6 +70,16 @@ static void append_hex(builder *b, uint64_t value) {
 
 static const unsigned char *find_build_id(struct dl_phdr_info *info, size_t *length);
 
+// The loader's name for the image; the main executable, which has none there, by the kernel's path
+// (in `buffer`); NULL when that cannot be read.
+static const char *image_path(struct dl_phdr_info *info, char *buffer, size_t size) {
+    if (info->dlpi_name != NULL && info->dlpi_name[0] != 0) return info->dlpi_name;
+    ssize_t n = readlink("/proc/self/exe", buffer, size - 1);
+    if (n <= 0) return NULL;
+    buffer[n] = 0;
+    return buffer;
+}
+
 // The image's NT_GNU_BUILD_ID as hex, or `-`.
 static void append_build_id(builder *b, struct dl_phdr_info *info) {
     size_t length;
@@ -99,13 +109,8 @@ static int visit_image(struct dl_phdr_info *info, size_t size, void *context) {
     if (high == 0) return 0;
 
     char path[4096];
-    const char *name = info->dlpi_name;
-    if (name == NULL || name[0] == 0) {
-        // The main executable has no name here; the kernel knows its path.
-        ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
-        path[n > 0 ? n : 0] = 0;
-        name = n > 0 ? path : "[main]";
-    }
+    const char *name = image_path(info, path, sizeof(path));
+    if (name == NULL) name = "[main]";
     if (strncmp(name, "linux-vdso", 10) == 0) name = "[vdso]";
 
     append(b, "image ", 6);
@@ -172,14 +177,8 @@ static int visit_loaded(struct dl_phdr_info *info, size_t size, void *context) {
     }
     if (low == UINTPTR_MAX) return 0;
     char path[4096];
-    const char *name = info->dlpi_name;
-    if (name == NULL || name[0] == 0) {
-        ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
-        if (n <= 0) return 0;
-        path[n] = 0;
-        name = path;
-    }
-    if (name[0] != '/') return 0;  // the vDSO: no file to read
+    const char *name = image_path(info, path, sizeof(path));
+    if (name == NULL || name[0] != '/') return 0;  // the vDSO: no file to read
     long page = sysconf(_SC_PAGESIZE);
     bbx_loaded_image image = {
         .base = low & ~(uintptr_t)(page > 0 ? page - 1 : 4095),

@@ -3,12 +3,9 @@
 struct IngestBounds: Sendable {
     var indexing: IndexingBudget
     var reports: ReportBounds
+}
 
-    init(indexing: IndexingBudget, reports: ReportBounds) {
-        self.indexing = indexing
-        self.reports = reports
-    }
-
+extension IngestBounds {
     init(_ limits: IngestLimits) {
         self.init(indexing: IndexingBudget(limits), reports: ReportBounds(limits))
     }

@@ -93,7 +93,7 @@ struct FairShare<Continuation> {
     let threads: Int
     let perProject: Int
     private var nextID = 0
-    private(set) var runningByProject: [Int64: Int] = [:]
+    /// At most `threads` tickets: a project's count is read off them.
     private var running: Set<Ticket> = []
     /// In arrival order; short (bounded by the upload slots), so a list is enough.
     private var waiting: [Waiter] = []
@@ -137,28 +137,25 @@ struct FairShare<Continuation> {
     /// Ends a running inspection; returns the continuation of the one that starts in its place.
     mutating func finish(_ ticket: Ticket) -> Continuation? {
         guard running.remove(ticket) != nil else { return nil }
-        let left = runningByProject[ticket.project, default: 1] - 1
-        runningByProject[ticket.project] = left > 0 ? left : nil
         return next()
     }
 
+    private func runningCount(of project: Int64) -> Int { running.count { $0.project == project } }
+
     private func mayStart(_ project: Int64) -> Bool {
-        running.count < threads && runningByProject[project, default: 0] < perProject
+        running.count < threads && runningCount(of: project) < perProject
     }
 
-    private mutating func start(_ ticket: Ticket) {
-        running.insert(ticket)
-        runningByProject[ticket.project, default: 0] += 1
-    }
+    private mutating func start(_ ticket: Ticket) { running.insert(ticket) }
 
     /// The waiter whose project runs the fewest inspections (the earliest among equals), if any may
     /// start.
     private mutating func next() -> Continuation? {
         var chosen: Int?
+        var chosenLoad = Int.max
         for index in waiting.indices where mayStart(waiting[index].ticket.project) {
-            let load = runningByProject[waiting[index].ticket.project, default: 0]
-            if let best = chosen, runningByProject[waiting[best].ticket.project, default: 0] <= load { continue }
-            chosen = index
+            let load = runningCount(of: waiting[index].ticket.project)
+            if load < chosenLoad { (chosen, chosenLoad) = (index, load) }
         }
         guard let chosen else { return nil }
         let waiter = waiting.remove(at: chosen)

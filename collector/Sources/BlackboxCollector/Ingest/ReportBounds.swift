@@ -22,15 +22,6 @@ struct ReportBounds: Sendable {
     static let maxAllThreadFrames = 8_192
     static let maxImages = RawCrashReport.Limits.images
 
-    init(maxReportBytes: Int, maxReportBytesPerUpload: Int) {
-        self.maxReportBytes = maxReportBytes
-        self.maxReportBytesPerUpload = maxReportBytesPerUpload
-    }
-
-    init(_ limits: IngestLimits) {
-        self.init(maxReportBytes: limits.maxReportBytes, maxReportBytesPerUpload: limits.maxReportBytesPerBundle)
-    }
-
     /// Cuts what is past the counts (a note says so); returns whether anything was cut.
     @discardableResult
     static func cut(_ report: inout CrashReport) -> Bool {
@@ -80,5 +71,11 @@ struct ReportBounds: Sendable {
         guard storedBefore + json <= maxReportBytesPerUpload else {
             throw .reportsTooLarge(limit: maxReportBytesPerUpload)
         }
+    }
+}
+
+extension ReportBounds {
+    init(_ limits: IngestLimits) {
+        self.init(maxReportBytes: limits.maxReportBytes, maxReportBytesPerUpload: limits.maxReportBytesPerBundle)
     }
 }

@@ -60,7 +60,7 @@ struct SentryEnvelopeFormat: BundleFormat {
             return try inspect(bytes, body: body, upload: upload, receivedAt: receivedAt)
         }
         let format = self
-        return try await pool.run(project: upload.key.projectID) {
+        return try await pool.run(project: project) {
             let bytes = try body.bytes ?? Data(contentsOf: URL(fileURLWithPath: body.path))
             return try format.inspect(bytes, body: body, upload: upload, receivedAt: receivedAt)
         }
@@ -120,13 +120,10 @@ struct SentryEnvelopeFormat: BundleFormat {
                 let encoded = try CrashReport.makeEncoder().encode(report)
                 // What is stored is the converted report, so it is what counts (an event of empty
                 // frames was once stored at 70 times its size: security review 2026-11-27, finding 6).
-                guard encoded.count <= limits.maxReportBytes else {
-                    throw APIError.invalidReport(path, "its report is larger than \(limits.maxReportBytes) bytes")
-                }
-                reportBytes += max(payload.count, encoded.count)
-                if reportBytes > limits.maxReportBytesPerBundle {
-                    throw APIError.reportsTooLarge(limit: limits.maxReportBytesPerBundle)
-                }
+                // Checked here too, before the next event is converted; `IngestPlan` checks again.
+                let counted = max(payload.count, encoded.count)
+                try ReportBounds(limits).check(json: counted, storedBefore: reportBytes, path: path)
+                reportBytes += counted
                 reports.append(try sanitizer.sanitized(report, raw: encoded, decode: CrashReport.decode))
                 files.append(file(path, .report))
             case "session", "sessions":
