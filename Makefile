@@ -36,7 +36,7 @@ PYTHON_VENV ?= $(HOME)/.cache/blackbox/python-peers-$(PEERS_HASH)
 # Where `make test` keeps its stage times and the tests' xUnit files (scripts/test-all.sh).
 TEST_RESULTS ?= $(SCRATCH)/test-results
 
-.PHONY: help run example demo test check lint build-library build-library-debug build-crash-child build-shipped-example test-library build-collector test-collector test-adoption test-examples build-tools build-examples run-examples deps test-deps python-peers bench-deps bench bench-server bench-crash bench-collector format clean
+.PHONY: help run example demo test check lint build-library build-library-debug build-crash-child build-shipped-example test-library build-collector test-collector test-hostile-release test-adoption test-examples build-tools build-examples run-examples deps test-deps python-peers bench-deps bench bench-server bench-crash bench-collector format clean
 
 ## This list.
 help:
@@ -141,6 +141,16 @@ test-collector: python-peers
 		$(BIN)/blackbox-collectorPackageTests.xctest $(TEST_FLAGS) \
 		--xunit-output $(TEST_RESULTS)/collector.xml
 	DEMO_KEEP_RUNNING=0 DEMO_PORT=0 scripts/demo.sh
+
+## The hostile suites against a release collector process, as deployed (issue 47's bar; `make test`
+## runs them against the debug build it already has: a release collector is ten more minutes of both
+## cores).
+test-hostile-release: build-collector python-peers
+	cd collector && $(SWIFT_BUILD) $(RELEASE_FLAGS) --product blackbox-collector
+	cd collector && BLACKBOX_COLLECTOR_BIN=$$(realpath $(RELEASE_BIN))/blackbox-collector \
+		BLACKBOX_BIN_DIR=$$(realpath $(BIN)) \
+		BLACKBOX_PYTHON=$(PYTHON_VENV)/bin/python \
+		$(BIN)/blackbox-collectorPackageTests.xctest $(TEST_FLAGS) --filter Hostile
 
 ## The pinned PyPI peers, made once per machine and set of pins (see PYTHON_VENV above).
 python-peers: $(PYTHON_VENV)/.installed

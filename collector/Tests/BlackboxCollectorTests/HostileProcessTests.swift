@@ -22,129 +22,205 @@ struct HostileProcessTests {
         let collector = try await CollectorProcess.start(dataDirectory: directory)
         defer { collector.kill(SIGTERM) }
         let port = try #require(URL(string: collector.baseURL)?.port)
-        let key = [("Authorization", "Bearer \(collector.ingestKey)"), ("Content-Type", "application/zip")]
-        func upload(_ body: Data, key: [(String, String)] = key) async throws -> HTTPResult {
-            try await HTTP.request(
-                "\(collector.baseURL)/api/v1/bundles", method: .POST, headers: key + [("Upload-Id", UUID().uuidString)],
-                body: body)
-        }
-        // The honest client is another project's app: every attack comes with the first project's key
-        // (public: it ships in every app), and must not slow another project's uploads.
-        let quietKey = [
-            ("Authorization", "Bearer \(try Self.createIngestKey(dataDirectory: directory, project: "quiet"))"),
-            ("Content-Type", "application/zip"),
-        ]
-        /// An honest upload's time to its acknowledgement, resent after a "resend later" as the uploader
-        /// does.
-        func honestUpload(_ body: Data) async throws -> Duration {
-            let started = ContinuousClock.now
-            var answer = try await upload(body, key: quietKey)
-            while answer.status == 503 {
-                print("hostile suite: another project's upload was told to resend: \(answer.text.prefix(200))")
-                try await Task.sleep(for: .milliseconds(200))
-                answer = try await upload(body, key: quietKey)
-            }
-            #expect([200, 201].contains(answer.status), "\(answer.text.prefix(200))")
-            return ContinuousClock.now - started
-        }
-
+        let upload = Self.bundleSender(collector)
         // Megabytes of bodies are built on a thread of their own: built on the test's cooperative
         // threads, they starved every other test running in parallel for seconds.
-        let bodies = try await offThePool { try Self.makeBodies() }
-        let (honest, shortLines, fullReports, repeatedListing, ratioBomb) = bodies
+        let (shortLines, fullReports, repeatedListing, ratioBomb) = try await offThePool { try Self.makeBodies() }
         let (sentryEvent, oversizedSentryEvent) = try await offThePool {
             (
                 try Self.sentryEnvelope(eventBytes: SentryEnvelopeFormat.maxEventItemBytes - 64),
                 try Self.sentryEnvelope(eventBytes: 7 << 20)
             )
         }
-        func sendEnvelope(_ body: Data) async throws -> HTTPResult {
+        let sendEnvelope = Self.envelopeSender(collector)
+
+        try await Self.measureUnderAttack(collector, directory: directory) {
+            // 1,100 idle connections, held by a process of their own: in this one they would take its
+            // descriptors past 1,024, where Foundation's `Process` (its CFSocket select loop) corrupts
+            // memory for every test that runs a program meanwhile (a parallel run hung for good).
+            let ready = "\(directory)/idle-connections-open"
+            let idle = try Tool.Running(
+                "/usr/bin/python3", ["-c", IdleConnections.script, String(port), "1100", ready, "hold"],
+                environment: [:])
+            defer { idle.kill(SIGKILL) }
+            for _ in 0..<600 where !FileManager.default.fileExists(atPath: ready) {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(FileManager.default.fileExists(atPath: ready), "\(Tool.output(of: idle))")
+
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<3 {
+                    group.addTask {
+                        let answer = try await upload(repeatedListing)
+                        #expect(answer.status == 422, "\(answer.text.prefix(200))")
+                    }
+                }
+                for _ in 0..<6 {
+                    group.addTask {
+                        // Refused when the shared budget is spent (503, resend later), or stored.
+                        let answer = try await upload(fullReports)
+                        #expect([201, 200, 503].contains(answer.status), "\(answer.text.prefix(200))")
+                    }
+                }
+                group.addTask {
+                    let answer = try await upload(shortLines)
+                    #expect(answer.status == 201, "\(answer.text.prefix(200))")
+                }
+                // Security review 2026-11-27, finding 3: events whose JSON tree is ~40 times their bytes. One
+                // of Sentry's 1 MiB is charged its tree, so only a few are read at once (the rest: resend
+                // later); a 7 MiB one is refused unread.
+                for _ in 0..<4 {
+                    group.addTask {
+                        let answer = try await sendEnvelope(sentryEvent)
+                        // 429 is the Sentry route's "resend later" (SDKs hold back on it).
+                        #expect([200, 429].contains(answer.status), "\(answer.text.prefix(200))")
+                    }
+                }
+                for _ in 0..<2 {
+                    group.addTask {
+                        let answer = try await sendEnvelope(oversizedSentryEvent)
+                        #expect(answer.status == 422, "\(answer.text.prefix(200))")
+                    }
+                }
+                group.addTask {
+                    let answer = try await upload(ratioBomb)
+                    #expect(answer.status == 422, "\(answer.text.prefix(200))")
+                }
+                try await group.waitForAll()
+            }
+        }
+    }
+
+    /// Security review 2026-11-27, in the shapes its evidence gives, all at once: the quadratic names
+    /// (finding 1) in a zip bundle and in Sentry events, an envelope of 999 `log` items of 10,000
+    /// records (2), Sentry events of empty frames that once became 70 times their size (6) and of
+    /// many frames and images (7), with the ingest key; chunk uploads of 500 tiny parts (4) and an
+    /// assemble naming one chunk 256 times (5), with a symbols key. (Finding 3 is in `underAttack`;
+    /// 10, keyless envelopes, in `HostileConnectionTests`.)
+    @Test("the security review's patterns against a collector process: bounded, and no other client slowed")
+    func reviewPatterns() async throws {
+        let scratch = TemporaryDirectory(prefix: "collector-review")
+        defer { scratch.remove() }
+        let directory = scratch.path
+        let collector = try await CollectorProcess.start(dataDirectory: directory)
+        defer { collector.kill(SIGTERM) }
+        let symbolsKey = try Self.createKey(dataDirectory: directory, project: "1", kind: "symbols")
+        let bodies = try await offThePool { try ReviewPatterns.make() }
+        let sendEnvelope = Self.envelopeSender(collector)
+        let upload = Self.bundleSender(collector)
+        @Sendable func symbols(_ path: String, _ body: Data, contentType: String) async throws -> HTTPResult {
             try await HTTP.request(
-                "\(collector.baseURL)/api/1/envelope/", method: .POST,
-                headers: [
-                    ("X-Sentry-Auth", "Sentry sentry_key=\(collector.ingestKey), sentry_version=7"),
-                    ("Content-Encoding", "gzip"), ("Content-Type", "application/x-sentry-envelope"),
-                ], body: body)
+                collector.baseURL + path, method: .POST,
+                headers: [("Authorization", "Bearer \(symbolsKey)"), ("Content-Type", contentType)], body: body)
         }
 
-        // Its usual time, before any attack.
+        try await Self.measureUnderAttack(collector, directory: directory) {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<2 {
+                    group.addTask {
+                        // Stored (the second one: as a duplicate of the first, the same bytes).
+                        let answer = try await upload(bodies.quadraticNamesBundle)
+                        #expect([200, 201].contains(answer.status), "\(answer.text.prefix(200))")
+                    }
+                    group.addTask {
+                        let answer = try await sendEnvelope(bodies.quadraticNamesEnvelope)
+                        #expect([200, 429].contains(answer.status), "\(answer.text.prefix(200))")
+                    }
+                    group.addTask {
+                        let answer = try await symbols(
+                            "/api/0/organizations/blackbox/chunk-upload/", bodies.tinyChunks,
+                            contentType: ReviewPatterns.chunkFormType)
+                        #expect(answer.status == 400, "\(answer.text.prefix(200))")
+                    }
+                }
+                group.addTask {
+                    let answer = try await sendEnvelope(bodies.logItems)
+                    #expect([200, 429].contains(answer.status), "\(answer.text.prefix(200))")
+                }
+                for body in bodies.emptyFrameEvents + [bodies.framesAndImages] {
+                    group.addTask {
+                        let answer = try await sendEnvelope(body)
+                        #expect([200, 429].contains(answer.status), "\(answer.text.prefix(200))")
+                    }
+                }
+                group.addTask {
+                    let kept = try await symbols(
+                        "/api/0/organizations/blackbox/chunk-upload/", bodies.oneChunk,
+                        contentType: ReviewPatterns.chunkFormType)
+                    #expect(kept.status == 200, "\(kept.text.prefix(200))")
+                    let answer = try await symbols(
+                        "/api/0/projects/blackbox/default/files/difs/assemble/", bodies.repeatedAssemble,
+                        contentType: "application/json")
+                    #expect(answer.text.contains("more than once"), "\(answer.text.prefix(300))")
+                }
+                try await group.waitForAll()
+            }
+        }
+        // Finding 6: what the events became is bounded (the review measured +143 MiB for ten of them).
+        let database = try FileManager.default.contentsOfDirectory(atPath: directory)
+            .filter { $0.hasPrefix("collector.sqlite") }
+            .reduce(0) {
+                $0 + ((try? FileManager.default.attributesOfItem(atPath: "\(directory)/\($1)")[.size] as? Int) ?? 0)
+            }
+        print("hostile suite (review patterns): database \(database >> 20) MiB")
+        #expect(database < 64 << 20, "database \(database) bytes")
+    }
+
+    /// Runs `attack` against `collector` while another project's app keeps uploading and a process of
+    /// its own keeps asking `/health`, and holds the collector to issue 47's bar: `/health` p99 under
+    /// 1 s, the process's peak memory under 512 MiB, the other project's uploads within a few times
+    /// their usual time (measured first, on the same machine) and never told to resend.
+    static func measureUnderAttack(
+        _ collector: CollectorProcess, directory: String, _ attack: @escaping @Sendable () async throws -> Void
+    ) async throws {
+        let quietKey = [
+            ("Authorization", "Bearer \(try Self.createKey(dataDirectory: directory, project: "quiet"))"),
+            ("Content-Type", "application/zip"),
+        ]
+        let honest = try BundleArchive.make(
+            app: .init(name: "shop"), host: "h", reports: [Reports.crash(functions: ["shop.f() -> ()"])],
+            logs: [("a.log", Data("honest line\n".utf8))])
+        /// An honest upload's time to its acknowledgement, resent after a "resend later" as the
+        /// uploader does.
+        @Sendable func honestUpload() async throws -> Duration {
+            let started = ContinuousClock.now
+            while true {
+                let answer = try await HTTP.request(
+                    "\(collector.baseURL)/api/v1/bundles", method: .POST,
+                    headers: quietKey + [("Upload-Id", UUID().uuidString)], body: honest, client: Self.anotherApp)
+                guard answer.status == 503 else {
+                    #expect([200, 201].contains(answer.status), "\(answer.text.prefix(200))")
+                    return ContinuousClock.now - started
+                }
+                print("hostile suite: another project's upload was told to resend: \(answer.text.prefix(200))")
+                try await Task.sleep(for: .milliseconds(200))
+            }
+        }
         var usualTimes: [Duration] = []
-        for _ in 0..<10 { usualTimes.append(try await honestUpload(honest)) }
+        for _ in 0..<10 { usualTimes.append(try await honestUpload()) }
 
         let healthWatcher = try HealthWatcher(baseURL: collector.baseURL, directory: directory)
-
-        // 1,100 idle connections, held by a process of their own: in this one they would take its
-        // descriptors past 1,024, where Foundation's `Process` (its CFSocket select loop) corrupts
-        // memory for every test that runs a program meanwhile (a parallel run hung for good).
-        let ready = "\(directory)/idle-connections-open"
-        let idle = try Tool.Running(
-            "/usr/bin/python3", ["-c", IdleConnections.script, String(port), "1100", ready, "hold"], environment: [:])
-        for _ in 0..<600 where !FileManager.default.fileExists(atPath: ready) {
+        let attackEnded = Flag()
+        let attacking = Task {
+            defer { attackEnded.set() }
+            try await attack()
+        }
+        // The other app uploads as long as the attack lasts (at least ten times), a little apart.
+        var honestLatencies: [Duration] = []
+        repeat {
+            honestLatencies.append(try await honestUpload())
             try await Task.sleep(for: .milliseconds(50))
-        }
-        #expect(FileManager.default.fileExists(atPath: ready), "\(Tool.output(of: idle))")
-
-        let honestLatencies = try await withThrowingTaskGroup(of: [Duration].self) { group in
-            for _ in 0..<3 {
-                group.addTask {
-                    let answer = try await upload(repeatedListing)
-                    #expect(answer.status == 422, "\(answer.text.prefix(200))")
-                    return []
-                }
-            }
-            for _ in 0..<6 {
-                group.addTask {
-                    // Refused when the shared budget is spent (503, resend later), or stored.
-                    let answer = try await upload(fullReports)
-                    #expect([201, 200, 503].contains(answer.status), "\(answer.text.prefix(200))")
-                    return []
-                }
-            }
-            group.addTask {
-                let answer = try await upload(shortLines)
-                #expect(answer.status == 201, "\(answer.text.prefix(200))")
-                return []
-            }
-            // Security review 2026-11-27, finding 3: events whose JSON tree is ~40 times their bytes. One of
-            // Sentry's 1 MiB is charged its tree, so only a few are read at once (the rest: resend later);
-            // a 7 MiB one is refused unread.
-            for _ in 0..<4 {
-                group.addTask {
-                    let answer = try await sendEnvelope(sentryEvent)
-                    // 429 is the Sentry route's "resend later" (SDKs hold back on it).
-                    #expect([200, 429].contains(answer.status), "\(answer.text.prefix(200))")
-                    return []
-                }
-            }
-            for _ in 0..<2 {
-                group.addTask {
-                    let answer = try await sendEnvelope(oversizedSentryEvent)
-                    #expect(answer.status == 422, "\(answer.text.prefix(200))")
-                    return []
-                }
-            }
-            group.addTask {
-                let answer = try await upload(ratioBomb)
-                #expect(answer.status == 422, "\(answer.text.prefix(200))")
-                return []
-            }
-            group.addTask {
-                var honestTimes: [Duration] = []
-                for _ in 0..<10 { honestTimes.append(try await honestUpload(honest)) }
-                print("hostile suite: another project's uploads under attack: \(honestTimes)")
-                return honestTimes
-            }
-            return try await group.reduce(into: [Duration]()) { $0 += $1 }
-        }
-        idle.kill(SIGKILL)
+        } while honestLatencies.count < 10 || !attackEnded.isSet
+        try await attacking.value
         let health = healthWatcher.stop()
         let peak = collector.peakRSS
         let usual = usualTimes.max() ?? .zero
-        let underAttack = honestLatencies.max() ?? .zero
-        let typicalUnderAttack = honestLatencies.sorted()[honestLatencies.count / 2]
+        let sorted = honestLatencies.sorted()
+        let (typical, slowest) = (sorted[sorted.count / 2], sorted[sorted.count - 1])
         print(
             "hostile suite: collector peak RSS \(Int(peak)) MiB; /health p99 \(health.p99), slowest \(health.worst); "
-                + "another project's uploads under attack: median \(typicalUnderAttack), slowest \(underAttack); "
+                + "another project's \(sorted.count) uploads under attack: median \(typical), slowest "
+                + "\(sorted.suffix(3).reversed().map { "\($0)" }.joined(separator: ", ")); "
                 + "before: slowest \(usual)")
         #expect(peak < 512, "peak RSS \(peak) MiB")
         #expect(health.requests > 0 && health.failures == 0, "/health: \(health)")
@@ -154,30 +230,62 @@ struct HostileProcessTests {
         // by the hostile uploads fails both bars.
         #expect(health.p99 < .seconds(1), "/health p99 \(health.p99), slowest \(health.worst)")
         #expect(health.worst < .seconds(5), "slowest /health \(health.worst)")
-        // Another project's uploads, under every attack at once on 2 CPUs: the attacks' CPU is the
-        // kernel's to share, so "its usual time" is a bound of a few times it, not equality. Measured
-        // (debug build, 2026-11-28): 10-15 ms each, before and under attack, but the first one under
-        // attack 3.5-4.1 s, while every inspection thread and one other thread (unnamed: a cooperative
-        // or a database thread) were busy; not explained yet (issue 54). Never told to resend: its
-        // memory share is its own.
+        // Under every attack at once on 2 CPUs the attacks' CPU is the kernel's to share, so "its
+        // usual time" is a bound of a few times it, not equality. Measured (debug build, 2026-11-28):
+        // usual 10-50 ms; under attack median 25 ms, slowest 89 ms.
         #expect(
-            typicalUnderAttack < max(usual * 10, .milliseconds(500)),
+            typical < max(usual * 10, .milliseconds(500)),
             "another project's uploads: \(honestLatencies), usual \(usualTimes)")
-        // The first upload's stall: 3.5-5.6 s quiet, 7.5 s beside a looping release build.
-        #expect(underAttack < .seconds(20), "another project's uploads: \(honestLatencies)")
+        // No upload stalls either: a queue in front of its inspection or its key check (a shared
+        // client's connection queue once made the first one wait 3.4-7.5 s) fails this.
+        #expect(slowest < max(usual * 20, .seconds(2)), "another project's uploads: \(honestLatencies)")
     }
 
-    /// A new project's ingest key, made with the collector's own command beside the running server.
-    static func createIngestKey(dataDirectory: String, project: String) throws -> String {
+    /// Uploads a zip bundle with the first project's ingest key.
+    static func bundleSender(_ collector: CollectorProcess) -> @Sendable (Data) async throws -> HTTPResult {
+        { body in
+            try await HTTP.request(
+                "\(collector.baseURL)/api/v1/bundles", method: .POST,
+                headers: [
+                    ("Authorization", "Bearer \(collector.ingestKey)"), ("Content-Type", "application/zip"),
+                    ("Upload-Id", UUID().uuidString),
+                ], body: body)
+        }
+    }
+
+    /// Sends a gzipped Sentry envelope with the first project's ingest key.
+    static func envelopeSender(_ collector: CollectorProcess) -> @Sendable (Data) async throws -> HTTPResult {
+        { body in
+            try await HTTP.request(
+                "\(collector.baseURL)/api/1/envelope/", method: .POST,
+                headers: [
+                    ("X-Sentry-Auth", "Sentry sentry_key=\(collector.ingestKey), sentry_version=7"),
+                    ("Content-Encoding", "gzip"), ("Content-Type", "application/x-sentry-envelope"),
+                ], body: body)
+        }
+    }
+
+    /// The other project's app has an HTTP client of its own, as a separate app does. On the shared
+    /// one its first upload under attack waited 3.4-7.5 s in the client's own queue: a client opens at
+    /// most 8 connections to one host, and the attack's 17 uploads held them all.
+    static let anotherApp = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
+
+    /// A new key, made with the collector's own commands beside the running server: for `project` (an
+    /// id), or for a new project of that name.
+    static func createKey(dataDirectory: String, project: String, kind: String = "ingest") throws -> String {
         let data = ["--data-dir", dataDirectory]
-        let (created, createdOutput) = try ChildRun.run(
-            CollectorProcess.executable, ["projects", "create", project] + data)
-        let text = String(decoding: createdOutput, as: UTF8.self)
-        // "project <id> <name> created; …"
-        let id = try #require(
-            created == 0 ? text.split(separator: " ").dropFirst().first : nil, "projects create: \(text)")
+        var id = project
+        if Int(project) == nil {
+            let (created, createdOutput) = try ChildRun.run(
+                CollectorProcess.executable, ["projects", "create", project] + data)
+            let text = String(decoding: createdOutput, as: UTF8.self)
+            // "project <id> <name> created; …"
+            id = String(
+                try #require(
+                    created == 0 ? text.split(separator: " ").dropFirst().first : nil, "projects create: \(text)"))
+        }
         let (status, output) = try ChildRun.run(
-            CollectorProcess.executable, ["keys", "create", "--project", String(id)] + data)
+            CollectorProcess.executable, ["keys", "create", "--project", id, "--kind", kind] + data)
         let keyLine = String(decoding: output, as: UTF8.self)
         let secret = try #require(
             status == 0 ? keyLine.split(separator: "\n").first?.split(separator: " ").last : nil,
@@ -195,21 +303,15 @@ struct HostileProcessTests {
         return Data(try GzipData.compress(Array(envelope.utf8)))
     }
 
-    typealias Bodies = (honest: Data, shortLines: Data, fullReports: Data, repeatedListing: Data, ratioBomb: Data)
+    typealias Bodies = (shortLines: Data, fullReports: Data, repeatedListing: Data, ratioBomb: Data)
 
     static func makeBodies() throws -> Bodies {
         let hostile = HostileUploadTests()
-        let honest = try BundleArchive.make(
-            app: .init(name: "shop"), host: "h", reports: [Reports.crash(functions: ["shop.f() -> ()"])],
-            logs: [("a.log", Data("honest line\n".utf8))])
         var generator = SystemRandomNumberGenerator()
         var lines = Data(capacity: 4 << 20)
         for _ in 0..<2_000_000 { lines.append(contentsOf: [UInt8(ascii: "a") + (generator.next() as UInt8) % 26, 10]) }
         let shortLines = try BundleArchive.make(app: .init(name: "shop"), host: "h", logs: [("short.log", lines)])
-        return (
-            honest, shortLines, try reportsNearTheBundleLimit(), try hostile.repeatedListing(),
-            try hostile.ratioOnlyBomb()
-        )
+        return (shortLines, try reportsNearTheBundleLimit(), try hostile.repeatedListing(), try hostile.ratioOnlyBomb())
     }
 
     /// Four reports of just under 8 MiB of hex (which deflates only about 2×, so the inflation

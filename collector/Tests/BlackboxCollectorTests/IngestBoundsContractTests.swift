@@ -167,7 +167,9 @@ struct IngestBoundsContractTests {
         #expect(memory.inUse == 0, "a planned upload gives back what it took")
     }
 
-    @Test("a large upload is inspected on the inspection pool, not on the request's task", arguments: Format.allCases)
+    @Test(
+        "a large upload, or one of large reports, is inspected on the inspection pool, not on the request's task",
+        arguments: Format.allCases)
     func largeUploadOnThePool(_ kind: Format) async throws {
         let pool = InspectionPool(perProject: 1)
         // Small: read where the request runs.
@@ -178,6 +180,10 @@ struct IngestBoundsContractTests {
             try Self.body(kind, reports: [ReportShape()], logs: [kind == .zip ? 40_000 : 200]),
             with: Self.format(kind, pool: pool))
         #expect(pool.completedJobs == 1)
+        // A small body holding large reports (the review's finding 1: 160 KB of hostile names in 1.3 KB).
+        _ = try await Self.plan(
+            try Self.body(kind, reports: [ReportShape(padding: 20_000)]), with: Self.format(kind, pool: pool))
+        #expect(pool.completedJobs == 2)
     }
 
     @Test("a report as the crash handler writes it at its own limits is kept whole; past them it is cut and says so")

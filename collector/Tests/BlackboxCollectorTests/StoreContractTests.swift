@@ -1025,6 +1025,31 @@ struct PostgresCoordinationTests {
         #expect(open == 0, "connections left open after the server stopped")
     }
 
+    @Test("closing the store waits for a transaction in flight, whose commit then succeeds")
+    func closingWaitsForATransaction() async throws {
+        let store = try PostgresStore(url: try await PostgresServer.makeDatabase())
+        try await store.migrate()
+        let (entered, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        let transaction = Task {
+            try await store.write { connection in
+                entered.signal()
+                release.wait()
+                return try connection.rows("SELECT 1 AS one").count
+            }
+        }
+        try await offThePool { entered.wait() }
+        let closing = Task { await store.close() }
+        for _ in 0..<2_000 where !store.operations.isClosing { try await Task.sleep(for: .milliseconds(5)) }
+        await #expect(throws: StorageError.self) { try await store.rows("SELECT 1 AS one") }
+        // Time for a close that did not wait to reach the connection (it closed it within this before).
+        try await Task.sleep(for: .milliseconds(300))
+        release.signal()
+        // Before: the connection closed under the transaction, whose COMMIT then waited forever.
+        let rows = try await withDeadline(.seconds(60), "the transaction in flight") { try await transaction.value }
+        #expect(rows == 1)
+        try await withDeadline(.seconds(60), "closing the store") { await closing.value }
+    }
+
     @Test("the server on PostgreSQL: upload over HTTP, the group and the log line appear, a retry is a duplicate")
     func serverOnPostgres() async throws {
         let url = try await PostgresServer.makeDatabase()

@@ -4,6 +4,7 @@ import BlackboxTestSupport
 import Foundation
 import NIOCore
 import NIOHTTP1
+import Synchronization
 import Testing
 
 @testable import BlackboxCollector
@@ -70,6 +71,13 @@ final class TestCollector: @unchecked Sendable {
         _ = await task.result
         scratch.remove()
     }
+}
+
+/// Set once, read from any task or thread.
+final class Flag: Sendable {
+    private let value = Atomic<Bool>(false)
+    var isSet: Bool { value.load(ordering: .acquiring) }
+    func set() { value.store(true, ordering: .releasing) }
 }
 
 struct HTTPResult {

@@ -92,6 +92,11 @@ public struct CollectorServer: Sendable {
             server: .http1(configuration: .init(idleTimeout: TimeAmount(configuration.limits.idleTimeout))),
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "blackbox-collector",
+                // The queue of connections not yet accepted holds a burst as large as the connection
+                // limit (the kernel caps it at net.core.somaxconn). At Hummingbird's 256, 1,100
+                // connections opened at once overflowed it, and the next client's SYN was dropped and
+                // sent again by its kernel a second later: /health answered in 1.018 s.
+                backlog: configuration.limits.maxConnections,
                 availableConnectionsDelegate: .maximum(configuration.limits.maxConnections, logger: logger)),
             services: services,
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },

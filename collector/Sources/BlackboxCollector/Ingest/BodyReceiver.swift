@@ -63,7 +63,7 @@ struct BodyReceiver: Sendable {
             if decoding != nil,
                 CompressionRatio.exceeds(inflated: kept, compressed: size, limit: limits.maxCompressionRatio)
             {
-                throw APIError.compressionRatio(limit: limits.maxCompressionRatio)
+                throw APIError.compressionRatio(limit: limits.maxCompressionRatio, of: "the decoded body")
             }
             hasher.update(bufferPointer: bytes)
             if gathered != nil, kept <= Self.inlineBytes {

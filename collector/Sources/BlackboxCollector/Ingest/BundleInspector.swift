@@ -24,6 +24,8 @@ struct BundleInspector {
     /// When set, inspection stops with `APIError.tooMuchWorkInline` once this many bytes are
     /// inflated: the caller is on the async executor and moves the rest to a thread pool.
     var inlineWorkLimit: Int? = nil
+    /// The same for the reports' bytes, whose decoding, cleaning and signature cost more per byte.
+    var inlineReportLimit: Int? = nil
 
     struct Inspection {
         var manifest: BundleManifest?
@@ -122,6 +124,7 @@ struct BundleInspector {
                             throw APIError.invalidReport(name, "larger than \(limits.maxReportBytes) bytes")
                         }
                         keptTotal += chunk.count
+                        if let inlineReportLimit, keptTotal > inlineReportLimit { throw APIError.tooMuchWorkInline }
                         if keptTotal > limits.maxReportBytesPerBundle {
                             throw APIError.reportsTooLarge(limit: limits.maxReportBytesPerBundle)
                         }

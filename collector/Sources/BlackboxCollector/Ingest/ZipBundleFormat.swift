@@ -13,6 +13,11 @@ struct ZipBundleFormat: BundleFormat {
 
     /// Small bodies inflate up to this much on the calling task before moving to a thread.
     static let inlineInflateBytes = 1 << 20
+    /// And hold up to this much of reports: each is decoded, cleaned and signed where it was
+    /// inspected, and a 1.3 KB body's report of 160 KB of hostile names held this executor (shared
+    /// by every request) for 0.4-2.4 s in a debug build (security review 2026-11-27, finding 1). An
+    /// app's usual report (a few threads) is a few KB.
+    static let inlineReportBytes = 16 << 10
 
     /// Inflating blocks a thread: a large bundle is inspected off the async executor, on the
     /// inspection pool (fair between projects). A small one is
@@ -46,12 +51,14 @@ struct ZipBundleFormat: BundleFormat {
         }
     }
 
-    /// The inspection, or nil when the body inflates past `inlineInflateBytes`.
+    /// The inspection, or nil when the body inflates past `inlineInflateBytes` or holds more than
+    /// `inlineReportBytes` of reports.
     private static func inspectInline(_ bytes: Data, with inspector: BundleInspector) throws(APIError)
         -> BundleInspector.Inspection?
     {
         var inline = inspector
         inline.inlineWorkLimit = inlineInflateBytes
+        inline.inlineReportLimit = inlineReportBytes
         do {
             return try inline.inspect(bytes: bytes)
         } catch {

@@ -72,11 +72,14 @@ public enum StorageError: Error, CustomStringConvertible {
     case io(path: String, reason: String)
     case notFound(String)
     case invalidConfiguration(String)
+    /// The store is closing or closed (the server is stopping).
+    case closed(String)
     public var description: String {
         switch self {
         case .io(let path, let reason): "\(path): \(reason)"
         case .notFound(let what): "not found: \(what)"
         case .invalidConfiguration(let problem): problem
+        case .closed(let store): "\(store) is closed: the server is stopping"
         }
     }
 }

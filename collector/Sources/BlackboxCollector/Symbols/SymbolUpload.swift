@@ -215,7 +215,7 @@ struct SymbolUpload: Sendable {
             if compressed,
                 CompressionRatio.exceeds(inflated: written, compressed: received, limit: limits.maxCompressionRatio)
             {
-                throw APIError.compressionRatio(limit: limits.maxCompressionRatio)
+                throw APIError.compressionRatio(limit: limits.maxCompressionRatio, of: "the file")
             }
             hasher.update(bufferPointer: bytes)
             sha1.update(bufferPointer: bytes)

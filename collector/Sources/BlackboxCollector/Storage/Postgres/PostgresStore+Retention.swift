@@ -33,7 +33,9 @@ extension PostgresStore {
         }
         // Row deletes leave dead tuples: VACUUM makes their space reusable (outside a transaction).
         if outcome.deletedBundles > 0 {
-            try await client.query("VACUUM (ANALYZE) bundles, bundle_files, reports, log_lines", logger: logger)
+            try await operations.run {
+                try await client.query("VACUUM (ANALYZE) bundles, bundle_files, reports, log_lines", logger: logger)
+            }
         }
         return outcome
     }

@@ -23,6 +23,8 @@ public final class PostgresStore: CollectorStore {
     let threads = NIOThreadPool(numberOfThreads: 8)
     /// `host:port/database`, for error messages.
     private let target: String
+    /// Every use of the client passes here, so that closing waits for what runs (`OperationsInFlight`).
+    let operations: OperationsInFlight
 
     /// How long an indexer's claim on a log file lasts before another instance may take it over.
     static let claimSeconds = 300.0
@@ -32,7 +34,10 @@ public final class PostgresStore: CollectorStore {
     /// `postgres://user:password@host:port/database` (`?sslmode=require` for TLS).
     public init(url: String) throws {
         let configuration = try Self.configuration(url)
-        target = URLComponents(string: url).map { "\($0.host ?? "")\($0.port.map { ":\($0)" } ?? "")\($0.path)" } ?? "?"
+        let target =
+            URLComponents(string: url).map { "\($0.host ?? "")\($0.port.map { ":\($0)" } ?? "")\($0.path)" } ?? "?"
+        self.target = target
+        operations = OperationsInFlight(store: "the PostgreSQL store at \(target)")
         client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         let client = self.client
         runner = Task { await client.run() }
@@ -44,8 +49,10 @@ public final class PostgresStore: CollectorStore {
         threads.shutdownGracefully { _ in }
     }
 
-    /// Closes the client's connections; the store cannot be used afterwards.
+    /// Closes the client's connections once the operations running end (at most 10 s); the store
+    /// cannot be used afterwards.
     public func close() async {
+        await operations.close(waitingAtMost: .seconds(10))
         runner.cancel()
         await runner.value
         try? await threads.shutdownGracefully()
@@ -87,8 +94,10 @@ public final class PostgresStore: CollectorStore {
 
     func transaction<T: Sendable>(_ body: (PostgresConnection, Logger) async throws -> T) async throws -> T {
         let logger = self.logger
-        return try await retryingTransientFailures {
-            try await client.withTransaction(logger: logger) { connection in try await body(connection, logger) }
+        return try await operations.run {
+            try await retryingTransientFailures {
+                try await client.withTransaction(logger: logger) { connection in try await body(connection, logger) }
+            }
         }
     }
 

@@ -68,10 +68,12 @@ struct PostgresWaitingConnection: SQLConnection {
 extension PostgresStore: SQLDatabase {
     func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
         let (logger, threads) = (self.logger, self.threads)
-        return try await retryingTransientFailures {
-            try await client.withTransaction(logger: logger) { connection in
-                try await threads.runIfActive {
-                    try body(PostgresWaitingConnection(connection: connection, logger: logger))
+        return try await operations.run {
+            try await retryingTransientFailures {
+                try await client.withTransaction(logger: logger) { connection in
+                    try await threads.runIfActive {
+                        try body(PostgresWaitingConnection(connection: connection, logger: logger))
+                    }
                 }
             }
         }
@@ -79,9 +81,11 @@ extension PostgresStore: SQLDatabase {
 
     func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
         let (logger, threads) = (self.logger, self.threads)
-        return try await client.withConnection { connection in
-            try await threads.runIfActive {
-                try body(PostgresWaitingConnection(connection: connection, logger: logger))
+        return try await operations.run {
+            try await client.withConnection { connection in
+                try await threads.runIfActive {
+                    try body(PostgresWaitingConnection(connection: connection, logger: logger))
+                }
             }
         }
     }
@@ -94,14 +98,16 @@ extension PostgresStore: SQLDatabase {
     /// Outside a transaction, so a writing statement commits on its own.
     func rows(_ statement: SQLStatement) async throws -> [SQLRow] {
         let logger = self.logger
-        return try await client.withConnection { connection in
-            var rows: [SQLRow] = []
-            for try await row in try await connection.query(
-                PostgresWaitingConnection.query(statement), logger: logger)
-            {
-                rows.append(try PostgresWaitingConnection.row(row))
+        return try await operations.run {
+            try await client.withConnection { connection in
+                var rows: [SQLRow] = []
+                for try await row in try await connection.query(
+                    PostgresWaitingConnection.query(statement), logger: logger)
+                {
+                    rows.append(try PostgresWaitingConnection.row(row))
+                }
+                return rows
             }
-            return rows
         }
     }
 }
