@@ -27,18 +27,30 @@ struct OperationsInFlightTests {
         try #require(condition())
     }
 
-    @Test("close returns only after the running operation ends, and refuses new ones meanwhile")
-    func closeWaits() async throws {
+    /// A store's operations with one running until `held.release()`.
+    static func holdingAnOperation() async throws -> (OperationsInFlight, HeldOperation, Task<Void, any Error>) {
         let operations = OperationsInFlight(store: "the test store")
         let held = HeldOperation()
         let running = Task { try await operations.run { await held.run() } }
-        try await Self.waitUntil { held.hasStarted }
+        try await waitUntil { held.hasStarted }
+        return (operations, held, running)
+    }
 
+    /// Closes `operations` in a task of its own; the flag is set once close has returned.
+    static func closing(_ operations: OperationsInFlight) -> (Task<Void, Never>, Flag) {
         let closed = Flag()
         let closing = Task {
             await operations.close(waitingAtMost: .seconds(600))
             closed.set()
         }
+        return (closing, closed)
+    }
+
+    @Test("close returns only after the running operation ends, and refuses new ones meanwhile")
+    func closeWaits() async throws {
+        let (operations, held, running) = try await Self.holdingAnOperation()
+
+        let (closing, closed) = Self.closing(operations)
         try await Self.waitUntil { operations.isClosing }
         await #expect(throws: StorageError.self) { try await operations.run { 1 } }
         // Still waiting for the held operation (it could not have ended: nothing released it).
@@ -57,10 +69,7 @@ struct OperationsInFlightTests {
         await idle.close(waitingAtMost: .seconds(600))
         #expect(idle.isClosing)
 
-        let operations = OperationsInFlight(store: "the test store")
-        let held = HeldOperation()
-        let running = Task { try await operations.run { await held.run() } }
-        try await Self.waitUntil { held.hasStarted }
+        let (operations, held, running) = try await Self.holdingAnOperation()
         let started = ContinuousClock.now
         await operations.close(waitingAtMost: .milliseconds(100))
         #expect(ContinuousClock.now - started >= .milliseconds(100))
@@ -70,15 +79,8 @@ struct OperationsInFlightTests {
 
     @Test("a shutdown by cancellation still waits for the running operation")
     func cancelledCloseWaits() async throws {
-        let operations = OperationsInFlight(store: "the test store")
-        let held = HeldOperation()
-        let running = Task { try await operations.run { await held.run() } }
-        try await Self.waitUntil { held.hasStarted }
-        let closed = Flag()
-        let closing = Task {
-            await operations.close(waitingAtMost: .seconds(600))
-            closed.set()
-        }
+        let (operations, held, running) = try await Self.holdingAnOperation()
+        let (closing, closed) = Self.closing(operations)
         closing.cancel()
         try await Self.waitUntil { operations.isClosing }
         try await Task.sleep(for: .milliseconds(50))

@@ -1039,7 +1039,7 @@ struct PostgresCoordinationTests {
         }
         try await offThePool { entered.wait() }
         let closing = Task { await store.close() }
-        for _ in 0..<2_000 where !store.operations.isClosing { try await Task.sleep(for: .milliseconds(5)) }
+        try await OperationsInFlightTests.waitUntil { store.operations.isClosing }
         await #expect(throws: StorageError.self) { try await store.rows("SELECT 1 AS one") }
         // Time for a close that did not wait to reach the connection (it closed it within this before).
         try await Task.sleep(for: .milliseconds(300))
