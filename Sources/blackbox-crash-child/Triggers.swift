@@ -65,6 +65,17 @@ func waitForAlternateStack() {
     }
 }
 
+/// Until no report in `outbox` waits for its frames' names, 60 s at most. The test checks what the
+/// naming thread writes; on a loaded machine naming can take longer than the 3 s shutdown waits for
+/// it (after which the report goes out unnamed, as it should).
+func waitForReportNaming(outbox: String) {
+    for _ in 0..<6000 {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: outbox)) ?? []
+        if !names.contains(where: { $0.contains(".unnamed-") }) { return }
+        usleep(10_000)
+    }
+}
+
 func waitForever() -> Never {
     while true { sleep(1) }
 }
@@ -84,6 +95,7 @@ func waitForever() -> Never {
     case "ensure":
         let safePaths = failEnsureRepeatedly()
         FileHandle.standardOutput.write(Data("continued after \(safePaths) failed ensures\n".utf8))
+        waitForReportNaming(outbox: "\(CommandLine.arguments[1])/outbox")
         Blackbox.shutdown()
         exit(0)
     case "unreachable":

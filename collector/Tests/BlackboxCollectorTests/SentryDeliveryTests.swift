@@ -162,7 +162,9 @@ extension SentryDeliveryTests {
         }
         try await Task.sleep(for: .milliseconds(500))
         stuck.kill(SIGKILL)
-        #expect(files(layout.sentrySpool, ".envelope").count == 3, "\(files(layout.sentrySpool, ""))")
+        #expect(
+            files(layout.sentrySpool, ".envelope").count == 3,
+            "spool: \(files(layout.sentrySpool, "")), outbox: \(files(layout.outbox, ""))")
         #expect(files(layout.outbox, ".json").isEmpty)
 
         let collector = try await TestCollector.start()
@@ -218,7 +220,17 @@ struct BugsinkDeliveryTests {
         #expect(relaunched.stdout.contains("sent what earlier runs left"), "\(relaunched.stdout)")
 
         let events = try await bugsink.events()
-        #expect(events.count == 2, "\(events.map { $0["issue"] ?? "" })")
+        let layout = DiagnosticsDirectory(app)
+        func entries(_ directory: String) -> [String] {
+            (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        }
+        #expect(
+            events.count == 2,
+            """
+            \(events.map { $0["issue"] ?? "" }); left in the outbox: \(entries(layout.outbox)), \
+            the spool: \(entries(layout.sentrySpool)); the crashed run: \(crashed.stdout)\(crashed.stderr); \
+            the next: \(relaunched.stdout)\(relaunched.stderr)
+            """)
         let fatal = try #require(events.first { ($0["data"] as? [String: Any])?["level"] as? String == "fatal" })
         let data = try #require(fatal["data"] as? [String: Any])
         #expect(data["release"] as? String == "blackbox-example@1.0+42" && data["environment"] as? String == "test")
