@@ -23,6 +23,9 @@ let package = Package(
         .library(name: "BlackboxFormat", targets: ["BlackboxFormat"]),
         .library(name: "BlackboxCompression", targets: ["BlackboxCompression"]),
         .library(name: "BlackboxSymbols", targets: ["BlackboxSymbols"]),
+        // The Sentry protocol (DSN, envelope, event), written once for the app's delivery and the
+        // collector's ingest. Foundation only.
+        .library(name: "BlackboxSentry", targets: ["BlackboxSentry"]),
         // Domain/code errors with localization and recovery. Separate because it needs Foundation.
         .library(name: "BlackboxErrors", targets: ["BlackboxErrors"]),
         // Bundles and the background uploader. Separate because its HTTP client brings SwiftNIO; empty
@@ -87,6 +90,7 @@ let package = Package(
         // Build-ids, sections and symbol tables of ELF files on disk, bounded against malformed
         // files: for crash processing, `blackbox symbols` and the collector's symbol store.
         .target(name: "BlackboxSymbols", dependencies: ["BlackboxFormat"]),
+        .target(name: "BlackboxSentry", dependencies: ["BlackboxFormat"]),
         .target(
             name: "Blackbox",
             dependencies: [
@@ -102,7 +106,7 @@ let package = Package(
         .target(
             name: "BlackboxUpload",
             dependencies: [
-                "Blackbox", "BlackboxFormat", "BlackboxCompression", "BlackboxSymbols",
+                "Blackbox", "BlackboxFormat", "BlackboxCompression", "BlackboxSymbols", "BlackboxSentry",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation", condition: upload),
                 .product(name: "Crypto", package: "swift-crypto", condition: upload),
@@ -168,7 +172,7 @@ let package = Package(
         .testTarget(
             name: "BlackboxUploadTests",
             dependencies: [
-                "BlackboxUpload", "Blackbox", "BlackboxFormat", "BlackboxTestSupport",
+                "BlackboxUpload", "Blackbox", "BlackboxFormat", "BlackboxSentry", "BlackboxTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: upload),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto", condition: upload),
@@ -177,6 +181,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio", condition: upload),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: upload),
             ]),
+        .testTarget(name: "BlackboxSentryTests", dependencies: ["BlackboxSentry"]),
         .testTarget(
             name: "BlackboxErrorsTests",
             dependencies: [

@@ -36,6 +36,7 @@ let package = Package(
                 "CBlackboxBrotli",
                 .product(name: "BlackboxCompression", package: "blackbox"),
                 .product(name: "BlackboxFormat", package: "blackbox"),
+                .product(name: "BlackboxSentry", package: "blackbox"),
                 .product(name: "BlackboxSymbols", package: "blackbox"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Mustache", package: "swift-mustache"),
@@ -82,6 +83,7 @@ let package = Package(
             name: "BlackboxCollectorTests",
             dependencies: [
                 "BlackboxCollector", "CollectorTestSupport",
+                .product(name: "BlackboxSentry", package: "blackbox"),
                 .product(name: "BlackboxSymbols", package: "blackbox"),
                 .product(name: "BlackboxTestSupport", package: "blackbox"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -68,6 +68,8 @@
                 throw Self.failing(problem.description)
             } catch let problem as EndpointProblem {
                 throw Self.failing(problem.description)
+            } catch let problem as SentryDSN.Problem {
+                throw Self.failing(problem.description)
             }
             var retry = RetryPolicy()
             retry.maxAttempts = attempts

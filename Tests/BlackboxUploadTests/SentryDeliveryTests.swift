@@ -19,7 +19,7 @@
                 "ftp://key@host/1", "https://host/1", "https://key@/1", "https://key@host/", "https://key@host/abc",
                 "https://k%20y@host/1", "",
             ] {
-                #expect(throws: EndpointProblem.self, "\(bad)") { try SentryDSN(bad) }
+                #expect(throws: SentryDSN.Problem.self, "\(bad)") { try SentryDSN(bad) }
             }
             #expect(try SentryDSN.fromEnvironment(["SENTRY_DSN": ""]) == nil)
             let delivery = try #require(
@@ -229,7 +229,7 @@
 
         func spoolEnvelope(_ spool: Spool, types: [String], age: TimeInterval) throws -> String {
             let envelope = SentryEnvelope(
-                eventID: "e", items: types.map { .init(type: $0, payload: Array("{\"x\":1}".utf8)) })
+                eventID: "e", items: types.map { .init(type: $0, payload: Data("{\"x\":1}".utf8)) })
             let path = "\(spool.directory)/\(UUID().uuidString.lowercased()).envelope"
             try FileManager.default.createDirectory(atPath: spool.directory, withIntermediateDirectories: true)
             try Data(envelope.encoded()).write(to: URL(fileURLWithPath: path))

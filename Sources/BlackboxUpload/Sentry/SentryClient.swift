@@ -2,6 +2,7 @@
     import AsyncHTTPClient
     import Blackbox
     import BlackboxCompression
+    import BlackboxSentry
     import Foundation
     import NIOCore
     import NIOHTTP1

@@ -1,6 +1,7 @@
 #if Upload
     import Blackbox
     import BlackboxFormat
+    import BlackboxSentry
     import Foundation
     import Logging
 
@@ -57,14 +58,14 @@
                 processEnvironment["SENTRY_ENVIRONMENT"].flatMap { $0.isEmpty ? nil : $0 } ?? "production"
         }
 
-        public init(dsn: String, consent: UploadConsent = .always) throws(EndpointProblem) {
+        public init(dsn: String, consent: UploadConsent = .always) throws(SentryDSN.Problem) {
             self.init(dsn: try SentryDSN(dsn), consent: consent)
         }
 
         /// From `SENTRY_DSN` (and `SENTRY_RELEASE`, `SENTRY_ENVIRONMENT`); nil when it is not set.
         public static func fromEnvironment(
             _ environment: [String: String] = ProcessInfo.processInfo.environment, consent: UploadConsent = .always
-        ) throws(EndpointProblem) -> SentryDelivery? {
+        ) throws(SentryDSN.Problem) -> SentryDelivery? {
             guard let dsn = try SentryDSN.fromEnvironment(environment) else { return nil }
             return SentryDelivery(dsn: dsn, consent: consent, processEnvironment: environment)
         }

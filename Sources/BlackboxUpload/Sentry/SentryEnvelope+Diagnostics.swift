@@ -1,6 +1,7 @@
 #if Upload
     import Blackbox
     import BlackboxFormat
+    import BlackboxSentry
     import Foundation
 
     /// The envelopes of a delivery pass, written into the Sentry spool (each durable before the
@@ -71,12 +72,14 @@
                 event.trim(step)
                 payload = try encoder.encode(event)
             }
-            var items = [SentryEnvelope.Item(type: "event", payload: Array(payload), contentType: "application/json")]
+            var items = [SentryEnvelope.Item(type: "event", payload: payload, contentType: "application/json")]
             if let logTail, !logTail.isEmpty, event.level == "fatal" || report.kind == .hang {
                 items.append(
-                    .init(type: "attachment", payload: logTail, contentType: "text/plain", filename: "blackbox.log"))
+                    .init(
+                        type: "attachment", payload: Data(logTail), contentType: "text/plain", filename: "blackbox.log")
+                )
             }
-            return SentryEnvelope(eventID: event.eventID, items: items)
+            return SentryEnvelope(eventID: event.eventID, sdk: SentryEvent.envelopeSDK, items: items)
         }
 
         /// Release health: one `sessions` aggregate per release (exited, crashed, abnormal: killed or
@@ -99,9 +102,9 @@
                             started: ReportTime.format(Self.hour(of: summary.firstStart)), exited: summary.clean,
                             crashed: summary.crashed, abnormal: summary.killed + summary.hung)
                     ])
-                items.append(.init(type: "sessions", payload: Array(try encoder.encode(aggregate))))
+                items.append(.init(type: "sessions", payload: try encoder.encode(aggregate)))
             }
-            return items.isEmpty ? nil : SentryEnvelope(items: items)
+            return items.isEmpty ? nil : SentryEnvelope(sdk: SentryEvent.envelopeSDK, items: items)
         }
 
         struct SessionAggregates: Encodable {

@@ -1,39 +1,8 @@
 #if Upload
     import BlackboxCompression
     import BlackboxFormat
+    import BlackboxSentry
     import Foundation
-
-    /// A line of a Blackbox log file in text format, `2026-11-21T22:39:39.123Z INFO  net: message
-    /// key=value`, in its parts: what breadcrumbs and Sentry structured logs are made of.
-    struct LogLineParts {
-        var time: Date
-        /// Blackbox's level tag, lowercased: `trace` … `crit`.
-        var level: String
-        var label: String?
-        var message: String
-
-        /// Nil for a line of another shape (JSON Lines, a line cut short).
-        init?(_ line: String) {
-            let parts = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
-            guard parts.count == 3, let time = ReportTime.parse(String(parts[0])) else { return nil }
-            let level = parts[1].lowercased()
-            guard Self.levels.contains(level) else { return nil }
-            var rest = parts[2].drop { $0 == " " }
-            var label: String?
-            if let colon = rest.firstIndex(of: ":"), !rest[..<colon].contains(" ") {
-                label = String(rest[..<colon])
-                rest = rest[rest.index(after: colon)...].drop { $0 == " " }
-            }
-            self.time = time
-            self.level = level
-            self.label = label
-            self.message = String(rest)
-        }
-
-        static let levels: Set = [
-            "trace", "debug", "info", "note", "notice", "warn", "warning", "error", "crit", "critical",
-        ]
-    }
 
     /// Finished log archives as Sentry structured logs (`log` items, develop.sentry.dev/sdk/telemetry/
     /// logs/): each line a record with its time, level, body and `logger.name`, at most
@@ -62,26 +31,15 @@
         }
 
         func record(_ line: String) -> Record? {
-            guard let parts = LogLineParts(line) else { return nil }
+            guard let parts = LogLine(parsing: line) else { return nil }
             var attributes = ["sentry.origin": Attribute(value: "auto.log.blackbox")]
             if let label = parts.label { attributes["logger.name"] = Attribute(value: label) }
             if let release { attributes["sentry.release"] = Attribute(value: release) }
             if let environment { attributes["sentry.environment"] = Attribute(value: environment) }
             return Record(
-                timestamp: parts.time.timeIntervalSince1970, level: Self.level(parts.level), body: parts.message,
+                timestamp: parts.time.timeIntervalSince1970, level: SentryLogLevel(blackboxTag: parts.level).rawValue,
+                body: parts.message,
                 attributes: attributes)
-        }
-
-        /// Sentry's log levels: trace, debug, info, warn, error, fatal.
-        static func level(_ tag: String) -> String {
-            switch tag {
-            case "trace": "trace"
-            case "debug": "debug"
-            case "warn", "warning": "warn"
-            case "error": "error"
-            case "crit", "critical": "fatal"
-            default: "info"
-            }
         }
 
         /// Calls `emit` with each envelope of the file's lines (a `.gz` file is inflated on the way).
@@ -97,13 +55,15 @@
             var batchBytes = 0
             func flush() throws {
                 guard !batch.isEmpty else { return }
-                let payload = Array(try encoder.encode(Payload(items: batch)))
+                let payload = try encoder.encode(Payload(items: batch))
                 try emit(
-                    SentryEnvelope(items: [
-                        .init(
-                            type: "log", payload: payload, contentType: "application/vnd.sentry.items.log+json",
-                            itemCount: batch.count)
-                    ]))
+                    SentryEnvelope(
+                        sdk: SentryEvent.envelopeSDK,
+                        items: [
+                            .init(
+                                type: "log", payload: payload, contentType: "application/vnd.sentry.items.log+json",
+                                itemCount: batch.count)
+                        ]))
                 batch = []
                 batchBytes = 0
             }

@@ -129,7 +129,7 @@ struct HostileProcessTests {
                     group.addTask {
                         let answer = try await symbols(
                             "/api/0/organizations/blackbox/chunk-upload/", bodies.tinyChunks,
-                            contentType: ReviewPatterns.chunkFormType)
+                            contentType: ChunkForm.contentType)
                         #expect(answer.status == 400, "\(answer.text.prefix(200))")
                     }
                 }
@@ -146,7 +146,7 @@ struct HostileProcessTests {
                 group.addTask {
                     let kept = try await symbols(
                         "/api/0/organizations/blackbox/chunk-upload/", bodies.oneChunk,
-                        contentType: ReviewPatterns.chunkFormType)
+                        contentType: ChunkForm.contentType)
                     #expect(kept.status == 200, "\(kept.text.prefix(200))")
                     let answer = try await symbols(
                         "/api/0/projects/blackbox/default/files/difs/assemble/", bodies.repeatedAssemble,

@@ -1,5 +1,6 @@
 import BlackboxCompression
 import BlackboxFormat
+import BlackboxSentry
 import BlackboxTestSupport
 import Crypto
 import Foundation

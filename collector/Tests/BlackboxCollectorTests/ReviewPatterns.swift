@@ -1,5 +1,6 @@
 import BlackboxCompression
 import BlackboxFormat
+import BlackboxSentry
 import Crypto
 import Foundation
 
@@ -27,9 +28,6 @@ struct ReviewPatterns: Sendable {
     /// Finding 5: one 8 KB chunk, then an assemble naming it 256 times.
     var oneChunk: Data
     var repeatedAssemble: Data
-
-    static let chunkBoundary = "bbx-review-boundary"
-    static let chunkFormType = "multipart/form-data; boundary=\(chunkBoundary)"
 
     static func make() throws -> ReviewPatterns {
         let quadraticName = "Swift." + String(repeating: "( ", count: 3_997)
@@ -65,12 +63,12 @@ struct ReviewPatterns: Sendable {
                             + "\"code_file\":\"/lib/x\($0).so\",\"debug_id\":\"\(UUID().uuidString.lowercased())\"}"
                     })
             ]),
-            tinyChunks: form(
+            tinyChunks: ChunkForm.body(
                 (0..<500).map { index in
                     let bytes = Data(String(format: "%08d", index).utf8)
-                    return (Insecure.SHA1.hash(data: bytes).lowercaseHex, bytes)
+                    return .init(name: Insecure.SHA1.hash(data: bytes).lowercaseHex, bytes: bytes)
                 }),
-            oneChunk: form([(chunkName, chunk)]),
+            oneChunk: ChunkForm.body([.init(name: chunkName, bytes: chunk)]),
             repeatedAssemble: try JSONSerialization.data(withJSONObject: [
                 String(repeating: "5", count: 40): [
                     "name": "x.debug", "chunks": Array(repeating: chunkName, count: 256),
@@ -112,20 +110,7 @@ struct ReviewPatterns: Sendable {
 
     /// A gzipped envelope of `items` (type, JSON payload).
     static func envelope(_ items: [(String, String)]) throws -> Data {
-        var text = "{}\n"
-        for (type, payload) in items { text += "{\"type\":\"\(type)\",\"length\":\(payload.utf8.count)}\n\(payload)\n" }
-        return Data(try GzipData.compress(Array(text.utf8)))
-    }
-
-    /// sentry-cli's chunk form: one `file` part per chunk, named by its sha1.
-    static func form(_ chunks: [(name: String, bytes: Data)]) -> Data {
-        var body = Data()
-        for chunk in chunks {
-            body += Data(
-                "--\(chunkBoundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"\(chunk.name)\"\r\n"
-                    .utf8)
-            body += Data("Content-Type: application/octet-stream\r\n\r\n".utf8) + chunk.bytes + Data("\r\n".utf8)
-        }
-        return body + Data("--\(chunkBoundary)--\r\n".utf8)
+        let envelope = SentryEnvelope(items: items.map { .init(type: $0.0, payload: Data($0.1.utf8)) })
+        return Data(try GzipData.compress(try envelope.encoded()))
     }
 }

@@ -79,12 +79,7 @@ struct SentryCLITests {
         let token = try await SymbolStoreTests.symbolsKey(collector)
         let auth = ("Authorization", "Bearer \(token)")
         func form(_ name: String, _ bytes: Data, field: String = "file") -> (Data, String) {
-            let boundary = "bbx-test-boundary"
-            var body = Data(
-                "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(field)\"; filename=\"\(name)\"\r\n".utf8)
-            body += Data("Content-Type: application/octet-stream\r\n\r\n".utf8) + bytes
-            body += Data("\r\n--\(boundary)--\r\n".utf8)
-            return (body, "multipart/form-data; boundary=\(boundary)")
+            (ChunkForm.body([.init(name: name, bytes: bytes, field: field)]), ChunkForm.contentType)
         }
         let chunkURL = collector.baseURL + "/api/0/organizations/blackbox/chunk-upload/"
         let bytes = Data("not an ELF file".utf8)
@@ -129,41 +124,29 @@ struct SentryCLITests {
         defer { Task { await collector.stop() } }
         let token = try await SymbolStoreTests.symbolsKey(collector)
         let auth = ("Authorization", "Bearer \(token)")
-        let boundary = "bbx-test-boundary"
-        func form(_ parts: [(name: String, bytes: Data, field: String)]) -> Data {
-            var body = Data()
-            for part in parts {
-                body += Data(
-                    "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(part.field)\"; filename=\"\(part.name)\"\r\n"
-                        .utf8)
-                body += Data("Content-Type: application/octet-stream\r\n\r\n".utf8) + part.bytes + Data("\r\n".utf8)
-            }
-            return body + Data("--\(boundary)--\r\n".utf8)
-        }
         func upload(_ body: Data) async throws -> HTTPResult {
             try await HTTP.request(
                 collector.baseURL + "/api/0/organizations/blackbox/chunk-upload/", method: .POST,
-                headers: [auth, ("Content-Type", "multipart/form-data; boundary=\(boundary)")], body: body)
+                headers: [auth, ("Content-Type", ChunkForm.contentType)], body: body)
         }
-        func chunk(_ text: String) -> (name: String, bytes: Data, field: String) {
+        func chunk(_ text: String) -> ChunkForm.Part {
             let bytes = Data(text.utf8)
-            return (Insecure.SHA1.hash(data: bytes).lowercaseHex, bytes, "file")
+            return .init(name: Insecure.SHA1.hash(data: bytes).lowercaseHex, bytes: bytes)
         }
         // The settings say 4 chunks a request; a fifth part refuses the request.
-        let five = try await upload(form((0..<5).map { chunk("chunk \($0)") }))
+        let five = try await upload(ChunkForm.body((0..<5).map { chunk("chunk \($0)") }))
         #expect(five.status == 400 && five.text.contains("at most 4 chunks"), "\(five.text)")
-        #expect(try await upload(form((0..<4).map { chunk("chunk \($0)") })).status == 200)
+        #expect(try await upload(ChunkForm.body((0..<4).map { chunk("chunk \($0)") })).status == 200)
 
         // 8 MiB of zeros as a gzip part of ~8 KB: past the compression ratio.
         let scratch = TemporaryDirectory()
         defer { scratch.remove() }
         let zeros = Data(count: 8 << 20)
         let bomb = try await upload(
-            form([
-                (
-                    Insecure.SHA1.hash(data: zeros).lowercaseHex,
-                    try SymbolStoreTests.gzip(zeros, level: 9, in: scratch), "file_gzip"
-                )
+            ChunkForm.body([
+                .init(
+                    name: Insecure.SHA1.hash(data: zeros).lowercaseHex,
+                    bytes: try SymbolStoreTests.gzip(zeros, level: 9, in: scratch), field: "file_gzip")
             ]))
         #expect(bomb.status == 422 && bomb.text.contains("compression_ratio"), "\(bomb.text)")
 

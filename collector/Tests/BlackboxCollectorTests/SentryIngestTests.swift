@@ -97,7 +97,7 @@ struct SentryIngestTests {
         let collector = try await TestCollector.start()
         defer { Task { await collector.stop() } }
         let event = Data(#"{"event_id":"0123456789abcdef0123456789abcdef","message":"hello","level":"error"}"#.utf8)
-        let envelope = SentryEnvelopeFormat.envelope(ofEvent: event)
+        let envelope = try SentryEnvelopeFormat.envelope(ofEvent: event)
         func post(_ path: String, key: String?, body: Data, headers: [(String, String)] = []) async throws -> HTTPResult
         {
             var all = headers
@@ -197,7 +197,7 @@ struct SentryIngestTests {
                 ]
             ],
         ]
-        let body = SentryEnvelopeFormat.envelope(ofEvent: try JSONSerialization.data(withJSONObject: event))
+        let body = try SentryEnvelopeFormat.envelope(ofEvent: JSONSerialization.data(withJSONObject: event))
         let answer = try await HTTP.request(
             collector.baseURL + "/api/1/envelope/", method: .POST,
             headers: [("X-Sentry-Auth", "Sentry sentry_key=\(collector.ingestKey)")], body: body)
@@ -295,7 +295,7 @@ struct SentryIngestTests {
         // Past the project's quota (4 KiB here): 429, with the headers every SDK honours.
         var refused: HTTPResult?
         for attempt in 0..<40 where refused == nil {
-            body = SentryEnvelopeFormat.envelope(
+            body = try SentryEnvelopeFormat.envelope(
                 ofEvent: Data(#"{"message":"filler \#(attempt) \#(String(repeating: "x", count: 2_000))"}"#.utf8))
             let answer = try await post(body)
             if answer.status == 429 { refused = answer } else { try await Task.sleep(for: .milliseconds(100)) }

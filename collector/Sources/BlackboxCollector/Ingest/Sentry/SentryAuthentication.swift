@@ -1,9 +1,10 @@
+import BlackboxSentry
 import Foundation
 import Hummingbird
 
 /// Where a Sentry SDK puts its public key (the project's ingest key): `X-Sentry-Auth: Sentry
 /// sentry_key=…, sentry_version=7, …`, a `sentry_key` query parameter (browsers), or the envelope
-/// header's `dsn` (`SentryEnvelope.dsn`, read once the body is in).
+/// header's `dsn` (`SentryEnvelope.Header.dsn`, read once the body is in).
 public enum SentryAuthentication {
     static func key(_ request: Request) -> String? {
         if let header = request.headers[.init("X-Sentry-Auth")!] ?? request.headers[.authorization],
@@ -28,22 +29,9 @@ public enum SentryAuthentication {
         return fields
     }
 
-    /// The public key and project id of a DSN (`http://<key>@host:port/<project id>`).
-    static func parseDSN(_ dsn: String) -> (key: String, projectID: Int64)? {
-        guard let components = URLComponents(string: dsn), let key = components.user, !key.isEmpty,
-            let projectID = components.path.split(separator: "/").last.flatMap({ Int64($0) })
-        else { return nil }
-        return (key, projectID)
-    }
-
     /// The DSN a Sentry SDK is configured with for a project's ingest key.
     public static func dsn(publicURL: String, ingestKey: String, projectID: Int64) -> String {
-        guard var components = URLComponents(string: publicURL), components.host != nil else {
-            return "\(publicURL)/\(projectID)"
-        }
-        components.user = ingestKey
-        let base = components.path.hasSuffix("/") ? String(components.path.dropLast()) : components.path
-        components.path = "\(base)/\(projectID)"
-        return components.string ?? "\(publicURL)/\(projectID)"
+        SentryDSN(serverURL: publicURL, publicKey: ingestKey, projectID: projectID)?.description
+            ?? "\(publicURL)/\(projectID)"
     }
 }

@@ -1,4 +1,5 @@
 import BlackboxFormat
+import BlackboxSentry
 import Crypto
 import Foundation
 
@@ -71,7 +72,7 @@ struct SentryEnvelopeFormat: BundleFormat {
     {
         let envelope: SentryEnvelope
         do {
-            envelope = try SentryEnvelope(bytes)
+            envelope = try SentryEnvelope(parsing: bytes)
         } catch {
             throw APIError.invalidEnvelope(error.description)
         }
@@ -83,8 +84,7 @@ struct SentryEnvelopeFormat: BundleFormat {
         var reportBytes = 0
         var logRecordsLeft = SentryLogs.maxRecordsPerEnvelope
         for (number, item) in envelope.items.enumerated() {
-            let payload = bytes[
-                (bytes.startIndex + item.payload.lowerBound)..<(bytes.startIndex + item.payload.upperBound)]
+            let payload = item.payload
             func file(_ path: String, _ kind: BundleFile.Kind, lines: Int = 0) -> InspectedFile {
                 InspectedFile(
                     path: path, kind: kind, size: Int64(payload.count),
@@ -141,7 +141,7 @@ struct SentryEnvelopeFormat: BundleFormat {
                 logRecordsLeft -= lines.count
                 files.append(file("items/\(number).log", .log, lines: lines.count))
             case "attachment":
-                files.append(file("items/\(number)-\(Self.fileName(item.header["filename"]?.string))", .other))
+                files.append(file("items/\(number)-\(Self.fileName(item.header.filename))", .other))
             default:
                 dropped[Self.droppedTypes.contains(item.type) ? item.type : "other", default: 0] += 1
             }
@@ -157,12 +157,8 @@ struct SentryEnvelopeFormat: BundleFormat {
     }
 
     /// The envelope an SDK would have sent for one event (what the legacy `store/` endpoint receives).
-    static func envelope(ofEvent event: Data) -> Data {
-        var envelope = Data("{}\n".utf8)
-        envelope.append(Data("{\"type\":\"event\",\"length\":\(event.count)}\n".utf8))
-        envelope.append(event)
-        envelope.append(0x0A)
-        return envelope
+    static func envelope(ofEvent event: Data) throws -> Data {
+        Data(try SentryEnvelope(items: [.init(type: "event", payload: event)]).encoded())
     }
 
     /// An attachment's name as a file of the bundle: no directories, no control characters, at most
@@ -190,29 +186,26 @@ struct SentryEnvelopeFormat: BundleFormat {
     func contents(of paths: Set<String>, fromBlobAt blobFile: String, maxBytes: Int) throws
         -> [String: Result<Data, any Error>]
     {
-        let (bytes, envelope) = try Self.open(blobFile, maxBytes: maxBytes)
+        let envelope = try Self.open(blobFile, maxBytes: maxBytes)
         var results: [String: Result<Data, any Error>] = [:]
         for path in paths {
-            results[path] = Result { try Self.item(path, of: envelope, in: bytes, maxBytes: maxBytes) }
+            results[path] = Result { try Self.item(path, of: envelope, maxBytes: maxBytes) }
         }
         return results
     }
 
     private func item(_ path: String, fromBlobAt blobFile: String, maxBytes: Int) throws -> Data {
-        let (bytes, envelope) = try Self.open(blobFile, maxBytes: maxBytes)
-        return try Self.item(path, of: envelope, in: bytes, maxBytes: maxBytes)
+        try Self.item(path, of: try Self.open(blobFile, maxBytes: maxBytes), maxBytes: maxBytes)
     }
 
     /// The item a file name stands for: its payload, or for a log its lines as text.
-    private static func item(_ path: String, of envelope: SentryEnvelope, in bytes: Data, maxBytes: Int) throws
-        -> Data
-    {
+    private static func item(_ path: String, of envelope: SentryEnvelope, maxBytes: Int) throws -> Data {
         guard path.hasPrefix("items/"),
             let number = Int(path.dropFirst("items/".count).prefix { $0.isNumber }),
             envelope.items.indices.contains(number)
         else { throw BundleReader.Failure.missing(path) }
         let item = envelope.items[number]
-        let payload = bytes[(bytes.startIndex + item.payload.lowerBound)..<(bytes.startIndex + item.payload.upperBound)]
+        let payload = item.payload
         let data: Data
         if item.type == "log", path.hasSuffix(".log"), let records = try? SentryJSON.parse(payload) {
             data = Data((SentryLogs.lines(records).joined(separator: "\n") + "\n").utf8)
@@ -223,11 +216,13 @@ struct SentryEnvelopeFormat: BundleFormat {
         return data
     }
 
-    private static func open(_ blobFile: String, maxBytes: Int) throws -> (Data, SentryEnvelope) {
+    private static func open(_ blobFile: String, maxBytes: Int) throws -> SentryEnvelope {
         guard let bytes = try? Data(contentsOf: URL(fileURLWithPath: blobFile)) else {
             throw BundleReader.Failure.unreadable(blobFile)
         }
-        guard let envelope = try? SentryEnvelope(bytes) else { throw BundleReader.Failure.unreadable(blobFile) }
-        return (bytes, envelope)
+        guard let envelope = try? SentryEnvelope(parsing: bytes) else {
+            throw BundleReader.Failure.unreadable(blobFile)
+        }
+        return envelope
     }
 }

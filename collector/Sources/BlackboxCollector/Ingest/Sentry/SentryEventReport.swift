@@ -1,4 +1,5 @@
 import BlackboxFormat
+import BlackboxSentry
 import Crypto
 import Foundation
 
@@ -208,9 +209,14 @@ struct SentryEventReport {
         return tags
     }
 
-    /// What Blackbox's request scope holds, from the event's request, transaction and trace context.
+    /// What Blackbox's request scope holds: the scope itself when Blackbox sent the event (its
+    /// `blackbox.scope` context), then the event's request, transaction and trace context.
     static func scope(_ event: SentryJSON) -> [String: String]? {
         var scope: [String: String] = [:]
+        for (key, value) in (event["contexts"]?["blackbox.scope"]?.object ?? [:]).sorted(by: { $0.key < $1.key })
+        where scope.count < maxEntries {
+            if let text = value.string { scope[key] = text }
+        }
         let request = event["request"]
         scope["method"] = request?["method"]?.string
         if let url = request?["url"]?.string {

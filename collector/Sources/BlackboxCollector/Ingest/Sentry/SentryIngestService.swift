@@ -1,4 +1,5 @@
 import BlackboxFormat
+import BlackboxSentry
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -125,11 +126,11 @@ struct SentryIngestService: Sendable {
 
     /// The public key of the `dsn` in an envelope's header line, for the project of the route.
     private static func dsnKey(inHeader header: Data, projectID: Int64) throws -> String {
-        guard let dsn = (try? SentryJSON.parse(Data(header)))?["dsn"]?.string,
-            let (key, dsnProject) = SentryAuthentication.parseDSN(dsn)
-        else { throw APIError.missingKey() }
-        guard dsnProject == projectID else { throw APIError.projectMismatch(projectID) }
-        return key
+        guard let text = SentryEnvelope.header(ofFirstLine: Data(header))?.dsn, let dsn = try? SentryDSN(text) else {
+            throw APIError.missingKey()
+        }
+        guard dsn.numericProjectID == projectID else { throw APIError.projectMismatch(projectID) }
+        return dsn.publicKey
     }
 
     /// The slots' name for uploads not yet authenticated (no project has a negative id).
@@ -152,7 +153,7 @@ struct SentryIngestService: Sendable {
         if legacyStore {
             // One event as JSON: stored as the envelope an SDK would have sent for it.
             let event = try body.bytes ?? Data(contentsOf: URL(fileURLWithPath: body.path))
-            let envelope = SentryEnvelopeFormat.envelope(ofEvent: event)
+            let envelope = try SentryEnvelopeFormat.envelope(ofEvent: event)
             unlink(body.path)
             body = try ingest.receiver.receive(envelope)
         }

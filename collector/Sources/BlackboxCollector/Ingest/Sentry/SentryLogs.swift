@@ -1,8 +1,10 @@
+import BlackboxFormat
+import BlackboxSentry
 import Foundation
 
 /// Sentry structured logs (`log` items: `{"items": [{timestamp, level, body, trace_id, attributes}]}`)
-/// as text lines in Blackbox's log format, so the log indexer and log search treat them like an
-/// app's log file: `2026-11-26T06:47:10.542Z INFO  logger.name: body trace_id=… key=value`.
+/// as text lines in Blackbox's log format (`LogLine`), so the log indexer and log search treat them
+/// like an app's log file: `2026-11-26T06:47:10.542Z INFO  logger.name: body trace_id=… key=value`.
 enum SentryLogs {
     /// Records one envelope may carry in all its `log` items (sentry-python sends at most 100 an item);
     /// records past it are dropped (security review 2026-11-27, finding 2: 999 items of 10,000
@@ -21,7 +23,7 @@ enum SentryLogs {
 
     static func line(_ record: SentryJSON) -> String {
         let time = record["timestamp"]?.date ?? Date(timeIntervalSince1970: 0)
-        let level = level(record["level"]?.string)
+        let level = SentryLogLevel(sentryName: record["level"]?.string).blackboxTag
         let attributes = record["attributes"]?.object ?? [:]
         // Attribute values are `{"value": …, "type": "string"}`; older SDKs sent bare values.
         func value(_ attribute: SentryJSON) -> String { (attribute["value"] ?? attribute).text }
@@ -30,31 +32,12 @@ enum SentryLogs {
         let logger =
             attributes["logger.name"].map(value) ?? attributes["sentry.release"].map(value)
             ?? attributes["sentry.origin"].map(value) ?? "sentry"
-        var line = Self.timestamp(time) + " \(level.padding(toLength: 5, withPad: " ", startingAt: 0)) \(logger): "
-        line += (record["body"]?.text ?? "").replacingOccurrences(of: "\n", with: " ")
-        if let trace = record["trace_id"]?.string { line += " trace_id=\(trace)" }
+        var message = record["body"]?.text ?? ""
+        if let trace = record["trace_id"]?.string { message += " trace_id=\(trace)" }
         for (key, attribute) in attributes.sorted(by: { $0.key < $1.key }).prefix(maxAttributes)
         where !key.hasPrefix("sentry.") && key != "logger.name" {
-            line += " \(key)=\(value(attribute).replacingOccurrences(of: "\n", with: " "))"
+            message += " \(key)=\(value(attribute))"
         }
-        return line
-    }
-
-    /// Milliseconds, UTC, as Blackbox writes its own lines.
-    static func timestamp(_ date: Date) -> String {
-        date.formatted(
-            Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt))
-    }
-
-    /// Sentry's levels (trace … fatal) as Blackbox's names.
-    static func level(_ name: String?) -> String {
-        switch name?.lowercased() {
-        case "trace": "TRACE"
-        case "debug": "DEBUG"
-        case "warn", "warning": "WARN"
-        case "error": "ERROR"
-        case "fatal": "CRIT"
-        default: "INFO"
-        }
+        return LogLine(time: time, level: level, label: logger, message: message).text
     }
 }

@@ -1,4 +1,5 @@
 import BlackboxFormat
+import BlackboxSentry
 import Foundation
 
 /// Sentry's release health as Blackbox session summaries (what a bundle's manifest carries), so both

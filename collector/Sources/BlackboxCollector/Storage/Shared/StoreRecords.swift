@@ -1,4 +1,4 @@
-import BlackboxSymbols
+import BlackboxSentry
 import Foundation
 
 // The records, from rows as both drivers hand them over: one mapping per table.
@@ -95,7 +95,7 @@ extension SymbolFile {
     init(row: SQLRow) throws {
         self.init(
             id: try row.decode("id"), projectID: try row.decode("project_id"), buildID: try row.decode("build_id"),
-            debugID: ELFBuildID.sentryDebugID(try row.decode("build_id")),
+            debugID: SentryEvent.Image.debugID(ofBuildID: try row.decode("build_id")),
             fileName: try row.decode("file_name"), size: try row.decode("size"), sha256: try row.decode("sha256"),
             sha1: try row.decode("sha1"), blob: try row.decode("blob"), hasDebugInfo: try row.decode("has_debug_info"),
             hasCode: try row.decode("has_code"), uploadedAt: try row.decode("uploaded_at"),

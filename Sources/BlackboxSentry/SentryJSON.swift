@@ -2,10 +2,10 @@ import Foundation
 
 /// Any JSON value, as Sentry SDKs send them: the protocol lets most fields take several shapes (a
 /// list or `{"values": [...]}`, a number or an RFC 3339 string, a string or an object), and SDKs add
-/// fields freely, so events are read as a tree and picked apart leniently (`SentryEventReport`). A
-/// field of an unexpected shape is ignored, never an error. Foundation's decoder bounds the nesting
+/// fields freely, so events are read as a tree and picked apart leniently (the collector's
+/// `SentryEventReport`). A field of an unexpected shape is ignored, never an error. Foundation's decoder bounds the nesting
 /// depth, so deep JSON is refused rather than overflowing the stack.
-enum SentryJSON: Decodable, Sendable, Equatable {
+public enum SentryJSON: Decodable, Sendable, Equatable {
     case null
     case bool(Bool)
     case number(Double)
@@ -13,7 +13,7 @@ enum SentryJSON: Decodable, Sendable, Equatable {
     case array([SentryJSON])
     case object([String: SentryJSON])
 
-    init(from decoder: any Decoder) throws {
+    public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
             self = .null
@@ -30,22 +30,22 @@ enum SentryJSON: Decodable, Sendable, Equatable {
         }
     }
 
-    static func parse(_ data: Data) throws -> SentryJSON {
+    public static func parse(_ data: Data) throws -> SentryJSON {
         try JSONDecoder().decode(SentryJSON.self, from: data)
     }
 
-    subscript(key: String) -> SentryJSON? {
+    public subscript(key: String) -> SentryJSON? {
         if case .object(let object) = self { object[key] } else { nil }
     }
 
-    var string: String? { if case .string(let value) = self { value } else { nil } }
-    var number: Double? { if case .number(let value) = self { value } else { nil } }
-    var bool: Bool? { if case .bool(let value) = self { value } else { nil } }
-    var object: [String: SentryJSON]? { if case .object(let value) = self { value } else { nil } }
+    public var string: String? { if case .string(let value) = self { value } else { nil } }
+    public var number: Double? { if case .number(let value) = self { value } else { nil } }
+    public var bool: Bool? { if case .bool(let value) = self { value } else { nil } }
+    public var object: [String: SentryJSON]? { if case .object(let value) = self { value } else { nil } }
 
     /// A list, also when the protocol wraps it as `{"values": [...]}` (exceptions, threads,
     /// breadcrumbs).
-    var values: [SentryJSON]? {
+    public var values: [SentryJSON]? {
         switch self {
         case .array(let values): values
         case .object(let object): object["values"]?.values
@@ -54,7 +54,7 @@ enum SentryJSON: Decodable, Sendable, Equatable {
     }
 
     /// An integer from a number or a decimal string (ids, line numbers), within Int64.
-    var integer: Int64? {
+    public var integer: Int64? {
         switch self {
         case .number(let value) where value.isFinite && abs(value) < 9e15: Int64(value)
         case .string(let text): Int64(text)
@@ -63,7 +63,7 @@ enum SentryJSON: Decodable, Sendable, Equatable {
     }
 
     /// A scalar as text (tags, contexts); objects and lists as compact JSON-like text.
-    var text: String {
+    public var text: String {
         switch self {
         case .null: "null"
         case .bool(let value): value ? "true" : "false"
@@ -77,7 +77,7 @@ enum SentryJSON: Decodable, Sendable, Equatable {
     }
 
     /// A point in time from seconds since 1970 or an RFC 3339 string.
-    var date: Date? {
+    public var date: Date? {
         switch self {
         case .number(let seconds) where seconds.isFinite && seconds > 0 && seconds < 1e11:
             Date(timeIntervalSince1970: seconds)
