@@ -3,8 +3,8 @@ import Foundation
 /// Any JSON value, as Sentry SDKs send them: the protocol lets most fields take several shapes (a
 /// list or `{"values": [...]}`, a number or an RFC 3339 string, a string or an object), and SDKs add
 /// fields freely, so events are read as a tree and picked apart leniently (the collector's
-/// `SentryEventReport`). A field of an unexpected shape is ignored, never an error. Foundation's decoder bounds the nesting
-/// depth, so deep JSON is refused rather than overflowing the stack.
+/// `SentryEventReport`). A field of an unexpected shape is ignored, never an error. Foundation's
+/// decoder bounds the nesting depth, so deep JSON is refused rather than overflowing the stack.
 public enum SentryJSON: Decodable, Sendable, Equatable {
     case null
     case bool(Bool)
@@ -13,21 +13,39 @@ public enum SentryJSON: Decodable, Sendable, Equatable {
     case array([SentryJSON])
     case object([String: SentryJSON])
 
+    /// Codable has no way to ask a value's type, only to try one: every wrong try throws, and building
+    /// the error (with its coding path) was most of the cost of reading an event (a 5 KB sentry-python
+    /// event is hundreds of values). So the types are tried in the order values are most common in
+    /// events: strings, objects, lists, numbers, booleans.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
             self = .null
-        } else if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .number(value)
         } else if let value = try? container.decode(String.self) {
             self = .string(value)
-        } else if let value = try? container.decode([SentryJSON].self) {
-            self = .array(value)
+        } else if let object = try? decoder.container(keyedBy: MemberName.self) {
+            var members: [String: SentryJSON] = [:]
+            members.reserveCapacity(object.allKeys.count)
+            for key in object.allKeys { members[key.stringValue] = try object.decode(SentryJSON.self, forKey: key) }
+            self = .object(members)
+        } else if var list = try? decoder.unkeyedContainer() {
+            var values: [SentryJSON] = []
+            if let count = list.count { values.reserveCapacity(count) }
+            while !list.isAtEnd { values.append(try list.decode(SentryJSON.self)) }
+            self = .array(values)
+        } else if let value = try? container.decode(Double.self) {
+            self = .number(value)
         } else {
-            self = .object(try container.decode([String: SentryJSON].self))
+            self = .bool(try container.decode(Bool.self))
         }
+    }
+
+    /// An object's member name, whatever it is.
+    private struct MemberName: CodingKey {
+        let stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
     }
 
     public static func parse(_ data: Data) throws -> SentryJSON {

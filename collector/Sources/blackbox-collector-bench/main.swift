@@ -415,7 +415,8 @@ print(
         format: "disk: dd conv=fdatasync %.0f MB/s (median of %@); bare write+fsync+rename of 10 KB: %.0f files/s", dd,
         ddRuns.map { String(format: "%.0f", $0) }.joined(separator: ", "), bare))
 
-// BENCH_ROWS=small,large,flood,symbols,postgres (default: all) runs a subset while investigating.
+// BENCH_ROWS=small,large,flood,symbols,postgres (default: all) runs a subset while investigating;
+// `sentry` (not in the default) runs the Sentry row alone.
 // The small rows include the Sentry envelope row (it needs `make python-peers`).
 let rows = Set(
     (ProcessInfo.processInfo.environment["BENCH_ROWS"] ?? "small,large,flood,symbols,postgres").split(separator: ",")
@@ -473,6 +474,19 @@ if rows.contains("large") {
                 indexDatabase: nil))
         collector.kill(SIGTERM)
     }
+}
+
+// The Sentry row alone, on a collector of its own (no index catch-up of earlier rows beside it):
+// `BENCH_ROWS=sentry`, while investigating the Sentry path.
+if rows.contains("sentry") {
+    let collector = try startCollector(
+        "\(workDirectory)/sentry", arguments: ["--limit", "maxConcurrentUploadsPerProject=64"])
+    measurements.append(
+        try await measureWithWrk(
+            name: "5 KB Sentry error events (sentry-python, gzip), alone",
+            bodies: try WrkBodies.sentryEvents(count: 30_000),
+            connections: 64, seconds: 6, collector: collector, indexDatabase: nil))
+    collector.kill(SIGTERM)
 }
 
 // Honest uploads while others flood the collector with work (issue 16: nothing stalls ingest for
