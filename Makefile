@@ -209,14 +209,26 @@ bench-crash: deps
 		--collector-binary collector/.build/release/blackbox-collector --out bench-results/crash-threads.json
 
 ## Collector benchmark: concurrent clients on loopback, beside dd and bare fsync numbers from the
-## same run. Writes bench-results/collector.json.
+## same run. Writes bench-results/collector.json. With BASELINE=<commit or tag>, the same rows run
+## against that commit's collector too (built once, cached in ~/.cache/blackbox/collector-baseline),
+## BENCH_REPS times each (default 3), alternating, and print current/baseline ratios; writes
+## bench-results/collector-vs-baseline.json. BENCH_ROWS picks rows (see the driver).
+BENCH_REPS ?= 3
 bench-collector: python-peers
 	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(APT_PACKAGES) postgresql nginx wrk"
+	$(if $(BASELINE),mkdir -p collector/.build && bench/collector_baseline.sh $(BASELINE) collector/.build > collector/.build/baseline-path)
 	cd collector && $(SWIFT) build -c release --product blackbox-collector
 	cd collector && $(SWIFT) build -c release --product blackbox-collector-bench
 	mkdir -p bench-results
+ifeq ($(BASELINE),)
 	BENCH_DIR=$(CURDIR) BLACKBOX_PYTHON=$(PYTHON_VENV)/bin/python collector/.build/release/blackbox-collector-bench \
 		collector/.build/release/blackbox-collector bench-results/collector.json
+else
+	BENCH_DIR=$(CURDIR) BLACKBOX_PYTHON=$(PYTHON_VENV)/bin/python python3 bench/compare_collectors.py \
+		--driver collector/.build/release/blackbox-collector-bench --current collector/.build/release/blackbox-collector \
+		--baseline $$(cat collector/.build/baseline-path) --baseline-name $(BASELINE) --reps $(BENCH_REPS) \
+		--out bench-results/collector-vs-baseline.json
+endif
 
 format:
 	$(SWIFT) format --in-place --recursive Sources Tests Package.swift collector/Sources collector/Tests collector/Package.swift

@@ -23,6 +23,9 @@ let package = Package(
         .library(name: "BlackboxFormat", targets: ["BlackboxFormat"]),
         .library(name: "BlackboxCompression", targets: ["BlackboxCompression"]),
         .library(name: "BlackboxSymbols", targets: ["BlackboxSymbols"]),
+        // The system-call floor (EINTR, whole writes, errors that keep errno) of the library and the
+        // collector.
+        .library(name: "BlackboxSystem", targets: ["BlackboxSystem"]),
         // The Sentry protocol (DSN, envelope, event), written once for the app's delivery and the
         // collector's ingest. Foundation only.
         .library(name: "BlackboxSentry", targets: ["BlackboxSentry"]),
@@ -89,7 +92,8 @@ let package = Package(
         .target(name: "BlackboxCompression", dependencies: ["CBlackboxZlib"]),
         // Build-ids, sections and symbol tables of ELF files on disk, bounded against malformed
         // files: for crash processing, `blackbox symbols` and the collector's symbol store.
-        .target(name: "BlackboxSymbols", dependencies: ["BlackboxFormat"]),
+        .target(name: "BlackboxSystem"),
+        .target(name: "BlackboxSymbols", dependencies: ["BlackboxFormat", "BlackboxSystem"]),
         .target(name: "BlackboxSentry", dependencies: ["BlackboxFormat"]),
         .target(
             name: "Blackbox",
@@ -100,6 +104,7 @@ let package = Package(
                 "CCrashHandler",
                 "BlackboxFormat",
                 "BlackboxSymbols",
+                "BlackboxSystem",
             ]
         ),
         .target(name: "BlackboxErrors", dependencies: ["Blackbox", .product(name: "Logging", package: "swift-log")]),
@@ -107,7 +112,7 @@ let package = Package(
             name: "BlackboxUpload",
             dependencies: [
                 "Blackbox", "BlackboxFormat", "BlackboxCompression", "BlackboxSymbols", "BlackboxSentry",
-                .product(name: "Logging", package: "swift-log"),
+                "BlackboxSystem", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation", condition: upload),
                 .product(name: "Crypto", package: "swift-crypto", condition: upload),
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: upload),
@@ -163,8 +168,8 @@ let package = Package(
         .testTarget(
             name: "BlackboxTests",
             dependencies: [
-                "Blackbox", "BlackboxFormat", "BlackboxCompression", "BlackboxSymbols", "BlackboxTestSupport",
-                "BlackboxServiceLifecycle", .product(name: "Logging", package: "swift-log"),
+                "Blackbox", "BlackboxFormat", "BlackboxCompression", "BlackboxSymbols", "BlackboxSystem",
+                "BlackboxTestSupport", "BlackboxServiceLifecycle", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: serviceLifecycle),
                 .product(
                     name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle", condition: serviceLifecycle),

@@ -38,6 +38,7 @@ let package = Package(
                 .product(name: "BlackboxFormat", package: "blackbox"),
                 .product(name: "BlackboxSentry", package: "blackbox"),
                 .product(name: "BlackboxSymbols", package: "blackbox"),
+                .product(name: "BlackboxSystem", package: "blackbox"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "GRDB", package: "GRDB.swift"),

@@ -12,3 +12,9 @@ public func lowercaseHex<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> String {
 
 /// An address or offset as the report formats write it: `0x` and lowercase hex digits.
 package func hex(_ value: UInt64) -> String { "0x" + String(value, radix: 16) }
+
+/// Whether `text` is a build-id as `readelf -n` prints it: 2 to 64 bytes of lowercase hex.
+public func isBuildIDHex(_ text: String) -> Bool {
+    (4...128).contains(text.utf8.count) && text.utf8.count.isMultiple(of: 2)
+        && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+}

@@ -1,13 +1,12 @@
+import BlackboxFormat
+
 extension SentryEvent.Image {
     /// The debug id Sentry derives from an ELF build-id (what `sentry-cli debug-files check` prints):
     /// its first 16 bytes (zero-padded) as a GUID whose first three fields are little-endian, so the
     /// first 4, next 2 and next 2 bytes are reversed. Nil unless the build-id is 2 to 64 bytes of
     /// lowercase hex, as `readelf -n` prints it.
     public static func debugID(ofBuildID buildID: String) -> String? {
-        let digits = Array(buildID.utf8)
-        guard (4...128).contains(digits.count), digits.count.isMultiple(of: 2),
-            digits.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
-        else { return nil }
+        guard isBuildIDHex(buildID) else { return nil }
         var bytes: [UInt8] = []
         var index = buildID.startIndex
         while bytes.count < 16, index < buildID.endIndex {

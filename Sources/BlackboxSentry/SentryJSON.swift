@@ -24,9 +24,11 @@ public enum SentryJSON: Decodable, Sendable, Equatable {
         } else if let value = try? container.decode(String.self) {
             self = .string(value)
         } else if let object = try? decoder.container(keyedBy: MemberName.self) {
+            // `allKeys` builds a new array on every call.
+            let keys = object.allKeys
             var members: [String: SentryJSON] = [:]
-            members.reserveCapacity(object.allKeys.count)
-            for key in object.allKeys { members[key.stringValue] = try object.decode(SentryJSON.self, forKey: key) }
+            members.reserveCapacity(keys.count)
+            for key in keys { members[key.stringValue] = try object.decode(SentryJSON.self, forKey: key) }
             self = .object(members)
         } else if var list = try? decoder.unkeyedContainer() {
             var values: [SentryJSON] = []

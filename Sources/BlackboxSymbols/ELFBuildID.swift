@@ -54,8 +54,5 @@ public enum ELFBuildID {
     }
 
     /// A build-id as `readelf -n` prints it: 2 to 64 bytes of lowercase hex.
-    public static func isValid(_ text: String) -> Bool {
-        (4...128).contains(text.utf8.count) && text.utf8.count.isMultiple(of: 2)
-            && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
-    }
+    public static func isValid(_ text: String) -> Bool { isBuildIDHex(text) }
 }

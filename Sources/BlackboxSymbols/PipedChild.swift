@@ -1,3 +1,4 @@
+import BlackboxSystem
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -49,16 +50,7 @@ public struct PipedChild: Sendable {
     /// Writes all of `bytes` to the child's stdin; false when it stopped reading (it died).
     public func write(_ bytes: [UInt8]) -> Bool {
         Self.withSIGPIPEBlocked {
-            var offset = 0
-            while offset < bytes.count {
-                let written = bytes.withUnsafeBytes { raw in
-                    raw.baseAddress.map { Glibc.write(input, $0 + offset, raw.count - offset) } ?? -1
-                }
-                if written < 0 && errno == EINTR { continue }
-                guard written > 0 else { return false }
-                offset += written
-            }
-            return true
+            bytes.withUnsafeBytes { writeFully(input, $0.baseAddress, $0.count) }
         }
     }
 

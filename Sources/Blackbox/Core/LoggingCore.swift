@@ -1,5 +1,6 @@
 import Atomics
 import BlackboxFormat
+import BlackboxSystem
 import Logging
 
 #if canImport(Glibc)

@@ -1,4 +1,5 @@
 import BlackboxSymbols
+import BlackboxSystem
 
 #if canImport(Glibc)
     import Glibc
@@ -20,14 +21,13 @@ enum Subprocess {
         var output: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
-            let n = chunk.withUnsafeMutableBytes { read(child.output, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
+            let n = retryingEINTR { chunk.withUnsafeMutableBytes { read(child.output, $0.baseAddress, $0.count) } }
             if n <= 0 { break }
             output.append(contentsOf: chunk[0..<n])
         }
         close(child.output)
         var status: Int32 = 0
-        while waitpid(child.pid, &status, 0) < 0 && errno == EINTR {}
+        _ = retryingEINTR { waitpid(child.pid, &status, 0) }
         return Result(status: status, output: output)
     }
 

@@ -1,3 +1,5 @@
+import BlackboxSystem
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -74,8 +76,7 @@ package enum DurableFile {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
         while bytes.count < limit {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
+            let n = retryingEINTR { chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) } }
             if n < 0 { return nil }
             if n == 0 { break }
             bytes.append(contentsOf: chunk[0..<n])

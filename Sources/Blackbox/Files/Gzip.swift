@@ -1,3 +1,4 @@
+import BlackboxSystem
 import CBlackboxZlib
 
 #if canImport(Glibc)

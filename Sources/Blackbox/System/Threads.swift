@@ -1,3 +1,4 @@
+import BlackboxSystem
 import CCrashHandler
 
 #if canImport(Glibc)
@@ -41,7 +42,7 @@ func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
         }, box)
     if rc == 0 {
         pthread_detach(thread)
-        while sem_wait(ready) != 0 && errno == EINTR {}
+        _ = retryingEINTR { sem_wait(ready) }
     } else {
         Unmanaged<AnyObject>.fromOpaque(box).release()
         InternalDiagnostics.report("cannot start thread \(name): \(errnoDescription(rc))")

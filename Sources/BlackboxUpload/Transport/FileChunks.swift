@@ -1,3 +1,4 @@
+import BlackboxSystem
 #if Upload
     import NIOCore
 
@@ -68,11 +69,9 @@
             }
 
             func read(into buffer: UnsafeMutableRawPointer, count: Int) throws -> Int {
-                while true {
-                    let n = Glibc.read(descriptor, buffer, count)
-                    if n >= 0 { return n }
-                    if errno != EINTR { throw UploadFailure.file(path, String(cString: strerror(errno))) }
-                }
+                let n = retryingEINTR { Glibc.read(descriptor, buffer, count) }
+                guard n >= 0 else { throw UploadFailure.file(path, String(cString: strerror(errno))) }
+                return n
             }
 
             deinit { close(descriptor) }

@@ -1,3 +1,4 @@
+import BlackboxSystem
 import Foundation
 
 #if canImport(Glibc)
@@ -57,26 +58,22 @@ struct TemporaryBlobFile: Sendable {
 
     /// All of `bytes`, retrying short writes and EINTR.
     func write(_ bytes: UnsafeRawBufferPointer) throws {
-        guard let base = bytes.baseAddress else { return }
-        var offset = 0
-        while offset < bytes.count {
-            let count = Glibc.write(descriptor, base + offset, bytes.count - offset)
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { throw StorageError.io(path: path, reason: String(cString: strerror(errno))) }
-            offset += count
+        guard writeFully(descriptor, bytes.baseAddress, bytes.count) else {
+            throw StorageError.io(path: path, SystemCallError("write"))
         }
     }
 }
 
 public enum StorageError: Error, CustomStringConvertible {
-    case io(path: String, reason: String)
+    /// A system call on a file failed (its errno kept: ENOSPC and EACCES call for different answers).
+    case io(path: String, SystemCallError)
     case notFound(String)
     case invalidConfiguration(String)
     /// The store is closing or closed (the server is stopping).
     case closed(String)
     public var description: String {
         switch self {
-        case .io(let path, let reason): "\(path): \(reason)"
+        case .io(let path, let error): "\(path): \(error)"
         case .notFound(let what): "not found: \(what)"
         case .invalidConfiguration(let problem): problem
         case .closed(let store): "\(store) is closed: the server is stopping"

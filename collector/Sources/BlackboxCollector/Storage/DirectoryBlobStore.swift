@@ -1,3 +1,4 @@
+import BlackboxSystem
 import Crypto
 import Foundation
 
@@ -60,7 +61,7 @@ final class DirectoryBlobStore: BlobStorage {
     func makeTemporaryFile() throws -> TemporaryBlobFile {
         let path = "\(temporaryDirectory)/upload-\(UUID().uuidString)"
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw StorageError.io(path: path, reason: String(cString: strerror(errno))) }
+        guard fd >= 0 else { throw StorageError.io(path: path, SystemCallError("open")) }
         return TemporaryBlobFile(path: path, descriptor: fd)
     }
 
@@ -78,9 +79,11 @@ final class DirectoryBlobStore: BlobStorage {
     /// (see there).
     private func commitOne(temporaryPath: String, name: String, sha256: String, size: Int64) throws {
         let fd = open(temporaryPath, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0, fsync(fd) == 0 else {
-            if fd >= 0 { close(fd) }
-            throw StorageError.io(path: temporaryPath, reason: String(cString: strerror(errno)))
+        guard fd >= 0 else { throw StorageError.io(path: temporaryPath, SystemCallError("open")) }
+        guard fsync(fd) == 0 else {
+            let error = SystemCallError("fsync")
+            close(fd)
+            throw StorageError.io(path: temporaryPath, error)
         }
         if size >= Self.uncachedBlobBytes { Self.dropCachedPages(fd) }
         close(fd)
@@ -108,7 +111,7 @@ final class DirectoryBlobStore: BlobStorage {
             return
         }
         let rootDescriptor = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard rootDescriptor >= 0 else { throw StorageError.io(path: root, reason: String(cString: strerror(errno))) }
+        guard rootDescriptor >= 0 else { throw StorageError.io(path: root, SystemCallError("open")) }
         defer { close(rootDescriptor) }
         // Opened before linking (the temporary name goes away), released after the flush, when
         // their pages are clean and can be dropped.
@@ -122,7 +125,7 @@ final class DirectoryBlobStore: BlobStorage {
             try place(temporaryPath: file.temporaryPath, name: file.name, sha256: file.sha256)
         }
         guard flush(rootDescriptor) == 0 else {
-            throw StorageError.io(path: root, reason: "syncfs: \(String(cString: strerror(errno)))")
+            throw StorageError.io(path: root, SystemCallError("syncfs"))
         }
         for fd in large { Self.dropCachedPages(fd) }
     }
@@ -137,34 +140,31 @@ final class DirectoryBlobStore: BlobStorage {
         let target = path(of: name)
         let directory = (target as NSString).deletingLastPathComponent
         if mkdir(directory, 0o700) != 0 && errno != EEXIST {
-            throw StorageError.io(path: directory, reason: String(cString: strerror(errno)))
+            throw StorageError.io(path: directory, SystemCallError("mkdir"))
         }
         if link(temporaryPath, target) == 0 {
             unlink(temporaryPath)
             return
         }
-        guard errno == EEXIST else {
-            throw StorageError.io(path: target, reason: String(cString: strerror(errno)))
-        }
+        guard errno == EEXIST else { throw StorageError.io(path: target, SystemCallError("link")) }
         if (try? Self.sha256(ofFileAt: target)) == sha256 {
             // Kept as a standby until the batch's transaction: retention (of this or another
             // instance) may be deleting this very blob because nothing referenced it a moment ago.
             return
         } else if rename(temporaryPath, target) != 0 {
-            throw StorageError.io(path: target, reason: String(cString: strerror(errno)))
+            throw StorageError.io(path: target, SystemCallError("rename"))
         }
     }
 
     static func sha256(ofFileAt path: String) throws -> String {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw StorageError.io(path: path, reason: String(cString: strerror(errno))) }
+        guard fd >= 0 else { throw StorageError.io(path: path, SystemCallError("open")) }
         defer { close(fd) }
         var hasher = SHA256()
         var buffer = [UInt8](repeating: 0, count: 256 << 10)
         while true {
-            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else { throw StorageError.io(path: path, reason: String(cString: strerror(errno))) }
+            let count = retryingEINTR { buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }
+            guard count >= 0 else { throw StorageError.io(path: path, SystemCallError("read")) }
             if count == 0 { break }
             buffer.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[..<count])) }
         }

@@ -1,5 +1,6 @@
 import BlackboxFormat
 import BlackboxSymbols
+import BlackboxSystem
 import Foundation
 import NIOPosix
 import Synchronization
@@ -39,7 +40,7 @@ final class SymbolizerProcess: Sendable {
             close(process.output)
             kill(process.pid, SIGKILL)
             var status: Int32 = 0
-            while waitpid(process.pid, &status, 0) < 0 && errno == EINTR {}
+            _ = retryingEINTR { waitpid(process.pid, &status, 0) }
         }
     }
 
@@ -160,11 +161,13 @@ final class SymbolizerProcess: Sendable {
             var descriptor = pollfd(fd: current.process.output, events: Int16(POLLIN), revents: 0)
             let milliseconds = Int32(clamping: remaining.components.seconds * 1000 + 1)
             let ready = poll(&descriptor, 1, milliseconds)
+            // Interrupted: the deadline is computed again.
             if ready < 0 && errno == EINTR { continue }
             guard ready > 0 else { return nil }
             var chunk = [UInt8](repeating: 0, count: 64 << 10)
-            let count = chunk.withUnsafeMutableBytes { read(current.process.output, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
+            let count = retryingEINTR {
+                chunk.withUnsafeMutableBytes { read(current.process.output, $0.baseAddress, $0.count) }
+            }
             guard count > 0 else { return nil }
             current.buffered += chunk[..<count]
         }

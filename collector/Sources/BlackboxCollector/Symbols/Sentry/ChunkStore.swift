@@ -1,3 +1,4 @@
+import BlackboxSystem
 import Foundation
 import Synchronization
 
@@ -64,7 +65,7 @@ final class ChunkStore: Sendable {
             guard holding.bytes + size <= maxBytesPerProject else { throw Refusal.full(limit: maxBytesPerProject) }
             guard holding.count < maxChunksPerProject else { throw Refusal.tooMany(limit: maxChunksPerProject) }
             guard rename(temporaryPath, destination) == 0 else {
-                throw StorageError.io(path: folder, reason: String(cString: strerror(errno)))
+                throw StorageError.io(path: folder, SystemCallError("rename"))
             }
             holding.bytes += size
             holding.count += 1
