@@ -144,6 +144,7 @@ let package = Package(
             name: "blackbox",
             dependencies: [
                 "Blackbox", "BlackboxFormat", "BlackboxUpload", "BlackboxCompression", "BlackboxSymbols",
+                "BlackboxSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: tools),
             ]
         ),

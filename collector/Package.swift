@@ -88,6 +88,7 @@ let package = Package(
                 .product(name: "BlackboxSymbols", package: "blackbox"),
                 .product(name: "BlackboxTestSupport", package: "blackbox"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

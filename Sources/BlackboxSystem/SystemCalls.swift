@@ -48,5 +48,10 @@ public struct SystemCallError: Error, Hashable, CustomStringConvertible {
         self.errno = errno
     }
 
-    public var description: String { "\(call): \(String(cString: strerror(errno)))" }
+    public var description: String { "\(call): \(errnoDescription(errno))" }
+}
+
+/// The text of an errno value (`strerror`), for messages; by default the current thread's.
+public func errnoDescription(_ code: Int32 = Glibc.errno) -> String {
+    String(cString: strerror(code))
 }

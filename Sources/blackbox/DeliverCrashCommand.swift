@@ -2,6 +2,7 @@
     import ArgumentParser
     import Blackbox
     import BlackboxFormat
+    import BlackboxSystem
     import BlackboxUpload
     import Foundation
 
@@ -170,7 +171,7 @@
             // Private like the rest of the diagnostics directory (the bundle holds log lines), level by level.
             for directory in [(staging as NSString).deletingLastPathComponent, staging, spool.directory] {
                 guard mkdir(directory, 0o700) == 0 || errno == EEXIST else {
-                    throw InputProblem(description: "cannot create \(directory): \(String(cString: strerror(errno)))")
+                    throw InputProblem(description: "cannot create \(directory): \(errnoDescription())")
                 }
             }
             var items = [

@@ -1,3 +1,4 @@
+import BlackboxSystem
 import Testing
 
 @testable import Blackbox

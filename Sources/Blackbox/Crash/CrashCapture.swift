@@ -1,4 +1,5 @@
 import BlackboxFormat
+import BlackboxSystem
 import CCrashHandler
 
 #if canImport(Glibc)

@@ -1,4 +1,5 @@
 import Atomics
+import BlackboxSystem
 
 #if canImport(Glibc)
     import Glibc

@@ -1,3 +1,5 @@
+import BlackboxSystem
+
 /// A time during which the log file cannot be written (a full disk, a revoked permission), as a
 /// value the writer feeds with outcomes and reads decisions from. The contract it keeps: every line is
 /// either written or counted as lost, the failure is announced once, and the episode ends only when

@@ -5,11 +5,6 @@
 // The system calls only the library wraps in more than one place; the ones every module shares
 // (EINTR, whole writes) are in `BlackboxSystem`.
 
-/// The text of an errno value, for messages.
-func errnoDescription(_ code: Int32 = errno) -> String {
-    String(cString: strerror(code))
-}
-
 /// The size of the file at `path` (following links), 0 when it cannot be read.
 func fileSize(_ path: String) -> UInt64 {
     var st = stat()

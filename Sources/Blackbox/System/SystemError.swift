@@ -1,3 +1,5 @@
+import BlackboxSystem
+
 #if canImport(Glibc)
     import Glibc
 #endif

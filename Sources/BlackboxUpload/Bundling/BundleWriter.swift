@@ -1,6 +1,7 @@
 #if Upload
     import Blackbox
     import BlackboxFormat
+    import BlackboxSystem
     import Crypto
     import Foundation
     import ZIPFoundation
@@ -118,7 +119,7 @@
         /// (`.gz`) are stored, not deflated again.
         private func add(_ item: BundleItem, to archive: Archive) throws -> BundleManifest.Entry {
             guard let file = FileHandle(forReadingAtPath: item.sourcePath) else {
-                throw BundleError(path: item.sourcePath, reason: "cannot open (\(String(cString: strerror(errno))))")
+                throw BundleError(path: item.sourcePath, reason: "cannot open (\(errnoDescription()))")
             }
             defer { try? file.close() }
             var hasher = SHA256()

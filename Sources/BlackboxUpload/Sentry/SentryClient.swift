@@ -3,6 +3,7 @@
     import Blackbox
     import BlackboxCompression
     import BlackboxSentry
+    import BlackboxSystem
     import Foundation
     import NIOCore
     import NIOHTTP1
@@ -96,7 +97,7 @@
 
         static func read(_ path: String) throws -> [UInt8] {
             guard let bytes = DurableFile.read(path, limit: maxEnvelopeBytes + 1) else {
-                throw UploadFailure.file(path, String(cString: strerror(errno)))
+                throw UploadFailure.file(path, errnoDescription())
             }
             guard bytes.count <= maxEnvelopeBytes else {
                 throw UploadFailure.file(path, "larger than \(maxEnvelopeBytes) bytes")

@@ -2,6 +2,7 @@
     import BlackboxCompression
     import BlackboxFormat
     import BlackboxSentry
+    import BlackboxSystem
     import Foundation
 
     /// Finished log archives as Sentry structured logs (`log` items, develop.sentry.dev/sdk/telemetry/
@@ -45,7 +46,7 @@
         /// Calls `emit` with each envelope of the file's lines (a `.gz` file is inflated on the way).
         func envelopes(ofFile path: String, emit: (SentryEnvelope) throws -> Void) throws {
             guard let handle = FileHandle(forReadingAtPath: path) else {
-                throw UploadFailure.file(path, String(cString: strerror(errno)))
+                throw UploadFailure.file(path, errnoDescription())
             }
             defer { try? handle.close() }
             let inflater = path.hasSuffix(".gz") ? try GzipInflater() : nil

@@ -1,6 +1,7 @@
 #if Upload
     import Blackbox
     import BlackboxFormat
+    import BlackboxSystem
     import Foundation
 
     /// Bundles waiting for upload, in a directory that survives restarts:
@@ -90,7 +91,7 @@
             guard rename(bundle.path, base + suffix) == 0 else {
                 throw BundleError(
                     path: bundle.path,
-                    reason: "cannot move to \(rejectedDirectory): \(String(cString: strerror(errno)))")
+                    reason: "cannot move to \(rejectedDirectory): \(errnoDescription())")
             }
             DurableFile.syncDirectory(containing: base + suffix)
         }

@@ -1,5 +1,6 @@
 #if Upload
     import AsyncHTTPClient
+    import BlackboxSystem
     import Foundation
     import NIOCore
     import NIOHTTP1
@@ -108,7 +109,7 @@
             }
             if let errno = connectionErrno(error) {
                 if errno == ECONNREFUSED { return "connection refused (is the collector running?)" }
-                return "cannot connect: \(String(cString: strerror(errno)))"
+                return "cannot connect: \(errnoDescription())"
             }
             if String(reflecting: type(of: error)).hasPrefix("NIOSSL.") { return "TLS failed: \(error)" }
             return String(describing: error)

@@ -1,4 +1,5 @@
 import BlackboxSystem
+
 #if Upload
     import NIOCore
 
@@ -65,12 +66,12 @@ import BlackboxSystem
             init(path: String) throws {
                 self.path = path
                 descriptor = open(path, O_RDONLY | O_CLOEXEC)
-                guard descriptor >= 0 else { throw UploadFailure.file(path, String(cString: strerror(errno))) }
+                guard descriptor >= 0 else { throw UploadFailure.file(path, errnoDescription()) }
             }
 
             func read(into buffer: UnsafeMutableRawPointer, count: Int) throws -> Int {
                 let n = retryingEINTR { Glibc.read(descriptor, buffer, count) }
-                guard n >= 0 else { throw UploadFailure.file(path, String(cString: strerror(errno))) }
+                guard n >= 0 else { throw UploadFailure.file(path, errnoDescription()) }
                 return n
             }
 

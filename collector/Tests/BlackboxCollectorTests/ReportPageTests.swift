@@ -82,8 +82,8 @@ struct ReportPageTests {
             return frame
         }
         // Every frame named (from the image's symbol table, say): nothing to wait for.
-        #expect(WebUI.describe(missing, report: report) == "done")
+        #expect(ReportPage.describe(missing, report: report) == "done")
         report.frames.append(CrashReport.Frame(index: report.frames.count, address: "0x5555", imageIndex: 0))
-        #expect(WebUI.describe(missing, report: report).contains("waiting for the missing ones"))
+        #expect(ReportPage.describe(missing, report: report).contains("waiting for the missing ones"))
     }
 }

@@ -229,8 +229,8 @@ public struct CollectorServer: Sendable {
 
         let web = WebUI(
             store: store, reader: reader, symbolizer: symbolication.executable, symbolBlobs: symbolBlobs,
-            library: try await WebUI.loadTemplates(), sessions: sessions, publicURL: configuration.publicURL)
-        web.registerLogin(on: router)
+            pages: try await PageRenderer.loadTemplates(), sessions: sessions, publicURL: configuration.publicURL)
+        web.registerSignIn(on: router)
         web.register(
             on: router.group()
                 .add(middleware: AdminAuthentication(store: store, sessions: sessions, redirectToLogin: true))

@@ -1,0 +1,84 @@
+import BlackboxTestSupport
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Testing
+
+@testable import BlackboxCollector
+
+/// A collector's routes in Hummingbird's router mode: the store, the router and the background
+/// services of `TestCollector`, but no socket and no connection; each request goes straight to the
+/// router. For route tests where a connection proves nothing (what a page or an answer holds, which
+/// credential opens what), not for tests of limits, connections or streaming.
+struct RouterCollector {
+    let client: any TestClientProtocol
+    let server: CollectorServer
+    let ingestKey: String
+    let adminToken: String
+    /// The authority router mode gives every request.
+    static let authority = "localhost"
+
+    /// What a route answered.
+    struct Answer {
+        var status: Int
+        var headers: HTTPFields
+        var body: String
+
+        var location: String? { headers[.location] }
+        var json: [String: Any] {
+            (try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [String: Any] ?? [:]
+        }
+    }
+
+    /// Runs `body` against a new collector on a SQLite store in a temporary directory, removed after.
+    static func run<Value: Sendable>(
+        configure: (inout CollectorConfiguration) -> Void = { _ in },
+        _ body: @Sendable (RouterCollector) async throws -> Value
+    ) async throws -> Value {
+        let scratch = TemporaryDirectory(prefix: "collector-router-test")
+        defer { scratch.remove() }
+        var configuration = CollectorConfiguration(dataDirectory: scratch.path)
+        configuration.retentionDays = nil
+        configure(&configuration)
+        let server = try CollectorServer(configuration: configuration)
+        let credentials = try #require(
+            try await Bootstrap.ensureFirstProject(store: server.store, dataDirectory: scratch.path).credentials)
+        let app = try await server.makeApplication()
+        return try await app.test(.router) { client in
+            try await body(
+                RouterCollector(
+                    client: client, server: server, ingestKey: credentials.ingestKey,
+                    adminToken: credentials.adminToken))
+        }
+    }
+
+    func send(
+        _ path: String, method: HTTPRequest.Method = .get, headers: [(String, String)] = [], body: Data? = nil
+    ) async throws -> Answer {
+        var fields = HTTPFields()
+        for (name, value) in headers {
+            guard let name = HTTPField.Name(name) else { continue }
+            fields.append(HTTPField(name: name, value: value))
+        }
+        let response = try await client.executeRequest(
+            uri: path, method: method, headers: fields, body: body.map { ByteBuffer(bytes: $0) })
+        return Answer(status: Int(response.status.code), headers: response.headers, body: String(buffer: response.body))
+    }
+
+    /// A zip bundle through `POST /api/v1/bundles` with the ingest key.
+    func upload(_ bundle: Data) async throws -> Answer {
+        try await send(
+            "/api/v1/bundles", method: .post,
+            headers: [
+                ("Content-Type", "application/zip"), ("Authorization", "Bearer \(ingestKey)"),
+                ("Upload-Id", UUID().uuidString),
+            ], body: bundle)
+    }
+
+    /// A read route with the admin token.
+    func get(_ path: String) async throws -> Answer {
+        try await send(path, headers: [("Authorization", "Bearer \(adminToken)")])
+    }
+}
