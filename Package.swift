@@ -187,7 +187,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio", condition: upload),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: upload),
             ]),
-        .testTarget(name: "BlackboxSentryTests", dependencies: ["BlackboxSentry"]),
+        .testTarget(name: "BlackboxSentryTests", dependencies: ["BlackboxSentry", "BlackboxTestSupport"]),
         .testTarget(
             name: "BlackboxErrorsTests",
             dependencies: [

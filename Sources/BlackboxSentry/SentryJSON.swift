@@ -3,8 +3,8 @@ import Foundation
 /// Any JSON value, as Sentry SDKs send them: the protocol lets most fields take several shapes (a
 /// list or `{"values": [...]}`, a number or an RFC 3339 string, a string or an object), and SDKs add
 /// fields freely, so events are read as a tree and picked apart leniently (the collector's
-/// `SentryEventReport`). A field of an unexpected shape is ignored, never an error. Foundation's
-/// decoder bounds the nesting depth, so deep JSON is refused rather than overflowing the stack.
+/// `SentryEventReport`). A field of an unexpected shape is ignored, never an error. `parse` reads
+/// text (SentryJSON+Parsing.swift); as a `Decodable` it also reads from any decoder.
 public enum SentryJSON: Decodable, Sendable, Equatable {
     case null
     case bool(Bool)
@@ -13,10 +13,9 @@ public enum SentryJSON: Decodable, Sendable, Equatable {
     case array([SentryJSON])
     case object([String: SentryJSON])
 
-    /// Codable has no way to ask a value's type, only to try one: every wrong try throws, and building
-    /// the error (with its coding path) was most of the cost of reading an event (a 5 KB sentry-python
-    /// event is hundreds of values). So the types are tried in the order values are most common in
-    /// events: strings, objects, lists, numbers, booleans.
+    /// Codable has no way to ask a value's type, only to try one: every wrong try throws (which is why
+    /// `parse` does not decode through here). The types are tried in the order values are most common
+    /// in events: strings, objects, lists, numbers, booleans.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
@@ -48,10 +47,6 @@ public enum SentryJSON: Decodable, Sendable, Equatable {
         var intValue: Int? { nil }
         init(stringValue: String) { self.stringValue = stringValue }
         init?(intValue: Int) { nil }
-    }
-
-    public static func parse(_ data: Data) throws -> SentryJSON {
-        try JSONDecoder().decode(SentryJSON.self, from: data)
     }
 
     public subscript(key: String) -> SentryJSON? {

@@ -110,6 +110,36 @@ struct IngestBoundsContractTests {
         #expect(logs.count == 1 && logs.allSatisfy { !$0.skipsIndexing && $0.lineCount >= 20 })
     }
 
+    @Test(
+        "what is stored is the report's own encoding, whether the format encoded it or the plan did",
+        arguments: Format.allCases)
+    func storedJSONIsTheReports(_ kind: Format) async throws {
+        for shape in [ReportShape(), ReportShape(frames: 3_000)] {
+            let plan = try await Self.plan(try Self.body(kind, reports: [shape]), with: Self.format(kind))
+            let json = try #require(plan.occurrences.first).json
+            #expect(try CrashReport.makeEncoder().encode(try CrashReport.decode(json)) == json)
+        }
+    }
+
+    @Test("the plan stores a format's encoding of a report as it is, and encodes a report it had to cut")
+    func planReusesTheFormatsEncoding() throws {
+        var small = Reports.crash(functions: ["shop.f() -> ()"])
+        small.id = UUID()
+        var large = Reports.crash(functions: (0..<3_000).map { "shop.f\($0)() -> ()" })
+        large.id = UUID()
+        let marker = Data(#"{"encoded":"by the format"}"#.utf8)
+        var new = NewBundle(
+            projectID: 1, uploadID: nil, sha256: "00", size: 1, blob: "00.envelope", manifest: nil, files: [],
+            reports: [small, large], receivedAt: Date())
+        new.encodedReports = [marker, marker]
+        let plan = try IngestPlan(new, bounds: IngestBounds(IngestLimits()))
+        #expect(plan.occurrences.map(\.json.count).count == 2)
+        #expect(plan.occurrences[0].json == marker, "not cut: the format's bytes")
+        #expect(
+            try CrashReport.decode(plan.occurrences[1].json).frames.count == ReportBounds.maxFrames, "cut: encoded anew"
+        )
+    }
+
     @Test("a report larger than maxReportBytes is refused as invalid (422)", arguments: Format.allCases)
     func reportTooLarge(_ kind: Format) async throws {
         var limits = IngestLimits()

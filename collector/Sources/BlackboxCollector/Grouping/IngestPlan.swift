@@ -103,11 +103,12 @@ public struct IngestPlan: Sendable {
         var occurrences: [OccurrenceRow] = []
         let encoder = CrashReport.makeEncoder()
         var storedReportBytes = 0
-        for var report in new.reports {
+        for (index, var report) in new.reports.enumerated() {
             let uuid = report.id.uuidString.lowercased()
             guard seen.insert(uuid).inserted else { continue }
-            ReportBounds.cut(&report)
-            let json = try encoder.encode(report)
+            let wasCut = ReportBounds.cut(&report)
+            let encoded = index < new.encodedReports.count ? new.encodedReports[index] : nil
+            let json = try encoded.flatMap { wasCut ? nil : $0 } ?? encoder.encode(report)
             try bounds.reports.check(json: json.count, storedBefore: storedReportBytes, path: "report \(uuid)")
             storedReportBytes += json.count
             occurrences.append(

@@ -16,9 +16,14 @@ struct FieldSanitizer {
     /// `decoded` itself when `raw` cannot hold a NUL or an overlong string, else `raw` sanitized
     /// and decoded again with `decode`.
     func sanitized<T>(_ decoded: T, raw: Data, decode: (Data) throws -> T) throws -> T {
-        guard raw.count > maxFieldBytes || raw.range(of: Data(#"\u0000"#.utf8)) != nil else { return decoded }
+        guard needsSanitizing(raw) else { return decoded }
         let object = try JSONSerialization.jsonObject(with: raw, options: [.fragmentsAllowed])
         return try decode(try JSONSerialization.data(withJSONObject: sanitize(object), options: [.fragmentsAllowed]))
+    }
+
+    /// Whether `raw` could hold a NUL or an overlong string (else `sanitized` returns what it is given).
+    func needsSanitizing(_ raw: Data) -> Bool {
+        raw.count > maxFieldBytes || raw.range(of: Data(#"\u0000"#.utf8)) != nil
     }
 
     func sanitize(_ value: Any) -> Any {

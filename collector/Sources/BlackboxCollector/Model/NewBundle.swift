@@ -11,6 +11,10 @@ public struct NewBundle: Sendable {
     public var manifest: BundleManifest?
     public var files: [InspectedFile]
     public var reports: [CrashReport]
+    /// The stored JSON of `reports[i]`, where the format encoded the report as it is to be stored
+    /// (within `ReportBounds`, sanitized) already, so that the plan does not encode it again; else
+    /// nil, or fewer entries than reports.
+    public var encodedReports: [Data?] = []
     public var receivedAt: Date
     /// Release health from another protocol than the manifest's (Sentry sessions), added to the
     /// manifest's.

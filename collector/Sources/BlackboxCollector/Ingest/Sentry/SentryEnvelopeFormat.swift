@@ -78,6 +78,7 @@ struct SentryEnvelopeFormat: BundleFormat {
         }
         let sanitizer = FieldSanitizer(maxFieldBytes: limits.maxFieldBytes)
         var reports: [CrashReport] = []
+        var encodedReports: [Data?] = []
         var files: [InspectedFile] = []
         var sessions: [SessionSummary] = []
         var dropped: [String: Int] = [:]
@@ -113,10 +114,12 @@ struct SentryEnvelopeFormat: BundleFormat {
                 if reportBytes + payload.count > limits.maxReportBytesPerBundle {
                     throw APIError.reportsTooLarge(limit: limits.maxReportBytesPerBundle)
                 }
-                let report = try withJSON { event in
+                var report = try withJSON { event in
                     guard event.object != nil else { throw APIError.invalidReport(path, "not a JSON object") }
                     return events.report(event, receivedAt: receivedAt)
                 }
+                // Cut as the plan would, so that what is encoded here is what is stored.
+                ReportBounds.cut(&report)
                 let encoded = try CrashReport.makeEncoder().encode(report)
                 // What is stored is the converted report, so it is what counts (an event of empty
                 // frames was once stored at 70 times its size: security review 2026-11-27, finding 6).
@@ -125,6 +128,7 @@ struct SentryEnvelopeFormat: BundleFormat {
                 try ReportBounds(limits).check(json: counted, storedBefore: reportBytes, path: path)
                 reportBytes += counted
                 reports.append(try sanitizer.sanitized(report, raw: encoded, decode: CrashReport.decode))
+                encodedReports.append(sanitizer.needsSanitizing(encoded) ? nil : encoded)
                 files.append(file(path, .report))
             case "session", "sessions":
                 guard payload.count <= Self.maxSessionItemBytes else {
@@ -152,6 +156,7 @@ struct SentryEnvelopeFormat: BundleFormat {
             blob: Self.blobName(sha256: body.sha256), manifest: nil, files: files, reports: reports,
             receivedAt: receivedAt)
         new.sessions = sessions
+        new.encodedReports = encodedReports
         return Inspection(
             plan: try IngestPlan(new, bounds: IngestBounds(limits)), eventID: eventID, dropped: dropped)
     }
