@@ -242,7 +242,8 @@ extension SentryJSON {
                 guard digits() > 0 else { throw error("invalid number") }
             }
             let text = UnsafeRawBufferPointer(rebasing: bytes[start..<index])
-            // Integers of up to 15 digits are exact in a Double and most common (line numbers, ids).
+            // Integers (line numbers, ids) are the most common: up to 16 characters fit an Int64, whose
+            // conversion to Double rounds as parsing the text would.
             if isInteger, text.count <= 16 {
                 var value: Int64 = 0
                 for byte in text where byte != UInt8(ascii: "-") {

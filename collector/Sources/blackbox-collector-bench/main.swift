@@ -338,12 +338,12 @@ struct WrkBodies {
                 ])
         }
         let sizes = (0..<count).map { (try? fileSize("\(directory)/\($0).envelope.gz")) ?? 0 }
+        // `init` writes no body here; it flushes the files the script wrote.
         var bodies = try WrkBodies([])
         bodies.directory = directory
         bodies.count = count
         bodies.meanBytes = sizes.reduce(0, +) / max(1, count)
         bodies.wrkProtocol = "sentry"
-        flushToDisk()
         return bodies
     }
 }

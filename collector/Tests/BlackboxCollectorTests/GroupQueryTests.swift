@@ -100,4 +100,24 @@ struct GroupQueryTests {
             buckets: 24)
         #expect(otherScope[searchID] == Array(repeating: 0, count: 24), "another project's key sees nothing of it")
     }
+
+    @Test("/api/v1/groups/:id/trend: 24 hourly and 30 daily counts, the current bucket last; 404 for another id")
+    func trendAPI() async throws {
+        try await RouterCollector.run { collector in
+            let report = Reports.crash(functions: ["shop.pay() -> ()"])
+            let bundle = try BundleArchive.make(app: report.app, host: "h", reports: [report])
+            #expect(try await collector.upload(bundle).status == 201)
+            let id = try #require(
+                (try await collector.get("/api/v1/groups").json["items"] as? [[String: Any]])?.first?["id"] as? Int)
+            let trend = try await collector.get("/api/v1/groups/\(id)/trend").json
+            let hours = try #require(trend["hours"] as? [String: Any])
+            let days = try #require(trend["days"] as? [String: Any])
+            #expect(hours["bucketSeconds"] as? Int == 3600 && days["bucketSeconds"] as? Int == 86_400)
+            let hourly = try #require(hours["counts"] as? [Int])
+            let daily = try #require(days["counts"] as? [Int])
+            #expect(hourly.count == 24 && hourly.last == 1 && hourly.reduce(0, +) == 1, "\(hourly)")
+            #expect(daily.count == 30 && daily.last == 1 && daily.reduce(0, +) == 1, "\(daily)")
+            #expect(try await collector.get("/api/v1/groups/\(id + 1)/trend").status == 404)
+        }
+    }
 }

@@ -107,8 +107,9 @@ public struct IngestPlan: Sendable {
             let uuid = report.id.uuidString.lowercased()
             guard seen.insert(uuid).inserted else { continue }
             let wasCut = ReportBounds.cut(&report)
-            let encoded = index < new.encodedReports.count ? new.encodedReports[index] : nil
-            let json = try encoded.flatMap { wasCut ? nil : $0 } ?? encoder.encode(report)
+            // The format's encoding holds only for the report as the format made it.
+            let formatJSON = !wasCut && index < new.encodedReports.count ? new.encodedReports[index] : nil
+            let json = try formatJSON ?? encoder.encode(report)
             try bounds.reports.check(json: json.count, storedBefore: storedReportBytes, path: "report \(uuid)")
             storedReportBytes += json.count
             occurrences.append(

@@ -17,6 +17,11 @@ struct FieldSanitizer {
     /// and decoded again with `decode`.
     func sanitized<T>(_ decoded: T, raw: Data, decode: (Data) throws -> T) throws -> T {
         guard needsSanitizing(raw) else { return decoded }
+        return try resanitized(raw, decode: decode)
+    }
+
+    /// `raw` sanitized and decoded with `decode`, for a caller that asked `needsSanitizing` itself.
+    func resanitized<T>(_ raw: Data, decode: (Data) throws -> T) throws -> T {
         let object = try JSONSerialization.jsonObject(with: raw, options: [.fragmentsAllowed])
         return try decode(try JSONSerialization.data(withJSONObject: sanitize(object), options: [.fragmentsAllowed]))
     }

@@ -45,3 +45,28 @@ enum Trends {
         }.map { SVGChart.Bar(label: $0.key, value: $0.value) }
     }
 }
+
+/// One group's occurrences in the last 24 hours by hour and the last 30 days by day: what the group
+/// page charts and `/api/v1/groups/:id/trend` answers.
+struct GroupTrend {
+    static let hourCount = 24
+    static let dayCount = 30
+
+    var hours: Trends.Buckets
+    var byHour: [Int]
+    var days: Trends.Buckets
+    var byDay: [Int]
+
+    init(groupID: Int64, store: any ProjectReader, in scope: ProjectScope, now: Date = Date()) async throws {
+        hours = Trends.hours(Self.hourCount, endingAt: now)
+        days = Trends.days(Self.dayCount, endingAt: now)
+        byHour =
+            try await store.occurrenceHistogram(
+                groupIDs: [groupID], in: scope, since: hours.since, bucketSeconds: 3600, buckets: Self.hourCount
+            )[groupID] ?? []
+        byDay =
+            try await store.occurrenceHistogram(
+                groupIDs: [groupID], in: scope, since: days.since, bucketSeconds: 86_400, buckets: Self.dayCount
+            )[groupID] ?? []
+    }
+}

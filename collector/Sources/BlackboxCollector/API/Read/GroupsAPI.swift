@@ -24,9 +24,6 @@ enum GroupsAPI {
         routes.get("groups/:id/trend") { _, context in
             let id = try context.id()
             guard try await store.group(id: id, in: context.scope) != nil else { throw APIError.notFound("group") }
-            let now = Date()
-            let hours = Trends.hours(24, endingAt: now)
-            let days = Trends.days(30, endingAt: now)
             struct Series: Encodable {
                 var since: Date
                 var bucketSeconds: Int
@@ -36,14 +33,11 @@ enum GroupsAPI {
                 var hours: Series
                 var days: Series
             }
-            let byHour = try await store.occurrenceHistogram(
-                groupIDs: [id], in: context.scope, since: hours.since, bucketSeconds: 3600, buckets: 24)
-            let byDay = try await store.occurrenceHistogram(
-                groupIDs: [id], in: context.scope, since: days.since, bucketSeconds: 86_400, buckets: 30)
+            let trend = try await GroupTrend(groupID: id, store: store, in: context.scope)
             return try JSONResponse.make(
                 Trend(
-                    hours: Series(since: hours.since, bucketSeconds: 3600, counts: byHour[id] ?? []),
-                    days: Series(since: days.since, bucketSeconds: 86_400, counts: byDay[id] ?? [])))
+                    hours: Series(since: trend.hours.since, bucketSeconds: 3600, counts: trend.byHour),
+                    days: Series(since: trend.days.since, bucketSeconds: 86_400, counts: trend.byDay)))
         }
         routes.get("groups/:id/occurrences") { request, context in
             let id = try context.id()

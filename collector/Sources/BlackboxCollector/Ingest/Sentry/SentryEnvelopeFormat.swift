@@ -127,8 +127,14 @@ struct SentryEnvelopeFormat: BundleFormat {
                 let counted = max(payload.count, encoded.count)
                 try ReportBounds(limits).check(json: counted, storedBefore: reportBytes, path: path)
                 reportBytes += counted
-                reports.append(try sanitizer.sanitized(report, raw: encoded, decode: CrashReport.decode))
-                encodedReports.append(sanitizer.needsSanitizing(encoded) ? nil : encoded)
+                // A report as encoded is stored as encoded; a sanitized one the plan encodes anew.
+                if sanitizer.needsSanitizing(encoded) {
+                    reports.append(try sanitizer.resanitized(encoded, decode: CrashReport.decode))
+                    encodedReports.append(nil)
+                } else {
+                    reports.append(report)
+                    encodedReports.append(encoded)
+                }
                 files.append(file(path, .report))
             case "session", "sessions":
                 guard payload.count <= Self.maxSessionItemBytes else {

@@ -153,19 +153,11 @@ struct GroupPage: PageModel {
     private static func charts(of group: CrashGroup, store: any CollectorStore, in scope: ProjectScope) async throws
         -> Charts
     {
-        let now = Date()
-        let hours = Trends.hours(24, endingAt: now)
-        let days = Trends.days(30, endingAt: now)
-        let byHour =
-            try await store.occurrenceHistogram(
-                groupIDs: [group.id], in: scope, since: hours.since, bucketSeconds: 3600, buckets: 24)[group.id] ?? []
-        let byDay =
-            try await store.occurrenceHistogram(
-                groupIDs: [group.id], in: scope, since: days.since, bucketSeconds: 86_400, buckets: 30)[group.id] ?? []
+        let trend = try await GroupTrend(groupID: group.id, store: store, in: scope)
         return Charts(
-            hours: SVGChart(bars: Trends.bars(byHour, labels: hours.labels), name: "chart-hours")
+            hours: SVGChart(bars: Trends.bars(trend.byHour, labels: trend.hours.labels), name: "chart-hours")
                 .render(labelEvery: 3, caption: "Occurrences in the last 24 hours, by hour"),
-            days: SVGChart(bars: Trends.bars(byDay, labels: days.labels), name: "chart-days")
+            days: SVGChart(bars: Trends.bars(trend.byDay, labels: trend.days.labels), name: "chart-days")
                 .render(labelEvery: 5, caption: "Occurrences in the last 30 days, by day"),
             versions: SVGChart(bars: Trends.versionBars(group.versions, limit: 12), name: "chart-versions")
                 .render(caption: "Occurrences by app version"))
