@@ -58,23 +58,16 @@ public final class LoggingCore: @unchecked Sendable {
 
     // MARK: Start
 
-    public init(configuration: BlackboxConfiguration) throws(BlackboxError) {
-        var configuration = configuration
-        // A bad variable in the environment must not take the app down: warn, keep the configured levels.
-        var environmentProblem: String?
-        if let env = getenv("BLACKBOX_LOG_LEVEL").map({ String(cString: $0) }), !env.isEmpty {
-            do {
-                configuration.levels = try LevelSettings(parsing: env, base: configuration.levels)
-            } catch {
-                environmentProblem = "\(error.description); ignored, the configured levels apply"
-                InternalDiagnostics.report(environmentProblem ?? "", key: "BLACKBOX_LOG_LEVEL")
-            }
-        }
-        guard !configuration.baseFileName.isEmpty, !configuration.baseFileName.contains("/") else {
-            throw .invalidConfiguration("baseFileName must be a plain file name, got \"\(configuration.baseFileName)\"")
-        }
-        guard configuration.rotation.maxFileSize >= 4096 else {
-            throw .invalidConfiguration("rotation.maxFileSize must be at least 4096 bytes")
+    public convenience init(configuration: BlackboxConfiguration) throws(BlackboxError) {
+        try self.init(plan: Plan(configuration, environment: .current))
+    }
+
+    /// Opens what `plan` decided: the directories, the first free journal, the log file; replays what
+    /// a dead process left; starts the writer and the archive maintainer.
+    init(plan: Plan) throws(BlackboxError) {
+        let configuration = plan.configuration
+        if let environmentProblem = plan.environmentProblem {
+            InternalDiagnostics.report(environmentProblem, key: "BLACKBOX_LOG_LEVEL")
         }
         self.configuration = configuration
         self.synchronousLevel = configuration.synchronousLevel ?? .off
@@ -83,27 +76,14 @@ public final class LoggingCore: @unchecked Sendable {
         self.metadataProvider = configuration.metadataProvider
         self.recent = RecentLines(lineCapacity: configuration.recentLineCapacity)
 
-        let layout = DiagnosticsDirectory(configuration.directory)
-        let logs = layout.logs
+        let logs = plan.layout.logs
         try makeDirectory(configuration.directory)
         try makeDirectory(logs)
         Self.ignoreFileSizeSignal()
 
-        // Several processes of one app on one directory (workers, a systemd template): each takes the
-        // first journal no live process holds, and writes its own log file.
-        var instance = 0
-        var file: JournalFile
-        while true {
-            do {
-                file = try JournalFile.open(
-                    path: layout.journal(instance: instance), capacity: configuration.journalSize)
-                break
-            } catch  where error.kind == .journalLocked && instance + 1 < max(1, configuration.maxInstances) {
-                instance += 1
-            }
-        }
-        let journalPath = layout.journal(instance: instance)
-        let baseName = BlackboxInstances.logBaseName(configuration.baseFileName, instance: instance)
+        var (file, instance) = try Self.openFirstFreeJournal(plan)
+        let journalPath = plan.journalPath(instance: instance)
+        let baseName = plan.logBaseName(instance: instance)
         self.instance = instance
         self.logBaseName = baseName
         var journal = Journal(file: file)
@@ -111,7 +91,7 @@ public final class LoggingCore: @unchecked Sendable {
         let sink: LogFileSink?
         do {
             sink =
-                configuration.sinks.contains(.file)
+                plan.writesFile
                 ? try LogFileSink(
                     directory: logs, baseName: baseName, checkpoint: checkpoint, now: configuration.clock())
                 : nil
@@ -119,18 +99,7 @@ public final class LoggingCore: @unchecked Sendable {
             file.close()  // release the lock: a corrected retry in this process must not find it held
             throw error
         }
-        var colored: Bool
-        switch configuration.console.color {
-        case .always: colored = true
-        case .never: colored = false
-        case .auto: colored = isatty(2) == 1 && getenv("NO_COLOR") == nil
-        }
-        var streams: [(descriptor: Int32, format: LogFormat, colored: Bool)] = []
-        if configuration.sinks.contains(.console) { streams.append((2, .text, colored)) }
-        if configuration.sinks.contains(.standardOutput) { streams.append((1, .jsonLines, false)) }
-        let settings = LogWriter.Settings(
-            format: configuration.format, streams: streams, rotation: configuration.rotation,
-            clock: configuration.clock)
+        let settings = plan.writerSettings
 
         // Replay what a dead process left, then, if the configured size changed, start a new journal.
         var recovered = Journal.RecoveryOutcome()
@@ -173,10 +142,24 @@ public final class LoggingCore: @unchecked Sendable {
         LoggingCore.registerForFork(self)
         maintainer?.start()
         writer.start()
-        if let environmentProblem {
+        if let environmentProblem = plan.environmentProblem {
             appendText(
                 level: .warning, label: handle(for: "blackbox"), message: environmentProblem,
                 metadata: EncodedMetadata(), file: "", line: 0)
+        }
+    }
+
+    /// The first journal no live process holds, and its instance number.
+    private static func openFirstFreeJournal(_ plan: Plan) throws(BlackboxError) -> (JournalFile, instance: Int) {
+        var instance = 0
+        while true {
+            do {
+                let file = try JournalFile.open(
+                    path: plan.journalPath(instance: instance), capacity: plan.configuration.journalSize)
+                return (file, instance)
+            } catch  where error.kind == .journalLocked && instance + 1 < plan.instanceLimit {
+                instance += 1
+            }
         }
     }
 

@@ -8,9 +8,9 @@ import BlackboxSystem
 /// The one thread that drains the journal into the sinks.
 ///
 /// Each batch: format committed records (up to `batchBytes`) into one buffer per output
-/// (`LogOutput`: the file, the console, stdout), write each buffer with one `write(2)`, publish the
-/// journal checkpoint, then release the space. Rotation happens
-/// between lines, never inside one.
+/// (`LogOutput`: the file, the console, stdout, a socket), send each buffer out (the file's and a
+/// stream's with one `write(2)`), publish the journal checkpoint, then release the space. Rotation
+/// happens between lines, never inside one.
 ///
 /// Sleeping without lost wake-ups (a Dekker handshake, both sides sequentially consistent):
 /// the writer sets `sleeping`, then re-reads the journal's reservation end, and waits only if nothing
@@ -19,9 +19,8 @@ import BlackboxSystem
 /// costs no CPU, and a busy one pays no syscall per line.
 final class LogWriter: @unchecked Sendable {
     struct Settings {
-        var format: LogFormat
-        /// Streams besides the file (stderr, stdout), each with its format.
-        var streams: [(descriptor: Int32, format: LogFormat, colored: Bool)]
+        /// Every output, the file's among them when there is a file (its `LogFileSink` is the writer's).
+        var outputs: [LogOutput.Spec]
         var rotation: RotationPolicy
         var clock: @Sendable () -> UInt64
     }
@@ -40,6 +39,7 @@ final class LogWriter: @unchecked Sendable {
     @exclusivity(unchecked) private var cursor: UInt64
     /// The file's output, when there is a file.
     private let fileOutput: LogOutput?
+    /// The outputs that are not the file (streams, sockets): written as they are, best effort.
     private let streamOutputs: [LogOutput]
     @exclusivity(unchecked) private var linesInBatch = 0
     private let rotation: RotationRule
@@ -81,9 +81,11 @@ final class LogWriter: @unchecked Sendable {
         self.maintainer = maintainer
         self.recent = recent
         self.dropped = dropped
-        self.fileOutput = file.map { _ in LogOutput(.file, format: settings.format) }
-        self.streamOutputs = settings.streams.map {
-            LogOutput(.stream($0.descriptor), format: $0.format, colored: $0.colored, capacity: 64 << 10)
+        let fileSpec = settings.outputs.first { $0.destination == .file }
+        assert((fileSpec != nil) == (file != nil), "a file output and the file's sink come together")
+        self.fileOutput = file == nil ? nil : fileSpec.map { LogOutput($0) }
+        self.streamOutputs = settings.outputs.filter { $0.destination != .file }.map {
+            LogOutput($0, capacity: 64 << 10)
         }
         self.rotation = RotationRule(settings.rotation)
         self.cursor = journal.loadCheckpoint().readPosition
@@ -349,7 +351,7 @@ final class LogWriter: @unchecked Sendable {
         } else if file == nil, let first = streamOutputs.first {
             recent.append(first.bytes)
         }
-        for output in streamOutputs { output.writeToStream() }
+        for output in streamOutputs { output.sendUnlessFile() }
         fileOutput?.removeAll()
         for output in streamOutputs { output.removeAll() }
         linesInBatch = 0
