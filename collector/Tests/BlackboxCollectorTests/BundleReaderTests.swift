@@ -9,8 +9,8 @@ struct BundleReaderTests {
     /// A second format in the manner of a new upload protocol: the blob is the one file itself.
     struct SingleFileFormat: BundleFormat {
         static var blobExtension: String { "one" }
-        func plan(_ body: ReceivedBody, for upload: UploadAdmission.Admitted, receivedAt: Date) async throws
-            -> IngestPlan
+        func inspect(_ body: ReceivedBody, for upload: UploadAdmission.Admitted, receivedAt: Date) async throws
+            -> FormatInspection
         { throw APIError.notAZip() }
         func extract(
             _ path: String, fromBlobAt blobFile: String, chunkBytes: Int, maxBytes: Int,

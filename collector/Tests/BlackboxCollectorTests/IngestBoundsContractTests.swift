@@ -84,12 +84,13 @@ struct IngestBoundsContractTests {
     }
 
     static func plan(_ bytes: Data, with format: any BundleFormat) async throws -> IngestPlan {
-        try await format.plan(
+        try await format.inspect(
             ReceivedBody(path: "/nonexistent", sha256: UUID().uuidString, size: bytes.count, bytes: bytes),
             for: .init(
                 key: APIKey(id: 1, projectID: 1, kind: .ingest, prefix: "k", createdAt: Date()), uploadID: nil,
                 declaredLength: bytes.count),
-            receivedAt: Date())
+            receivedAt: Date()
+        ).plan
     }
 
     static func refusal(_ bytes: Data, with format: any BundleFormat) async -> APIError? {

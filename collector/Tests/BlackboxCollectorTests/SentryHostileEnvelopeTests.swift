@@ -74,7 +74,7 @@ struct SentryHostileEnvelopeTests {
         let logs = inspection.plan.files.filter { $0.kind == .log }
         // The bodiless item counts nothing; 10,000 real records fill two items and a half.
         #expect(logs.map(\.lineCount) == [0, 4_000, 4_000, 2_000], "\(logs.map(\.lineCount))")
-        #expect(inspection.dropped["log"] == 17, "\(inspection.dropped)")
+        #expect(inspection.droppedItems["log"] == 17, "\(inspection.droppedItems)")
         // The plan holds the logs to the indexing budget, as it does a bundle's.
         #expect(logs.filter { !$0.skipsIndexing }.map(\.lineCount).reduce(0, +) <= limits.maxIndexedLinesPerBundle)
         #expect(logs.map(\.skipsIndexing) == [false, false, true, false])
@@ -91,7 +91,7 @@ struct SentryHostileEnvelopeTests {
             }
             return Data(text.utf8)
         }
-        func inspect(_ bytes: Data, memory: MemoryBudget?) throws -> SentryEnvelopeFormat.Inspection {
+        func inspect(_ bytes: Data, memory: MemoryBudget?) throws -> FormatInspection {
             try SentryEnvelopeFormat(limits: IngestLimits(), inspectionMemory: memory).inspect(
                 bytes, body: ReceivedBody(path: "/nonexistent", sha256: "s", size: bytes.count, bytes: bytes),
                 upload: .init(
@@ -126,7 +126,7 @@ struct SentryHostileEnvelopeTests {
             "{\"aggregates\":[" + Array(repeating: "{\"started\":0,\"exited\":1}", count: 4_000).joined(separator: ",")
             + "]}"
         let sessions = try inspect(envelope([("sessions", aggregates)]), memory: nil)
-        #expect(sessions.dropped["sessions"] == 1 && sessions.plan.sessions.isEmpty, "\(sessions.dropped)")
+        #expect(sessions.droppedItems["sessions"] == 1 && sessions.plan.sessions.isEmpty, "\(sessions.droppedItems)")
     }
 
     @Test("bombs under gzip, deflate and br, deep JSON and NULs: refused or cleaned, nothing else stored")

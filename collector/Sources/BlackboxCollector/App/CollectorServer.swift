@@ -20,10 +20,10 @@ public struct CollectorServer: Sendable {
     let regrouping: RegroupingService
     let alerts: AlertDispatcher
     let reader: BundleReader
-    /// Blackbox's own upload format.
-    let zipFormat: ZipBundleFormat
-    /// The Sentry protocol's envelopes (`POST /api/<project id>/envelope/`).
-    let sentryFormat: SentryEnvelopeFormat
+    /// The stages every upload shares, and the endpoints that receive uploads through them (each with
+    /// its format, which also reads its stored blobs back).
+    let ingest: IngestService
+    let endpoints: [any IngestEndpoint]
 
     public init(configuration: CollectorConfiguration, store: (any CollectorStore)? = nil) throws {
         self.configuration = configuration
@@ -45,11 +45,12 @@ public struct CollectorServer: Sendable {
             root: configuration.symbolDirectory, temporaryDirectory: configuration.temporaryDirectory,
             fileExtension: "elf")
         self.committer = GroupCommitter(store: self.store, blobs: blobs, window: configuration.groupCommitWindow)
+        // The upload formats, each received by its endpoint below; their blobs are read back by format.
         let inspectionMemory = MemoryBudget(limit: configuration.limits.maxReportBytesInFlight)
-        self.zipFormat = ZipBundleFormat(limits: configuration.limits, inspectionMemory: inspectionMemory)
-        self.sentryFormat = SentryEnvelopeFormat(limits: configuration.limits, inspectionMemory: inspectionMemory)
+        let zipBundles = ZipBundleFormat(limits: configuration.limits, inspectionMemory: inspectionMemory)
+        let sentryEnvelopes = SentryEnvelopeFormat(limits: configuration.limits, inspectionMemory: inspectionMemory)
         self.reader = BundleReader(
-            blobs: blobs, maxBytes: configuration.limits.maxEntryBytes, formats: [zipFormat, sentryFormat])
+            blobs: blobs, maxBytes: configuration.limits.maxEntryBytes, formats: [zipBundles, sentryEnvelopes])
         self.indexer = LogIndexer(
             store: self.store, reader: reader, activity: activity,
             maxLinesPerFile: configuration.limits.maxIndexedLinesPerFile)
@@ -64,6 +65,21 @@ public struct CollectorServer: Sendable {
             store: self.store, baseURL: configuration.publicURL ?? "http://\(configuration.host):\(configuration.port)",
             pollInterval: configuration.alertPollInterval, targets: configuration.webhookTargets,
             digestWindow: configuration.alertDigestWindow)
+        let ingest = IngestService(
+            store: self.store,
+            admission: UploadAdmission(
+                keys: KeyCache(store: self.store), limits: configuration.limits,
+                usage: ProjectUsage(store: self.store), blobs: blobs, metrics: metrics),
+            receiver: BodyReceiver(limits: configuration.limits, blobs: blobs), committer: committer,
+            metrics: metrics, indexerWakeup: { [indexer] in indexer.wake() },
+            symbolicationWakeup: { [symbolication] in symbolication.wake() },
+            alertsWakeup: { [alerts] in alerts.wake() },
+            uploadActivity: { [activity] started in activity.noteUpload(started: started) })
+        self.ingest = ingest
+        self.endpoints = [
+            BundleEndpoint(ingest: ingest, format: zipBundles),
+            SentryEndpoint(ingest: ingest, format: sentryEnvelopes),
+        ]
     }
 
     /// Migrates, cleans up uploads a previous run left half-received, and returns the application.
@@ -169,19 +185,7 @@ public struct CollectorServer: Sendable {
             }
         }
 
-        let ingest = IngestService(
-            store: store,
-            admission: UploadAdmission(
-                keys: KeyCache(store: store), limits: configuration.limits, usage: ProjectUsage(store: store),
-                blobs: blobs, metrics: metrics),
-            receiver: BodyReceiver(limits: configuration.limits, blobs: blobs), format: zipFormat,
-            committer: committer, metrics: metrics, indexerWakeup: { [indexer] in indexer.wake() },
-            symbolicationWakeup: { [symbolication] in symbolication.wake() },
-            alertsWakeup: { [alerts] in alerts.wake() },
-            uploadActivity: { [activity] started in activity.noteUpload(started: started) })
-        router.post("api/v1/bundles") { request, context in try await ingest.receive(request, context: context) }
-        router.get("api/v1/key") { request, _ in try await ingest.describeKey(request) }
-        SentryIngestService(ingest: ingest, format: sentryFormat).register(on: router)
+        for endpoint in endpoints { endpoint.register(on: router) }
 
         let sessions = WebSessions(store: store, lifetime: configuration.sessionLifetime)
         let api = router.group("api/v1")

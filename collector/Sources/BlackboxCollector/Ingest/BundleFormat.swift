@@ -1,15 +1,17 @@
 import Foundation
 
 /// One upload format: how a received body becomes the plan the store applies, and how a file is read
-/// back out of the stored blob (downloads, the log viewer, the log indexer). Today's zip bundle is
-/// one (`ZipBundleFormat`); a new protocol's route is admission, reception, its format and the same
-/// group commit.
+/// back out of the stored blob (downloads, the log viewer, the log indexer). Blackbox's zip bundle is
+/// one (`ZipBundleFormat`), the Sentry envelope another (`SentryEnvelopeFormat`); each is received
+/// by an `IngestEndpoint`.
 protocol BundleFormat: Sendable {
     /// The stored blob's extension, which says how to read it back (`BundleReader`).
     static var blobExtension: String { get }
 
-    /// Inspects the body (never trusting it) into the plan; refusals are `APIError`s.
-    func plan(_ body: ReceivedBody, for upload: UploadAdmission.Admitted, receivedAt: Date) async throws -> IngestPlan
+    /// Inspects the body (never trusting it) into the plan and what the answer needs; refusals are
+    /// `APIError`s.
+    func inspect(_ body: ReceivedBody, for upload: UploadAdmission.Admitted, receivedAt: Date) async throws
+        -> FormatInspection
 
     /// Hands the bytes of the file at `path` in the blob stored at `blobFile` to `consumer`, chunk by
     /// chunk, stopping with `BundleReader.Failure.tooLarge` past `maxBytes`.
@@ -25,4 +27,14 @@ protocol BundleFormat: Sendable {
 extension BundleFormat {
     /// The name of the blob holding a body of this format with these bytes.
     static func blobName(sha256: String) -> String { BlobName.of(sha256: sha256, fileExtension: blobExtension) }
+}
+
+/// What a format's inspection gives its endpoint: the plan the store applies, and what the answer to
+/// the sender and the metrics need, so that no endpoint reaches past `BundleFormat` to its format.
+struct FormatInspection: Sendable {
+    var plan: IngestPlan
+    /// The id the sender gave what it sent, which the answer echoes (a Sentry event's `event_id`).
+    var senderID: String? = nil
+    /// Items accepted but not stored, by type (a Sentry envelope's transactions, replays, …).
+    var droppedItems: [String: Int] = [:]
 }

@@ -27,17 +27,18 @@ struct ZipBundleFormat: BundleFormat {
     /// the inspection starts again on the thread pool. The plan (grouping, the reports' stored JSON)
     /// is made where the inspection runs, so that neither a large report's encoding nor its
     /// signature is computed inside the write transaction.
-    func plan(_ body: ReceivedBody, for upload: UploadAdmission.Admitted, receivedAt: Date) async throws
-        -> IngestPlan
+    func inspect(_ body: ReceivedBody, for upload: UploadAdmission.Admitted, receivedAt: Date) async throws
+        -> FormatInspection
     {
         let inspector = BundleInspector(limits: limits, memory: inspectionMemory, project: upload.key.projectID)
-        let makePlan = { @Sendable (inspected: BundleInspector.Inspection) throws -> IngestPlan in
-            try IngestPlan(
-                NewBundle(
-                    projectID: upload.key.projectID, uploadID: upload.uploadID, sha256: body.sha256,
-                    size: Int64(body.size), blob: ZipBundleFormat.blobName(sha256: body.sha256),
-                    manifest: inspected.manifest, files: inspected.files, reports: inspected.reports,
-                    receivedAt: receivedAt), bounds: IngestBounds(limits))
+        let makePlan = { @Sendable (inspected: BundleInspector.Inspection) throws -> FormatInspection in
+            FormatInspection(
+                plan: try IngestPlan(
+                    NewBundle(
+                        projectID: upload.key.projectID, uploadID: upload.uploadID, sha256: body.sha256,
+                        size: Int64(body.size), blob: ZipBundleFormat.blobName(sha256: body.sha256),
+                        manifest: inspected.manifest, files: inspected.files, reports: inspected.reports,
+                        receivedAt: receivedAt), bounds: IngestBounds(limits)))
         }
         if let bytes = body.bytes {
             if let inspection = try Self.inspectInline(bytes, with: inspector) { return try makePlan(inspection) }

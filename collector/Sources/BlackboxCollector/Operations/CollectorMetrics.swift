@@ -90,8 +90,9 @@ final class CollectorMetrics: Sendable {
         latency.record(duration)
     }
 
-    /// Sentry envelope items accepted and dropped (types Blackbox has no use for), by type.
-    func droppedSentryItems(_ counts: [String: Int]) {
+    /// Items accepted and dropped (types Blackbox has no use for), by type. Only a Sentry envelope
+    /// holds such items, hence the metric's name (kept: dashboards know it).
+    func droppedItems(_ counts: [String: Int]) {
         for (type, count) in counts {
             registry.makeCounter(
                 descriptor: .init(

@@ -32,27 +32,14 @@ struct SentryEnvelopeFormat: BundleFormat {
 
     static var blobExtension: String { "envelope" }
 
-    /// What the route answers and counts besides the plan.
-    struct Inspection: Sendable {
-        var plan: IngestPlan
-        /// The envelope's `event_id`, else its first event's: what the SDK expects back.
-        var eventID: String?
-        /// Items accepted and dropped, by type (`other` for types Sentry does not define).
-        var dropped: [String: Int]
-    }
-
     static let droppedTypes: Set<String> = [
         "client_report", "transaction", "span", "profile", "profile_chunk", "replay_event", "replay_recording",
         "replay_video", "check_in", "statsd", "metric_buckets", "user_report", "feedback", "otel_log",
     ]
 
-    func plan(_ body: ReceivedBody, for upload: UploadAdmission.Admitted, receivedAt: Date) async throws -> IngestPlan {
-        try await inspect(body, for: upload, receivedAt: receivedAt).plan
-    }
-
     /// Small envelopes are read right here; larger ones on a thread (decoding JSON blocks).
     func inspect(_ body: ReceivedBody, for upload: UploadAdmission.Admitted, receivedAt: Date) async throws
-        -> Inspection
+        -> FormatInspection
     {
         let project = upload.key.projectID
         try inspectionMemory?.take(body.size, project: project, for: "the envelope")
@@ -68,7 +55,7 @@ struct SentryEnvelopeFormat: BundleFormat {
     }
 
     func inspect(_ bytes: Data, body: ReceivedBody, upload: UploadAdmission.Admitted, receivedAt: Date) throws
-        -> Inspection
+        -> FormatInspection
     {
         let envelope: SentryEnvelope
         do {
@@ -163,8 +150,8 @@ struct SentryEnvelopeFormat: BundleFormat {
             receivedAt: receivedAt)
         new.sessions = sessions
         new.encodedReports = encodedReports
-        return Inspection(
-            plan: try IngestPlan(new, bounds: IngestBounds(limits)), eventID: eventID, dropped: dropped)
+        return FormatInspection(
+            plan: try IngestPlan(new, bounds: IngestBounds(limits)), senderID: eventID, droppedItems: dropped)
     }
 
     /// The envelope an SDK would have sent for one event (what the legacy `store/` endpoint receives).

@@ -13,7 +13,7 @@ import NIOCore
 ///
 /// Refusals an SDK should retry later (slots, memory, quota, disk) are answered 429 with
 /// `Retry-After` and `X-Sentry-Rate-Limits`, which every Sentry SDK honours; the rest keep their 4xx.
-struct SentryIngestService: Sendable {
+struct SentryEndpoint: IngestEndpoint {
     let ingest: IngestService
     let format: SentryEnvelopeFormat
     let logger = Logger(label: "collector.sentry")
@@ -158,10 +158,9 @@ struct SentryIngestService: Sendable {
             body = try ingest.receiver.receive(envelope)
         }
         let inspection = try await format.inspect(body, for: upload, receivedAt: Date())
-        ingest.metrics.droppedSentryItems(inspection.dropped)
         handedOn = true
-        _ = try await ingest.commit(inspection.plan, body: body, uploadID: upload.uploadID)
-        return (inspection.eventID, body.size)
+        _ = try await ingest.commit(inspection, body: body, uploadID: upload.uploadID)
+        return (inspection.senderID, body.size)
     }
 }
 
