@@ -31,6 +31,19 @@ public struct DiagnosticsDirectory: Sendable, Hashable {
         self.root = root
     }
 
+    /// The directory whose `crashes/pending/` holds `rawReport` (what a crash-time helper is given);
+    /// nil when the path is not in such a folder.
+    public init?(containingPendingReport rawReport: String) {
+        let parts = rawReport.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count >= 3, parts.suffix(3).dropLast().elementsEqual(["crashes", "pending"]) else { return nil }
+        let root = parts.dropLast(3).joined(separator: "/")
+        switch root {
+        case "" where rawReport.hasPrefix("/"): self.init("/")
+        case "": self.init(".")
+        default: self.init(root)
+        }
+    }
+
     public var journal: String { root + "/journal" }
     /// The journal of instance `n` of an app run several times at once on this directory (0 is
     /// `journal`, then `journal.1`, `journal.2`…): each running process holds one.

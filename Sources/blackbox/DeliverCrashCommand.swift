@@ -43,51 +43,42 @@
             let bytes: [UInt8]
             let parsed: RawCrashReport
             let destination: Destination
+            let checkout: CrashedRunCheckout
             do {
                 destination = try self.destination()
                 bytes = try Self.read(raw)
                 parsed = try RawCrashReport(bytes: bytes)
+                guard let found = CrashedRunCheckout(rawReport: raw, parsed: parsed) else {
+                    throw InputProblem(description: "not in a diagnostics directory's crashes/pending/ folder")
+                }
+                checkout = found
             } catch {
                 throw Self.failing("\(raw): \(error)")
             }
-            let name = (raw as NSString).lastPathComponent
+            let name = String(raw.split(separator: "/").last ?? Substring(raw))
             let base = name.hasSuffix(".raw") ? String(name.dropLast(4)) : name
             // Beside the report, on the diagnostics directory's own (writable) file system.
-            let pending = (raw as NSString).deletingLastPathComponent
-            let layout = DiagnosticsDirectory(
-                ((pending as NSString).deletingLastPathComponent as NSString).deletingLastPathComponent)
-            let staging = "\(layout.crashDelivery)/\(base)-\(getpid())"
+            let staging = "\(checkout.layout.crashDelivery)/\(base)-\(getpid())"
             defer { try? FileManager.default.removeItem(atPath: staging) }
-            var spool = Spool(directory: staging + "/bundle", rejectedDirectory: staging + "/rejected")
-            // Release health: the crashed run is counted now, with the runs that ended before it, since an
-            // ephemeral container has no next start to count them.
-            let run = parsed.pid.flatMap { pid in RunRecord.all(in: layout).first { $0.record.pid == pid } }
-            let ended = EndedSession.pending(in: layout)
-            var sessions = ended.sessions
-            if let run {
-                sessions.append(
-                    EndedSession(
-                        appVersion: run.record.appVersion, startTime: Date(timeIntervalSince1970: run.record.startTime),
-                        endTime: parsed.timeSeconds.map { Date(timeIntervalSince1970: TimeInterval($0)) } ?? Date(),
-                        outcome: .crashed))
-            }
+            let sessions = SessionSummary.summarize(checkout.sessions)
             let started = ContinuousClock.now
+            let spool: Spool
             let transport: any SpoolTransport
             let expected: Int
             do {
                 switch destination {
                 case .collector(let endpoint):
+                    spool = Spool(directory: staging + "/bundle", rejectedDirectory: staging + "/rejected")
                     try writeBundle(
                         parsed, rawPath: raw, rawSize: Int64(bytes.count), base: base, staging: staging,
-                        sessions: SessionSummary.summarize(sessions), into: spool)
+                        inside: checkout.layout.crashDelivery, sessions: sessions, into: spool)
                     transport = CollectorClient(endpoint: endpoint)
                     expected = 1
                 case .sentry(let dsn):
                     spool = Spool(
                         directory: staging + "/sentry", rejectedDirectory: staging + "/rejected",
                         fileExtension: "envelope")
-                    expected = try writeEnvelopes(
-                        rawPath: raw, sessions: SessionSummary.summarize(sessions), into: spool)
+                    expected = try writeEnvelopes(rawPath: raw, sessions: sessions, into: spool)
                     transport = SentryClient(dsn: dsn)
                 }
             } catch {
@@ -113,21 +104,7 @@
                     }
                 throw Self.failing("\(raw): not delivered; it stays for the next launch", status: status)
             }
-            // Stored: the next launch must not send it again, nor count the runs again. The crashed run's
-            // record goes too: it is accounted for (a record left behind would be taken for a kill).
-            for path in ended.paths { unlink(path) }
-            if let run {
-                unlink(run.path)
-                unlink(RunRecord.markerPath(.hung, pid: run.record.pid, in: layout))
-            } else if let pid = parsed.pid {
-                RunRecord.mark(.crashed, pid: pid, in: layout)
-            }
-            unlink(raw)
-            let directory = open(pending, O_RDONLY | O_DIRECTORY)
-            if directory >= 0 {
-                fsync(directory)
-                close(directory)
-            }
+            checkout.commitDelivered()
         }
 
         enum Destination {
@@ -166,10 +143,10 @@
         /// handler copied from the journal, as text (the collector has no journal reader).
         private func writeBundle(
             _ parsed: RawCrashReport, rawPath: String, rawSize: Int64, base: String, staging: String,
-            sessions: [SessionSummary], into spool: Spool
+            inside delivery: String, sessions: [SessionSummary], into spool: Spool
         ) throws {
             // Private like the rest of the diagnostics directory (the bundle holds log lines), level by level.
-            for directory in [(staging as NSString).deletingLastPathComponent, staging, spool.directory] {
+            for directory in [delivery, staging, spool.directory] {
                 guard mkdir(directory, 0o700) == 0 || errno == EEXIST else {
                     throw InputProblem(description: "cannot create \(directory): \(errnoDescription())")
                 }

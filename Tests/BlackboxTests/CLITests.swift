@@ -83,14 +83,18 @@ struct CLITests {
     }
 
     @Test(
-        "deliver-crash: a file that is not a raw report, a missing one, or no collector: one line, and nothing deleted")
+        "deliver-crash: a file that is not a raw report, one outside crashes/pending/, a missing one, or no collector: one line, and nothing deleted"
+    )
     func deliverCrashBadInput() throws {
         let directory = TemporaryDirectory()
         let bogus = "\(directory.path)/crash-1-2-11.raw"
         try "{\"hello\": 1}".write(toFile: bogus, atomically: true, encoding: .utf8)
+        let stray = "\(directory.path)/crash-1-3-11.raw"
+        try "blackbox-raw-crash 2\npid 3\nend\n".write(toFile: stray, atomically: true, encoding: .utf8)
         let collector = ["--server", "http://127.0.0.1:9", "--key", "k"]
         for (arguments, message) in [
             ([bogus] + collector, "not a Blackbox raw crash report"),
+            ([stray] + collector, "not in a diagnostics directory's crashes/pending/ folder"),
             (["\(directory.path)/missing.raw"] + collector, "cannot open it"),
             ([bogus], "no collector"),
         ] {
@@ -99,7 +103,7 @@ struct CLITests {
             #expect(result.stderr.contains(message), "\(result.stderr)")
             #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
         }
-        #expect(FileManager.default.fileExists(atPath: bogus))
+        #expect(FileManager.default.fileExists(atPath: bogus) && FileManager.default.fileExists(atPath: stray))
     }
 
     @Test("logs: archives (gzip too) before the active file, filtered by level and label")

@@ -43,22 +43,14 @@ struct AssertionReporter: Sendable {
         nameNow: Bool = false
     ) {
         let configuration = core.configuration
-        var report = CrashReport(
-            kind: kind,
-            app: .init(name: configuration.appName, version: configuration.appVersion, build: configuration.appBuild),
-            host: CrashCapture.currentHost(),
-            process: .init(
-                pid: getpid(), path: CrashCapture.executablePath(),
-                startTime: CrashCapture.processStartTime().map { Date(timeIntervalSince1970: $0) }, crashTime: Date()),
-            thread: .init(id: Int32(bitPattern: currentThreadID()), name: Self.currentThreadName()))
+        var report = core.reportContext.report(
+            kind, thread: .init(id: Int32(bitPattern: currentThreadID()), name: Self.currentThreadName()))
         report.reason = reason
         report.frames = stack?.unnamedFrames ?? []
         report.images = stack?.reportImages ?? []
         report.frameSource = "runtime"
         report.symbolicated = false
-        report.metadata = configuration.crashReporting.metadata.merging(metadata) { _, new in new }
-        let annotations = CrashAnnotations.current
-        report.annotations = annotations.isEmpty ? nil : annotations
+        report.metadata.merge(metadata) { _, new in new }
         report.scope = Blackbox.scope?.reportScope
         if suppressed > 0 { report.notes.append("\(suppressed) more failures at this call site since the last report") }
         let outbox = Outbox(DiagnosticsDirectory(configuration.directory))

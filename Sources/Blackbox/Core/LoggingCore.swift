@@ -2,6 +2,7 @@ import Atomics
 import BlackboxFormat
 import BlackboxSystem
 import Logging
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -46,6 +47,17 @@ public final class LoggingCore: @unchecked Sendable {
     let metadataProvider: Logger.MetadataProvider?
     /// What start-up recovered from a previous process.
     public let recovery: RecoveryReport
+    private let cachedReportContext = Mutex<ReportContext?>(nil)
+
+    /// What this process's reports say about where they came from, read at the first report.
+    var reportContext: ReportContext {
+        cachedReportContext.withLock { cached in
+            if let cached { return cached }
+            let context = ReportContext(configuration)
+            cached = context
+            return context
+        }
+    }
 
     /// The writer thread's CPU time over its life, once `shutdown` has stopped it (the benchmark's
     /// writer cost per line).

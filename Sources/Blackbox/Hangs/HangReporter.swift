@@ -25,12 +25,7 @@ enum HangReporter {
         let builder = BlackboxRuntime.crashReportProcessor(configuration).builder
         var report = builder.build(from: raw)
         report.kind = .hang
-        report.app = .init(
-            name: configuration.appName, version: configuration.appVersion, build: configuration.appBuild)
-        report.host = CrashCapture.currentHost()
-        report.process = .init(
-            pid: getpid(), path: CrashCapture.executablePath(),
-            startTime: CrashCapture.processStartTime().map { Date(timeIntervalSince1970: $0) }, crashTime: Date())
+        core.reportContext.describe(&report)
         // The builder made a crashed thread of nobody (this one is left out of the capture); the
         // unresponsive thread takes its place: the one that last showed life, else the main thread.
         var others = Array((report.threads ?? []).dropFirst())
@@ -56,9 +51,6 @@ enum HangReporter {
             report.notes.append("which thread serves \(target.name) is not known yet: the main thread is first")
         }
         report.logTail = core.recentLines(configuration.crashReporting.logTailLines)
-        report.metadata = configuration.crashReporting.metadata
-        let annotations = CrashAnnotations.current
-        report.annotations = annotations.isEmpty ? nil : annotations
         // If the run never recovers, the next start counts its session as hung, not killed. Marked
         // before the report is published: whoever sees the report (a supervisor, a test) and kills
         // the process must find the run already recorded as hung.

@@ -127,11 +127,16 @@ extension RunRecord {
         access(Self.markerPath(marker, pid: pid, in: directory), F_OK) == 0
     }
 
+    /// The run as a session that ended with `outcome` at `end`.
+    func session(ending outcome: EndedSession.Outcome, at end: Date) -> EndedSession {
+        EndedSession(
+            appVersion: appVersion, startTime: Date(timeIntervalSince1970: startTime), endTime: end, outcome: outcome)
+    }
+
     /// Counts the run as a session that ended with `outcome` (`runs/ended/`, until a bundle carries
     /// it), and removes its markers.
     func recordEnd(_ outcome: EndedSession.Outcome, at end: Date, in directory: DiagnosticsDirectory) {
-        let session = EndedSession(
-            appVersion: appVersion, startTime: Date(timeIntervalSince1970: startTime), endTime: end, outcome: outcome)
+        let session = session(ending: outcome, at: end)
         let path = "\(directory.endedSessions)/\(EndedSession.fileName(startTime: session.startTime, pid: pid))"
         do {
             try makeDirectory(directory.endedSessions)
