@@ -42,6 +42,7 @@ struct IngestService: Sendable {
         }
         let outcome = try await committer.submit(plan, temporaryPath: body.path)
         if case .stored(let record) = outcome {
+            admission.usage.stored(record.size, in: plan.bundle.projectID)
             if plan.files.contains(where: { $0.kind == .log }) { indexerWakeup() }
             if plan.occurrences.contains(where: \.needsSymbolication) { symbolicationWakeup() }
             if !plan.occurrences.isEmpty { alertsWakeup() }
