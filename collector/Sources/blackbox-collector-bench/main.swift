@@ -100,6 +100,17 @@ func startCollector(_ dataDirectory: String, arguments: [String] = []) throws ->
         executable: collectorBinary)
 }
 
+/// A collector for the 10 KB rows, warmed up (connections, SQLite pages) with 200 uploads. 64
+/// connections upload into one project, so its per-project upload slots (16 by default, a bound
+/// against one tenant's flood) are raised to 64: the rows measure ingest, not refusals.
+func startWarmCollector(_ dataDirectory: String) async throws -> (collector: CollectorProcess, database: String) {
+    let collector = try startCollector(dataDirectory, arguments: ["--limit", "maxConcurrentUploadsPerProject=64"])
+    _ = try await measure(
+        name: "warm-up", bundles: try makeBundles(count: 200, targetBytes: 10_000), clients: 16,
+        baseURL: collector.baseURL, key: collector.ingestKey, collectors: [collector])
+    return (collector, "\(dataDirectory)/collector.sqlite")
+}
+
 // MARK: Workload
 
 /// How the log travels inside the bundle zip.
@@ -445,15 +456,7 @@ var measurements: [Measurement] = []
 // collector is not overrun. Then the closed loop again with the Swift client, as earlier notes measured.
 let offered = Double(ProcessInfo.processInfo.environment["BENCH_OFFERED_RATE"] ?? "") ?? 1_000
 if rows.contains("small") {
-    // 64 connections into one project: the per-project upload slots (16 by default, a bound against
-    // one tenant's flood) are raised to 64 so that these rows measure ingest, not refusals.
-    let collector = try startCollector(
-        "\(workDirectory)/small", arguments: ["--limit", "maxConcurrentUploadsPerProject=64"])
-    let database = "\(workDirectory)/small/collector.sqlite"
-    // Warm-up: connections, SQLite pages.
-    _ = try await measure(
-        name: "warm-up", bundles: try makeBundles(count: 200, targetBytes: 10_000), clients: 16,
-        baseURL: collector.baseURL, key: collector.ingestKey, collectors: [collector])
+    let (collector, database) = try await startWarmCollector("\(workDirectory)/small")
     measurements.append(
         try await measureWithWrk(
             name: "10 KB bundles", bundles: try makeBundles(count: 24_000, targetBytes: 10_000), connections: 64,
@@ -515,12 +518,7 @@ if rows.contains("sentry") {
 // without the closed-loop rows' stored bundles and index backlog beside it (`BENCH_ROWS=open`; in the
 // small rows it follows them on one collector, which confounds build-to-build comparisons).
 if rows.contains("open") {
-    let collector = try startCollector(
-        "\(workDirectory)/open", arguments: ["--limit", "maxConcurrentUploadsPerProject=64"])
-    let database = "\(workDirectory)/open/collector.sqlite"
-    _ = try await measure(
-        name: "warm-up", bundles: try makeBundles(count: 200, targetBytes: 10_000), clients: 16,
-        baseURL: collector.baseURL, key: collector.ingestKey, collectors: [collector])
+    let (collector, database) = try await startWarmCollector("\(workDirectory)/open")
     measurements.append(
         try await measureWithWrk(
             name: "10 KB bundles, open loop at \(Int(offered))/s, alone",
