@@ -20,9 +20,8 @@ public struct CollectorServer: Sendable {
     let regrouping: RegroupingService
     let alerts: AlertDispatcher
     let reader: BundleReader
-    /// The stages every upload shares, and the endpoints that receive uploads through them (each with
-    /// its format, which also reads its stored blobs back).
-    let ingest: IngestService
+    /// The endpoints that receive uploads, each through the stages every upload shares
+    /// (`IngestService`) and with its format, which also reads its stored blobs back.
     let endpoints: [any IngestEndpoint]
 
     public init(configuration: CollectorConfiguration, store: (any CollectorStore)? = nil) throws {
@@ -75,7 +74,6 @@ public struct CollectorServer: Sendable {
             symbolicationWakeup: { [symbolication] in symbolication.wake() },
             alertsWakeup: { [alerts] in alerts.wake() },
             uploadActivity: { [activity] started in activity.noteUpload(started: started) })
-        self.ingest = ingest
         self.endpoints = [
             BundleEndpoint(ingest: ingest, format: zipBundles),
             SentryEndpoint(ingest: ingest, format: sentryEnvelopes),
