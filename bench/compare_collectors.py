@@ -15,6 +15,7 @@ is printed too, so a run on a disturbed disk shows itself.
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import tempfile
@@ -24,9 +25,14 @@ FIELDS = [("uploadsPerSecond", "uploads/s", "higher"), ("p50Milliseconds", "p50 
           ("p99Milliseconds", "p99 ms", "lower"), ("collectorPeakRSSMiB", "peak RSS MiB", "lower")]
 
 
-def run_driver(driver, collector):
+def run_driver(driver, collector, work):
+    # Every run keeps its files until the comparison ends: a run that deleted its tens of thousands
+    # of files made the next run's file creations slow for minutes on an ext4 without a journal
+    # (docs/collector.md), so the build that ran second paid for the first one's cleanup.
+    environment = dict(os.environ, BENCH_DIR=work, BENCH_KEEP="1")
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
-        completed = subprocess.run([driver, collector, out.name], capture_output=True, text=True, timeout=3600)
+        completed = subprocess.run([driver, collector, out.name], capture_output=True, text=True, timeout=3600,
+                                   env=environment)
         if completed.returncode != 0:
             raise SystemExit(f"{driver} {collector} failed ({completed.returncode}):\n"
                              f"{completed.stdout[-4000:]}\n{completed.stderr[-4000:]}")
@@ -51,12 +57,20 @@ def main():
           f"rows: {os.environ.get('BENCH_ROWS', 'default')}; {args.reps} runs of each build, alternating")
 
     runs = {"current": [], "baseline": []}
+    work = tempfile.mkdtemp(prefix="compare-collectors-", dir=os.environ.get("BENCH_DIR", os.getcwd()))
+    try:
+        compare(args, runs, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def compare(args, runs, work):
     for rep in range(args.reps):
         order = [("current", args.current), ("baseline", args.baseline)]
         if rep % 2:
             order.reverse()
         for name, binary in order:
-            result = run_driver(args.driver, binary)
+            result = run_driver(args.driver, binary, work)
             runs[name].append(result)
             print(f"run {rep + 1} {name:8}: load {os.getloadavg()[0]:.2f}, dd {result['ddMegabytesPerSecond']:,.0f} MB/s, "
                   f"bare durable writes {result['bareDurableWritesPerSecond']:,.0f}/s", flush=True)

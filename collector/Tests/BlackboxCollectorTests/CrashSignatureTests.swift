@@ -1,4 +1,5 @@
 import BlackboxFormat
+import BlackboxTestSupport
 import Foundation
 import Testing
 
@@ -18,6 +19,45 @@ struct CrashSignatureTests {
             ) == "shop.total(…)")
         #expect(CrashSignature.normalizeFunction("shop.Cart.add(item: Swift.String) -> ()") == "shop.Cart.add(…)")
         #expect(CrashSignature.normalizeFunction("generic specialization <") == "")
+    }
+
+    @Test("names and messages normalize as the uncompiled patterns did: a group's key is unchanged")
+    func compiledPatternsKeepTheKey() {
+        // What normalizeFunction and normalizeMessage did before their patterns were compiled once.
+        func functionBefore(_ name: String) -> String {
+            var result = InAppRules.withoutSpecializationMarkers(name)
+            for marker in ["specialized ", "merged ", "static ", "@objc ", "outlined "] {
+                result = result.replacingOccurrences(of: marker, with: "")
+            }
+            for (pattern, replacement) in [
+                (#"closure #\d+"#, "closure"), (#"implicit closure #\d+"#, "closure"),
+                (#"\(([^()]*?)\)( -> [^ ]+)?"#, "(…)"), (#"0x[0-9a-fA-F]+"#, ""), (#" \+ \d+$"#, ""),
+            ] {
+                result = result.replacingOccurrences(of: pattern, with: replacement, options: .regularExpression)
+            }
+            return result.trimmingCharacters(in: .whitespaces)
+        }
+        func messageBefore(_ message: String) -> String {
+            var result = message.split(separator: "\n").first.map(String.init) ?? ""
+            for (pattern, replacement) in [(#"0x[0-9a-fA-F]+"#, "0x_"), (#"\d+"#, "N"), (#""[^"]*""#, "\"_\"")] {
+                result = result.replacingOccurrences(of: pattern, with: replacement, options: .regularExpression)
+            }
+            return result
+        }
+        var random = SplitMix64(seed: 27)
+        let seeds =
+            SentryCorpus.names.filter { $0.utf8.count < 1_000 } + [
+                "implicit closure #12 () -> Swift.String in static shop.A.b(x: Swift.Int) -> Swift.Int + 52",
+                "@objc outlined copy of shop.C 0x7f00ab12 + 7",
+                "specialized closure #2 (Swift.Int) -> () in app.run(x: Swift.Int) -> ()",
+                "Fatal error: Index out of range at 0xdeadbeef, \"key 42\" missing\nsecond line", "$1 \\ & (…) 𝟘𝟙 ٣",
+            ]
+        for seed in seeds {
+            for text in [seed] + (0..<40).map({ _ in SymbolUploadFuzzTests.mutated(seed, &random) }) {
+                #expect(CrashSignature.normalizeFunction(text) == functionBefore(text), "\(text)")
+                #expect(CrashSignature.normalizeMessage(text) == messageBefore(text), "\(text)")
+            }
+        }
     }
 
     @Test("a standard-library function inlined into the app (as debug info names it) does not title the group")
