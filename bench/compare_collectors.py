@@ -87,6 +87,12 @@ def compare(args, runs, work):
                 values[name] = [m[field] for run in runs[name] for m in run["measurements"] if m["name"] == row]
             if not values["current"] or not values["baseline"]:
                 continue
+            # A row the baseline cannot serve (an endpoint it predates) has no ratio.
+            served = [m["uploadsPerSecond"] for run in runs["baseline"] for m in run["measurements"] if m["name"] == row]
+            if not any(served):
+                if field == "uploadsPerSecond":
+                    print(f"| {row} | {label} | {spread(values['current'])} | not served | - |")
+                continue
             ratio = statistics.median(values["current"]) / max(statistics.median(values["baseline"]), 1e-9)
             errors = sum(m["errors"] for run in runs["current"] for m in run["measurements"] if m["name"] == row)
             note = f" ({errors} errors)" if errors and field == "uploadsPerSecond" else ""
