@@ -37,6 +37,11 @@ struct StorageOptions: ParsableArguments {
             "Blob directory shared by all instances (env BLACKBOX_COLLECTOR_BLOB_DIR; default <data-dir>/blobs). See docs/scale-out.md."
     )
     var blobDir: String?
+    @Option(
+        help:
+            "An S3-compatible bucket for the blobs, s3://bucket/prefix, reached with the AWS variables (AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION…; env BLACKBOX_COLLECTOR_BLOB_URL). See docs/scale-out.md."
+    )
+    var blobURL: String?
 
     var configuration: CollectorConfiguration {
         var configuration = CollectorConfiguration(dataDirectory: dataDirectory)
@@ -45,6 +50,7 @@ struct StorageOptions: ParsableArguments {
         configuration.sharedBlobDirectory =
             (blobDir ?? ProcessInfo.processInfo.environment["BLACKBOX_COLLECTOR_BLOB_DIR"])
             .map { URL(fileURLWithPath: $0).standardizedFileURL.path }
+        configuration.blobURL = blobURL ?? ProcessInfo.processInfo.environment["BLACKBOX_COLLECTOR_BLOB_URL"]
         return configuration
     }
 

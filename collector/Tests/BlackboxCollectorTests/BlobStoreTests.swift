@@ -57,31 +57,32 @@ struct BlobStoreTests {
         defer { fixture.remove() }
         let storage: any BlobStorage = fixture.blobs
         let uploads = try (0..<3).map { try fixture.upload(Data("blob \($0)".utf8)) }
-        try storage.commit(uploads, fileByFile: false)
+        try await storage.commit(uploads, fileByFile: false)
         let names = uploads.map { storage.name(sha256: $0.sha256) }
-        #expect(try storage.names().sorted() == names.sorted())
-        #expect(try Data(contentsOf: URL(fileURLWithPath: storage.localFile(of: names[0]))) == Data("blob 0".utf8))
+        #expect(try await storage.names().sorted() == names.sorted())
+        let first = try await storage.withLocalFile(of: names[0]) { try Data(contentsOf: URL(fileURLWithPath: $0)) }
+        #expect(first == Data("blob 0".utf8))
         // A deletion a crash interrupted (the blob moved aside) and an upload a stop interrupted.
         let aside = try #require(fixture.blobs.moveAside(names[1]))
         let interrupted = try storage.makeTemporaryFile()
         close(interrupted.descriptor)
-        #expect(try storage.names().sorted() == [names[0], names[2]].sorted(), "an aside blob is out of reach")
-        storage.recover()
-        #expect(try storage.names().sorted() == names.sorted(), "recovery puts it back")
+        #expect(try await storage.names().sorted() == [names[0], names[2]].sorted(), "an aside blob is out of reach")
+        await storage.recover()
+        #expect(try await storage.names().sorted() == names.sorted(), "recovery puts it back")
         #expect(access(aside, F_OK) != 0 && access(interrupted.path, F_OK) != 0)
         try await storage.deleteUnreferenced(names, referenced: { _ in [names[2]] })
-        #expect(try storage.names() == [names[2]])
+        #expect(try await storage.names() == [names[2]])
     }
 
     @Test(
         "a batch lands under its hashes, byte for byte, with no temporary file left (one flush, or file by file)",
         arguments: [false, true])
-    func batchCommit(fileByFile: Bool) throws {
+    func batchCommit(fileByFile: Bool) async throws {
         let fixture = try Fixture()
         defer { fixture.remove() }
         let contents = (0..<5).map { Data("bundle \($0) \(UUID())".utf8) }
         let uploads = try contents.map(fixture.upload)
-        try fixture.blobs.commit(uploads, fileByFile: fileByFile)
+        try await fixture.blobs.commit(uploads, fileByFile: fileByFile)
         for (bytes, upload) in zip(contents, uploads) {
             let stored = fixture.blobs.path(of: ZipBundleFormat.blobName(sha256: upload.sha256))
             #expect(FileManager.default.contents(atPath: stored) == bytes)
@@ -90,16 +91,16 @@ struct BlobStoreTests {
     }
 
     @Test("an existing sound blob is kept, not replaced by a copy that is not yet flushed")
-    func soundBlobKept() throws {
+    func soundBlobKept() async throws {
         let fixture = try Fixture()
         defer { fixture.remove() }
         let bytes = Data("the same bundle twice".utf8)
-        try fixture.blobs.commit([try fixture.upload(bytes), try fixture.upload(Data("another".utf8))])
+        try await fixture.blobs.commit([try fixture.upload(bytes), try fixture.upload(Data("another".utf8))])
         let stored = fixture.blobs.path(of: ZipBundleFormat.blobName(sha256: SHA256.hash(data: bytes).lowercaseHex))
         let original = fixture.inode(stored)
 
         let again = try fixture.upload(bytes)
-        try fixture.blobs.commit([again, try fixture.upload(Data("a third".utf8))])
+        try await fixture.blobs.commit([again, try fixture.upload(Data("a third".utf8))])
         #expect(fixture.inode(stored) == original)
         #expect(FileManager.default.contents(atPath: stored) == bytes)
         // The upload's copy waits as a standby until its transaction is done, then goes.
@@ -110,12 +111,12 @@ struct BlobStoreTests {
     }
 
     @Test("a blob that retention had moved aside when the process died is back in place at the next start")
-    func asideBlobRestoredAtStart() throws {
+    func asideBlobRestoredAtStart() async throws {
         let fixture = try Fixture()
         defer { fixture.remove() }
         let bytes = Data("moved aside, then the process died".utf8)
         let upload = try fixture.upload(bytes)
-        try fixture.blobs.commit([upload])
+        try await fixture.blobs.commit([upload])
         let blob = ZipBundleFormat.blobName(sha256: upload.sha256)
         let aside = try #require(fixture.blobs.moveAside(blob))
         #expect(!FileManager.default.fileExists(atPath: fixture.blobs.path(of: blob)))
@@ -125,7 +126,7 @@ struct BlobStoreTests {
     }
 
     @Test("a blob left torn by a crash before the flush is repaired by the next upload of those bytes")
-    func tornBlobRepaired() throws {
+    func tornBlobRepaired() async throws {
         let fixture = try Fixture()
         defer { fixture.remove() }
         let bytes = Data(repeating: 0x5A, count: 100_000)
@@ -136,7 +137,7 @@ struct BlobStoreTests {
             atPath: (stored as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         try bytes.prefix(4096).write(to: URL(fileURLWithPath: stored))
 
-        try fixture.blobs.commit([try fixture.upload(bytes), try fixture.upload(Data("other".utf8))])
+        try await fixture.blobs.commit([try fixture.upload(bytes), try fixture.upload(Data("other".utf8))])
         #expect(FileManager.default.contents(atPath: stored) == bytes)
         #expect(try DirectoryBlobStore.sha256(ofFileAt: stored) == sha256)
     }
@@ -151,7 +152,7 @@ struct BlobStoreTests {
     @Test(
         "large blobs leave the page cache once durable, in a batch and alone",
         .disabled(if: temporaryDirectoryIsTmpfs, "the temporary directory is on tmpfs"))
-    func largeBlobsAreNotCached() throws {
+    func largeBlobsAreNotCached() async throws {
         let fixture = try Fixture()
         defer { fixture.remove() }
         func large(_ tag: String) -> Data {
@@ -160,9 +161,9 @@ struct BlobStoreTests {
                     + tag.utf8)
         }
         let batch = [try fixture.upload(large("a")), try fixture.upload(large("b"))]
-        try fixture.blobs.commit(batch)
+        try await fixture.blobs.commit(batch)
         let alone = try fixture.upload(large("c"))
-        try fixture.blobs.commit([alone])
+        try await fixture.blobs.commit([alone])
         for upload in batch + [alone] {
             let path = fixture.blobs.path(of: ZipBundleFormat.blobName(sha256: upload.sha256))
             #expect(try fixture.residentPages(path) == 0, "\(path)")

@@ -37,7 +37,7 @@ struct BundleReaderTests {
     }
 
     @Test("the reader reads each blob in the format that stored it, and refuses one no format claims")
-    func formatsByBlob() throws {
+    func formatsByBlob() async throws {
         let scratch = TemporaryDirectory(prefix: "bundle-formats")
         defer { scratch.remove() }
         let blobs = try DirectoryBlobStore(root: "\(scratch.path)/blobs", temporaryDirectory: "\(scratch.path)/tmp")
@@ -47,22 +47,26 @@ struct BundleReaderTests {
         let reader = BundleReader(
             blobs: blobs, maxBytes: 1 << 20,
             formats: [ZipBundleFormat(limits: IngestLimits(), inspectionMemory: nil), SingleFileFormat()])
-        #expect(try reader.lines(of: "only", inBlob: "ab/abc.one") == ["first", "second"])
-        #expect(try reader.lines(of: ["only", "other"], inBlob: "ab/abc.one")["only"]?.get() == ["first", "second"])
-        #expect(throws: BundleReader.Failure.self) { try reader.contents(of: "other", inBlob: "ab/abc.one") }
-        #expect(throws: BundleReader.Failure.self, "a damaged zip") {
-            try reader.contents(of: "only", inBlob: "ab/abd.zip")
+        try await reader.withBundle("ab/abc.one") { (bundle: LocalBundle) throws in
+            #expect(try bundle.lines(of: "only") == ["first", "second"])
+            #expect(try bundle.lines(of: ["only", "other"])["only"]?.get() == ["first", "second"])
+            #expect(throws: BundleReader.Failure.self) { try bundle.contents(of: "other") }
         }
-        #expect(throws: BundleReader.Failure.self, "no format stores .tar") {
-            try reader.contents(of: "only", inBlob: "ab/abe.tar")
+        await #expect(throws: BundleReader.Failure.self, "a damaged zip") {
+            try await reader.withBundle("ab/abd.zip") { try $0.contents(of: "only") }
+        }
+        await #expect(throws: BundleReader.Failure.self, "no format stores .tar") {
+            try await reader.withBundle("ab/abe.tar") { try $0.contents(of: "only") }
         }
         let zipOnly = BundleReader(
             blobs: blobs, maxBytes: 1 << 20, formats: [ZipBundleFormat(limits: IngestLimits(), inspectionMemory: nil)])
-        #expect(throws: BundleReader.Failure.self) { try zipOnly.contents(of: "only", inBlob: "ab/abc.one") }
+        await #expect(throws: BundleReader.Failure.self) {
+            try await zipOnly.withBundle("ab/abc.one") { try $0.contents(of: "only") }
+        }
     }
 
     @Test("the viewer's start of a .gz log inflates only what it shows: damage past that does not matter")
-    func gzipPrefixReadsOnlyWhatItShows() throws {
+    func gzipPrefixReadsOnlyWhatItShows() async throws {
         let scratch = TemporaryDirectory(prefix: "bundle-reader")
         defer { scratch.remove() }
         let directory = scratch.path
@@ -80,17 +84,19 @@ struct BundleReaderTests {
         close(upload.descriptor)
         try zip.write(to: URL(fileURLWithPath: upload.path))
         let sha256 = BundleArchive.sha256(zip)
-        try blobs.commit(temporaryPath: upload.path, sha256: sha256, size: Int64(zip.count))
+        try await blobs.commit(temporaryPath: upload.path, sha256: sha256, size: Int64(zip.count))
         let blob = ZipBundleFormat.blobName(sha256: sha256)
         let reader = BundleReader(
             blobs: blobs, maxBytes: 64 << 20, formats: [ZipBundleFormat(limits: IngestLimits(), inspectionMemory: nil)])
 
         let limit = 1 << 20
-        let (head, isComplete) = try reader.prefix(of: "logs/app.log.gz", inBlob: blob, limit: limit, gunzip: true)
-        #expect(head.count == limit && !isComplete)
-        #expect(head == Data(text.utf8.prefix(limit)))
-        #expect(throws: (any Error).self, "the whole archive is damaged, so reading all of it fails") {
-            try reader.lines(of: "logs/app.log.gz", inBlob: blob)
+        try await reader.withBundle(blob) { (bundle: LocalBundle) throws in
+            let (head, isComplete) = try bundle.prefix(of: "logs/app.log.gz", limit: limit, gunzip: true)
+            #expect(head.count == limit && !isComplete)
+            #expect(head == Data(text.utf8.prefix(limit)))
+            #expect(throws: (any Error).self, "the whole archive is damaged, so reading all of it fails") {
+                try bundle.lines(of: "logs/app.log.gz")
+            }
         }
     }
 }

@@ -11,7 +11,7 @@ struct LogIndexerTests {
     @Test("lines are split on newlines and cut at the limit; a last line without a newline is kept")
     func lineSplitting() {
         func lines(_ text: String, max: Int = 100) -> [String] {
-            Array(text.utf8).withUnsafeBytes { BundleReader.lines(in: $0, maxLineBytes: max) }
+            Array(text.utf8).withUnsafeBytes { LocalBundle.lines(in: $0, maxLineBytes: max) }
         }
         #expect(lines("") == [])
         #expect(lines("\n") == [""])

@@ -526,7 +526,7 @@ struct StoreContractTests {
                 let file = try blobs.makeTemporaryFile()
                 close(file.descriptor)
                 try bytes.write(to: URL(fileURLWithPath: file.path))
-                try blobs.commit(temporaryPath: file.path, sha256: sha256, size: Int64(bytes.count))
+                try blobs.commitWaitingForTheDisk([(file.path, blob, sha256, Int64(bytes.count))], fileByFile: true)
                 return file.path
             }
             func bundle(receivedAt: Date) -> NewBundle {

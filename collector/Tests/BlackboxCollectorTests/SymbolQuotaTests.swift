@@ -43,8 +43,7 @@ struct SymbolQuotaTests {
         let gone = (replaced.json["replaced"] as? [[String: Any]])?.first
         #expect(gone?["fileName"] as? String == "app.debug", "\(replaced.text)")
         let oldBlob = try #require(gone?["blob"] as? String)
-        let blobPath = try collector.server.symbolBlobs.localFile(of: oldBlob)
-        #expect(!FileManager.default.fileExists(atPath: blobPath), "the replaced file's blob stays on disk")
+        #expect(try await !collector.server.symbolBlobs.names().contains(oldBlob), "the replaced file's blob stays")
         #expect(try await HTTP.get(collector, "/buildid/\(buildID)/debuginfo", token: key).body == impostor)
 
         // DELETE: not with a symbols key; with the admin token it deletes, and frees the blob.
@@ -58,7 +57,7 @@ struct SymbolQuotaTests {
             collector.baseURL + "/api/v1/symbols/\(buildID)", method: .DELETE,
             headers: [("Authorization", "Bearer \(collector.adminToken)")])
         #expect(deleted.status == 200 && (deleted.json["deleted"] as? [Any])?.count == 1, "\(deleted.text)")
-        #expect(!FileManager.default.fileExists(atPath: try collector.server.symbolBlobs.localFile(of: blob)))
+        #expect(try await !collector.server.symbolBlobs.names().contains(blob))
         #expect(try await HTTP.get(collector, "/buildid/\(buildID)/debuginfo", token: key).status == 404)
         let again = try await HTTP.request(
             collector.baseURL + "/api/v1/symbols/\(buildID)", method: .DELETE,

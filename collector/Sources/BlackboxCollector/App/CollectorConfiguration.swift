@@ -15,6 +15,14 @@ public struct CollectorConfiguration: Sendable {
     /// Uploads then stream into `<shared>/.incoming/<instance>/`, on the same file system as the
     /// blobs, so the rename that makes one durable stays atomic. Default nil.
     public var sharedBlobDirectory: String?
+    /// An S3-compatible bucket for the blobs instead of a directory (`s3://bucket/prefix`;
+    /// docs/scale-out.md), reached with the AWS variables of `awsEnvironment`. Default nil.
+    public var blobURL: String?
+    /// Where the AWS variables are read: the process's environment unless a caller passes its own.
+    public var awsEnvironment: [String: String] = ProcessInfo.processInfo.environment
+    /// With `blobURL`: local copies of blobs read back from the bucket, at most this many bytes (copies
+    /// in use may go over it). Default 1 GiB.
+    public var blobCacheBytes: Int64 = 1 << 30
     public var limits = IngestLimits()
     /// Bundles older than this are deleted (blobs, files, occurrences, log lines); groups keep their
     /// counts. nil: keep forever. Default 30 days.
@@ -77,6 +85,8 @@ public struct CollectorConfiguration: Sendable {
         return "\(ProcessInfo.processInfo.hostName)-\(digest)"
     }
     public var diagnosticsDirectory: String { "\(dataDirectory)/diagnostics" }
+    /// With `blobURL`: the local copies of blobs; safe to delete at any time (cleared at start).
+    public var cacheDirectory: String { "\(dataDirectory)/cache" }
 }
 
 /// Limits applied to every upload; anything beyond them is refused with a 4xx naming the limit.

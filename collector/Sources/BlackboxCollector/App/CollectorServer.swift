@@ -10,6 +10,8 @@ public struct CollectorServer: Sendable {
     public let store: any CollectorStore
     let blobs: any BlobStorage
     let symbolBlobs: any BlobStorage
+    /// The bucket both blob stores are in, when they are (`--blob-url`): checked at start.
+    let bucket: S3Client?
     let metrics = CollectorMetrics()
     let committer: GroupCommitter
     let indexer: LogIndexer
@@ -38,11 +40,7 @@ public struct CollectorServer: Sendable {
             chmod(configuration.dataDirectory, 0o700)
         }
         self.store = try store ?? configuration.openStore()
-        self.blobs = try DirectoryBlobStore(
-            root: configuration.blobDirectory, temporaryDirectory: configuration.temporaryDirectory)
-        self.symbolBlobs = try DirectoryBlobStore(
-            root: configuration.symbolDirectory, temporaryDirectory: configuration.temporaryDirectory,
-            fileExtension: "elf")
+        (self.blobs, self.symbolBlobs, self.bucket) = try Self.openBlobStores(configuration)
         self.committer = GroupCommitter(store: self.store, blobs: blobs, window: configuration.groupCommitWindow)
         // The upload formats, each received by its endpoint below; their blobs are read back by format.
         let inspectionMemory = MemoryBudget(limit: configuration.limits.maxReportBytesInFlight)
@@ -86,8 +84,9 @@ public struct CollectorServer: Sendable {
         -> some ApplicationProtocol
     {
         try await store.migrate()
-        blobs.recover()
-        symbolBlobs.recover()
+        try await bucket?.checkBucket()
+        await blobs.recover()
+        await symbolBlobs.recover()
         let router = try await makeRouter()
         let logger = Logger(label: "collector.http")
         Self.raiseDescriptorLimit(toFit: configuration.limits.maxConnections)
@@ -135,6 +134,35 @@ public struct CollectorServer: Sendable {
 
     /// Every connection costs a descriptor: raise the soft limit toward the hard one so that the
     /// connection limit, not `EMFILE` (which makes accepting fail for everyone), is what binds.
+    /// The bundles' and the symbol files' stores: directories (`<data>/blobs` or a shared one), or
+    /// areas of one bucket with a local cache between them and readers.
+    static func openBlobStores(_ configuration: CollectorConfiguration) throws -> (
+        blobs: any BlobStorage, symbolBlobs: any BlobStorage, bucket: S3Client?
+    ) {
+        guard let blobURL = configuration.blobURL else {
+            let blobs = try DirectoryBlobStore(
+                root: configuration.blobDirectory, temporaryDirectory: configuration.temporaryDirectory,
+                commitPool: GroupCommitter.flushPool)
+            let symbolBlobs = try DirectoryBlobStore(
+                root: configuration.symbolDirectory, temporaryDirectory: configuration.temporaryDirectory,
+                fileExtension: "elf")
+            return (blobs, symbolBlobs, nil)
+        }
+        guard configuration.sharedBlobDirectory == nil else {
+            throw StorageError.invalidConfiguration("a blob directory and a blob URL: choose one")
+        }
+        let client = S3Client(
+            configuration: try S3Configuration(blobURL: blobURL, environment: configuration.awsEnvironment),
+            http: .shared)
+        let cache = try LocalBlobCache(directory: configuration.cacheDirectory, maxBytes: configuration.blobCacheBytes)
+        let blobs = try S3BlobStore(
+            client: client, area: "blobs/", fileExtension: "zip", spool: configuration.temporaryDirectory, cache: cache)
+        let symbolBlobs = try S3BlobStore(
+            client: client, area: "symbols/", fileExtension: "elf", spool: configuration.temporaryDirectory,
+            cache: cache)
+        return (blobs, symbolBlobs, client)
+    }
+
     static func raiseDescriptorLimit(toFit connections: Int) {
         var limit = rlimit()
         guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }

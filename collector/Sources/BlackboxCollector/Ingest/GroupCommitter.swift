@@ -74,7 +74,7 @@ final class GroupCommitter: Service, Sendable {
     private let logger = Logger(label: "collector.commit")
     /// A thread for each batch that can be in flight: flushes wait on the disk, never on CPU-bound
     /// inspections.
-    private static let flushPool: NIOThreadPool = {
+    static let flushPool: NIOThreadPool = {
         let pool = NIOThreadPool(numberOfThreads: Lane.allCases.reduce(0) { $0 + $1.maxBatchesInFlight })
         pool.start()
         return pool
@@ -160,7 +160,7 @@ final class GroupCommitter: Service, Sendable {
         let paths = batch.map { ($0.temporaryPath, $0.plan.bundle.blob, $0.plan.bundle.sha256, $0.plan.bundle.size) }
         let fileByFile = lane == .small && batch.count <= Self.fileByFileFlushLimit
         do {
-            try await Self.flushPool.runIfActive { try blobs.commit(paths, fileByFile: fileByFile) }
+            try await blobs.commit(paths, fileByFile: fileByFile)
         } catch {
             logger.error("cannot make \(batch.count) uploads durable: \(error)")
             for waiter in batch {
@@ -168,13 +168,6 @@ final class GroupCommitter: Service, Sendable {
                 waiter.continuation.resume(throwing: error)
             }
             return
-        }
-        // An upload whose blob existed already kept its copy as a standby: once its transaction is
-        // done, the standby replaces a blob that retention removed meanwhile (`DirectoryBlobStore`, "Deleting blobs safely").
-        defer {
-            for waiter in batch {
-                blobs.releaseStandby(temporaryPath: waiter.temporaryPath, name: waiter.plan.bundle.blob)
-            }
         }
         do {
             let outcomes = try await store.apply(batch.map(\.plan))
@@ -189,6 +182,12 @@ final class GroupCommitter: Service, Sendable {
                     waiter.continuation.resume(throwing: error)
                 }
             }
+        }
+        // An upload whose blob existed already kept its copy as a standby: once its transaction is
+        // done, the standby replaces a blob that retention removed meanwhile (`DirectoryBlobStore`,
+        // "Deleting blobs safely").
+        for waiter in batch {
+            await blobs.releaseStandby(temporaryPath: waiter.temporaryPath, name: waiter.plan.bundle.blob)
         }
     }
 }

@@ -120,11 +120,11 @@ final class LogIndexer: Service, Sendable {
             guard let blob = try await store.blob(ofBundle: bundleID) else { return files.map { ($0, []) } }
             // Inflating and splitting block a thread: never on the async executor, where they would
             // stall request handling.
-            let (reader, maxLinesPerFile) = (self.reader, self.maxLinesPerFile)
-            let results = try await Self.pool.runIfActive {
-                try reader.lines(
-                    of: files.map(\.path), inBlob: blob, maxLineBytes: Self.maxLineLength,
-                    maxLines: maxLinesPerFile)
+            let maxLinesPerFile = self.maxLinesPerFile
+            let results = try await reader.withBundle(blob) { bundle in
+                try await Self.pool.runIfActive {
+                    try bundle.lines(of: files.map(\.path), maxLineBytes: Self.maxLineLength, maxLines: maxLinesPerFile)
+                }
             }
             return files.map { file in
                 switch results[file.path] {

@@ -23,12 +23,12 @@ struct BundleReader {
         }
     }
 
-    func contents(of path: String, inBlob blob: String) throws -> Data {
-        guard
-            let result = try format(of: blob).contents(
-                of: [path], fromBlobAt: try blobs.localFile(of: blob), maxBytes: maxBytes)[path]
-        else { throw Failure.missing(path) }
-        return try result.get()
+    /// Runs `body` with the stored bundle `blob` readable as a local file (for as long as `body` runs).
+    func withBundle<Result>(_ blob: String, _ body: (LocalBundle) async throws -> Result) async throws -> Result {
+        let format = try format(of: blob)
+        return try await blobs.withLocalFile(of: blob) { file in
+            try await body(LocalBundle(file: file, format: format, maxBytes: maxBytes))
+        }
     }
 
     /// The format that stored `blob`, by the blob's extension.
@@ -39,12 +39,25 @@ struct BundleReader {
         }
         return format
     }
+}
+
+/// One stored bundle as a local file, read in its format. Its reads block: callers run them where
+/// blocking is allowed (a thread pool), or for a bounded prefix only.
+struct LocalBundle: Sendable {
+    let file: String
+    let format: any BundleFormat
+    let maxBytes: Int
+
+    func contents(of path: String) throws -> Data {
+        guard let result = try format.contents(of: [path], fromBlobAt: file, maxBytes: maxBytes)[path] else {
+            throw BundleReader.Failure.missing(path)
+        }
+        return try result.get()
+    }
 
     /// The first `limit` bytes of the file (all of it when shorter), gunzipped first when `gunzip`,
     /// reading and inflating no further than that.
-    func prefix(of path: String, inBlob blob: String, limit: Int, gunzip: Bool = false) throws
-        -> (data: Data, isComplete: Bool)
-    {
+    func prefix(of path: String, limit: Int, gunzip: Bool = false) throws -> (data: Data, isComplete: Bool) {
         struct Enough: Error {}
         var data = Data()
         func take(_ piece: some Collection<UInt8>) throws {
@@ -53,7 +66,7 @@ struct BundleReader {
         }
         let inflater = gunzip ? try GzipInflater() : nil
         do {
-            try extract(path, inBlob: blob, chunkBytes: 64 << 10) { chunk in
+            try extract(path, chunkBytes: 64 << 10) { chunk in
                 guard let inflater else { return try take(chunk) }
                 try chunk.withUnsafeBytes { try inflater.feed($0, output: take) }
             }
@@ -64,29 +77,24 @@ struct BundleReader {
     }
 
     /// Hands the file's bytes to `consumer` chunk by chunk, as they are inflated.
-    func extract(_ path: String, inBlob blob: String, chunkBytes: Int, consumer: (Data) throws -> Void) throws {
-        try format(of: blob).extract(
-            path, fromBlobAt: try blobs.localFile(of: blob), chunkBytes: chunkBytes, maxBytes: maxBytes,
-            consumer: consumer)
+    func extract(_ path: String, chunkBytes: Int, consumer: (Data) throws -> Void) throws {
+        try format.extract(path, fromBlobAt: file, chunkBytes: chunkBytes, maxBytes: maxBytes, consumer: consumer)
     }
 
     /// The file's lines (gunzipped when it is a `.gz` archive), each cut at `maxLineBytes`. Split on
     /// bytes with `memchr`, not Characters nor `Data.split`: grapheme-aware splitting of megabytes of
     /// text cost more than the rest of indexing together, and `Data.split` goes through a checked
     /// subscript per byte (profiled: 7 % of the collector's CPU under the upload benchmark).
-    func lines(of path: String, inBlob blob: String, maxLineBytes: Int = 8 << 10, maxLines: Int = .max) throws
-        -> [String]
-    {
-        try lines(of: contents(of: path, inBlob: blob), path: path, maxLineBytes: maxLineBytes, maxLines: maxLines)
+    func lines(of path: String, maxLineBytes: Int = 8 << 10, maxLines: Int = .max) throws -> [String] {
+        try lines(of: contents(of: path), path: path, maxLineBytes: maxLineBytes, maxLines: maxLines)
     }
 
-    /// The lines of several files of one bundle, reading the blob once. A file that cannot be read
+    /// The lines of several files of the bundle, reading the blob once. A file that cannot be read
     /// gets its error.
-    func lines(of paths: [String], inBlob blob: String, maxLineBytes: Int = 8 << 10, maxLines: Int = .max)
-        throws -> [String: Result<[String], any Error>]
+    func lines(of paths: [String], maxLineBytes: Int = 8 << 10, maxLines: Int = .max) throws
+        -> [String: Result<[String], any Error>]
     {
-        let contents = try format(of: blob).contents(
-            of: Set(paths), fromBlobAt: try blobs.localFile(of: blob), maxBytes: maxBytes)
+        let contents = try format.contents(of: Set(paths), fromBlobAt: file, maxBytes: maxBytes)
         var results: [String: Result<[String], any Error>] = [:]
         for (path, read) in contents {
             results[path] = Result {

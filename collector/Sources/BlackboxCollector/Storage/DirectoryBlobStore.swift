@@ -1,6 +1,7 @@
 import BlackboxSystem
 import Crypto
 import Foundation
+import NIOPosix
 
 #if canImport(Glibc)
     import Glibc
@@ -27,24 +28,31 @@ final class DirectoryBlobStore: BlobStorage {
     /// Blobs are `<2 hex>/<sha256>.<fileExtension>`: `zip` for bundles, `elf` for symbol files.
     let fileExtension: String
 
-    init(root: String, temporaryDirectory: String, fileExtension: String = "zip") throws {
+    /// Where commits wait for the disk (fsync, syncfs): never the async executor. The bundles' store
+    /// has a pool of its own (`GroupCommitter.flushPool`), so that flushes never wait behind other
+    /// blocking work.
+    let commitPool: NIOThreadPool
+
+    init(
+        root: String, temporaryDirectory: String, fileExtension: String = "zip", commitPool: NIOThreadPool = .singleton
+    ) throws {
         self.root = root
         self.temporaryDirectory = temporaryDirectory
         self.fileExtension = fileExtension
+        self.commitPool = commitPool
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: temporaryDirectory, withIntermediateDirectories: true)
     }
 
     /// Removes uploads that were in flight when the server stopped.
-    func removeTemporaryFiles() {
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: temporaryDirectory)) ?? [] {
-            unlink("\(temporaryDirectory)/\(name)")
-        }
-    }
+    func removeTemporaryFiles() { TemporaryBlobFile.removeAll(in: temporaryDirectory) }
 
     func availableBytes() -> Int64? { DiskSpace.available(at: root) }
 
-    func localFile(of blob: String) throws -> String { path(of: blob) }
+    /// The blob's own file: it stays until retention deletes the blob.
+    func withLocalFile<Result>(of blob: String, _ body: (String) async throws -> Result) async throws -> Result {
+        try await body(path(of: blob))
+    }
 
     func names() throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: root).flatMap { directory in
@@ -58,16 +66,7 @@ final class DirectoryBlobStore: BlobStorage {
         restoreAsideBlobs()
     }
 
-    func makeTemporaryFile() throws -> TemporaryBlobFile {
-        // 128 random bits from `getrandom`: Foundation's `UUID()` opens, reads and closes
-        // /dev/urandom for each one, three system calls on every upload.
-        var random = SystemRandomNumberGenerator()
-        let unique = [random.next(), random.next()].map { String($0 as UInt64, radix: 16) }.joined(separator: "-")
-        let path = "\(temporaryDirectory)/upload-\(unique)"
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw StorageError.io(path: path, SystemCallError("open")) }
-        return TemporaryBlobFile(path: path, descriptor: fd)
-    }
+    func makeTemporaryFile() throws -> TemporaryBlobFile { try TemporaryBlobFile.create(in: temporaryDirectory) }
 
     /// Relative name of this store's blob for a hash.
     func name(sha256: String) -> String { name(sha256: sha256, fileExtension: fileExtension) }
@@ -107,6 +106,13 @@ final class DirectoryBlobStore: BlobStorage {
     /// a lot of data to the same file system (which `syncfs` would wait for too).
     func commit(
         _ files: [(temporaryPath: String, name: String, sha256: String, size: Int64)], fileByFile: Bool = false
+    ) async throws {
+        try await commitPool.runIfActive { try self.commitWaitingForTheDisk(files, fileByFile: fileByFile) }
+    }
+
+    /// `commit` on the calling thread, which waits for the disk.
+    func commitWaitingForTheDisk(
+        _ files: [(temporaryPath: String, name: String, sha256: String, size: Int64)], fileByFile: Bool
     ) throws {
         guard let flush = Self.syncfs, files.count > 1, !fileByFile else {
             for file in files {

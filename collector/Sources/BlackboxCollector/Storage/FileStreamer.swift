@@ -30,18 +30,36 @@ struct FileStreamer: Sendable {
     }
 
     /// The response body of the file's bytes; it ends with an error if the file cannot be read.
+    /// The bundle stays readable as a local file while the body is written (`withBundle`).
     func body(of path: String, inBlob blob: String) -> ResponseBody {
+        let reader = self.reader
+        return ResponseBody { writer in
+            try await reader.withBundle(blob) { bundle in
+                let (chunks, flow) = Self.chunks(of: path, in: bundle)
+                for try await chunk in chunks {
+                    try await writer.write(chunk)
+                    flow.room.signal()
+                }
+            }
+            try await writer.finish(nil)
+        }
+    }
+
+    /// The file's bytes, inflated on a thread of the pool, which waits for `flow.room` before each
+    /// chunk: the consumer signals it once a chunk is sent.
+    private static func chunks(of path: String, in bundle: LocalBundle) -> (
+        AsyncThrowingStream<ByteBuffer, any Error>, Flow
+    ) {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: ByteBuffer.self)
         let flow = Flow()
-        let reader = self.reader
         continuation.onTermination = { _ in
             flow.stopped.store(true, ordering: .relaxed)
             flow.room.signal()
         }
-        Self.pool.submit { state in
+        pool.submit { state in
             guard case .active = state else { return continuation.finish(throwing: CancellationError()) }
             do {
-                try reader.extract(path, inBlob: blob, chunkBytes: Self.chunkBytes) { chunk in
+                try bundle.extract(path, chunkBytes: chunkBytes) { chunk in
                     flow.room.wait()
                     if flow.stopped.load(ordering: .relaxed) { throw CancellationError() }
                     continuation.yield(ByteBuffer(data: chunk))
@@ -51,12 +69,6 @@ struct FileStreamer: Sendable {
                 continuation.finish(throwing: error)
             }
         }
-        return ResponseBody { writer in
-            for try await chunk in stream {
-                try await writer.write(chunk)
-                flow.room.signal()
-            }
-            try await writer.finish(nil)
-        }
+        return (stream, flow)
     }
 }

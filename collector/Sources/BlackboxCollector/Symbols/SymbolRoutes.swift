@@ -104,7 +104,10 @@ struct SymbolRoutes {
             let file = try await index.symbolFiles(buildIDs: [buildID], in: context.scope)
                 .first(where: { $0[keyPath: wanted] })
         else { throw APIError.notFound("symbol file") }
-        let body = try await FileIO().loadFile(path: try blobs.localFile(of: file.blob), context: context)
+        // Opened here, so a cached copy may go once this returns: the body reads from the descriptor.
+        let body = try await blobs.withLocalFile(of: file.blob) { path in
+            try await FileIO().loadFile(path: path, context: context)
+        }
         return Response(
             status: .ok,
             headers: [

@@ -131,17 +131,14 @@ struct SymbolUpload: Sendable {
             replacing = existing.filter { $0.hasDebugInfo == elf.hasDebugInfo && $0.hasCode == elf.hasCode }
             if let first = replacing.first, !replace { throw APIError.symbolFileExists(first) }
         }
-        let blobs = self.blobs
-        try await NIOThreadPool.singleton.runIfActive {
-            try blobs.commit(temporaryPath: path, sha256: body.sha256, size: body.size)
-        }
+        try await blobs.commit(temporaryPath: path, sha256: body.sha256, size: body.size)
         let blob = blobs.name(sha256: body.sha256)
         let (stored, created) = try await index.addSymbolFile(
             NewSymbolFile(
                 projectID: scope.projectID, buildID: buildID, fileName: name, size: body.size,
                 sha256: body.sha256, sha1: body.sha1, blob: blob, hasDebugInfo: elf.hasDebugInfo, hasCode: elf.hasCode,
                 uploadedAt: Date()))
-        blobs.releaseStandby(temporaryPath: path, name: blob)
+        await blobs.releaseStandby(temporaryPath: path, name: blob)
         // Only once the new file is stored: a failure before leaves the old one in place.
         var replaced: [SymbolFile] = []
         let removal = SymbolFileRemoval(index: index, blobs: blobs)

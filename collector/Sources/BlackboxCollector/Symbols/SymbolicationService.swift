@@ -271,9 +271,10 @@ final class SymbolicationService: Service, Sendable {
             }
             let lookups = ReportSymbols.lookups(in: symbolicated, buildID: buildID)
             // A blob that cannot be had counts as a failed lookup: retried, then left out.
-            guard let local = try? symbolBlobs.localFile(of: file.blob),
-                let symbols = await symbolizer.symbolicate(file: local, addresses: lookups.map(\.address))
-            else {
+            let symbols = try? await symbolBlobs.withLocalFile(of: file.blob) { local in
+                await symbolizer.symbolicate(file: local, addresses: lookups.map(\.address))
+            }
+            guard let symbols = symbols ?? nil else {
                 if isStopping { return .interrupted }
                 metrics.symbolicationFailed()
                 let failures =

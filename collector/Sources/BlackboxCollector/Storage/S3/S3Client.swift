@@ -167,6 +167,21 @@ struct S3Client: Sendable {
         return ListPage(objects: objects, continuation: truncated ? xml.text("NextContinuationToken") : nil)
     }
 
+    /// Copies an object within the bucket, on the store's side (nothing is downloaded).
+    func copy(from source: String, to key: String) async throws {
+        let operation = "COPY \(source) to \(key)"
+        let sourcePath = S3Signer.encodedPath("/\(configuration.bucket)/\(configuration.prefix)\(source)")
+        let answer = try await send(
+            "PUT", key: key, headers: ["x-amz-copy-source": sourcePath], operation: operation, keepBody: true)
+        guard answer.status == 200 else { throw await failure(answer, operation: operation) }
+        // S3 may answer 200 and report the failure in the body.
+        let result = try await document(answer, operation: operation)
+        if result.name == "Error" {
+            throw S3Error(
+                operation: operation, status: 200, code: result.text("Code"), message: result.text("Message") ?? "")
+        }
+    }
+
     // MARK: multipart
 
     /// CreateMultipartUpload, one UploadPart per `partBytes`, CompleteMultipartUpload; aborted on any
@@ -250,7 +265,7 @@ struct S3Client: Sendable {
     }
 
     private func send(
-        _ method: String, key: String?, query: [(name: String, value: String)] = [],
+        _ method: String, key: String?, query: [(name: String, value: String)] = [], headers: [String: String] = [:],
         body: HTTPClientRequest.Body? = nil, sha256: String = S3Signer.emptyPayloadHash,
         operation: String, keepBody: Bool = false, timeout: TimeAmount? = nil
     ) async throws -> Answer {
@@ -258,8 +273,8 @@ struct S3Client: Sendable {
         var request = HTTPClientRequest(url: configuration.url(encodedPath: path, query: query))
         request.method = HTTPMethod(rawValue: method)
         let headers = signer.sign(
-            method: method, encodedPath: path, query: query, headers: ["host": configuration.hostHeader],
-            payloadSHA256: sha256, at: Date())
+            method: method, encodedPath: path, query: query,
+            headers: headers.merging(["host": configuration.hostHeader]) { $1 }, payloadSHA256: sha256, at: Date())
         for (name, value) in headers { request.headers.replaceOrAdd(name: name, value: value) }
         // The body's length is known: AsyncHTTPClient sends it as `Content-Length`.
         if let body { request.body = body }

@@ -29,10 +29,11 @@ struct FilePage: PageModel {
             guard let file = try await store.file(id: try context.id(), in: context.scope),
                 let bundle = try await store.bundle(id: file.bundleID, in: context.scope)
             else { return pages.notFound() }
-            let (head, isComplete) = try reader.prefix(
-                of: file.path, inBlob: bundle.blob, limit: maxBytes, gunzip: file.path.hasSuffix(".gz"))
+            let (head, isComplete) = try await reader.withBundle(bundle.blob) {
+                try $0.prefix(of: file.path, limit: maxBytes, gunzip: file.path.hasSuffix(".gz"))
+            }
             let lines = head.withUnsafeBytes {
-                BundleReader.lines(in: $0, maxLineBytes: 8 << 10, maxLines: maxLines + 1)
+                LocalBundle.lines(in: $0, maxLineBytes: 8 << 10, maxLines: maxLines + 1)
             }
             return pages.render(
                 FilePage(

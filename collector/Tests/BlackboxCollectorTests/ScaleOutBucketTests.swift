@@ -1,0 +1,88 @@
+import BlackboxFormat
+import BlackboxTestSupport
+import CollectorTestSupport
+import Foundation
+import Testing
+
+@testable import BlackboxCollector
+
+/// Issue 51: collector processes with no disk in common, on one PostgreSQL database and one bucket
+/// of a real S3-compatible server (SeaweedFS).
+@Suite("Scale-out on a bucket: no shared disk", .timeLimit(.minutes(5)))
+struct ScaleOutBucketTests {
+    @Test("bundles uploaded to either instance are in the bucket and read back, byte for byte, through the other")
+    func twoInstancesOneBucket() async throws {
+        let seaweed = try await SeaweedServer.running()
+        let scratch = TemporaryDirectory()
+        defer { scratch.remove() }
+        let bucket = try await S3ClientTests.client(prefix: "shop-prod")
+        let arguments = [
+            "--database-url", try await PostgresServer.makeDatabase(), "--blob-url",
+            "s3://\(bucket.configuration.bucket)/shop-prod",
+        ]
+        let first = try await CollectorProcess.start(
+            dataDirectory: scratch.path + "/a", arguments: arguments, environment: seaweed.environment)
+        defer { first.kill(SIGTERM) }
+        let second = try await CollectorProcess.start(
+            dataDirectory: scratch.path + "/b", arguments: arguments, environment: seaweed.environment)
+        defer { second.kill(SIGTERM) }
+        try #require(!first.baseURL.isEmpty && !second.baseURL.isEmpty, "\(first.errors())\n\(second.errors())")
+        let key = first.ingestKey
+
+        var logs: [String: Data] = [:]
+        for index in 0..<8 {
+            let report = Reports.crash(functions: ["shop.Cart.total() -> Swift.Int"], host: "web-\(index)")
+            let log = Data("2026-11-29T01:00:00.000Z ERROR shop: checkout \(index) \(UUID())\n".utf8)
+            let body = try BundleArchive.make(app: report.app, host: "h", reports: [report], logs: [("shop.log", log)])
+            let instance = index % 2 == 0 ? first : second
+            let answer = try await HTTP.request(
+                "\(instance.baseURL)/api/v1/bundles", method: .POST,
+                headers: [("Authorization", "Bearer \(key)"), ("Upload-Id", UUID().uuidString.lowercased())],
+                body: body)
+            #expect(answer.status == 201, "\(answer.text) \(instance.errors())")
+            logs[BundleArchive.sha256(body)] = log
+        }
+
+        // Every bundle is an object in the bucket, and nothing is left in either spool.
+        let objects = try await bucket.list(prefix: "blobs/").objects.map(\.key)
+        #expect(objects.count == 8, "\(objects)")
+        #expect(Set(objects.map { String($0.split(separator: "/").last?.prefix(64) ?? "") }) == Set(logs.keys))
+        for instance in ["a", "b"] {
+            #expect(try FileManager.default.contentsOfDirectory(atPath: "\(scratch.path)/\(instance)/tmp").isEmpty)
+        }
+
+        // Each log read back through the instance that did not receive it (and so never had the file).
+        let admin = [("Authorization", "Bearer \(first.adminToken)")]
+        let bundles = try #require(
+            try await HTTP.request("\(second.baseURL)/api/v1/bundles?limit=50", headers: admin).json["items"]
+                as? [[String: Any]])
+        #expect(bundles.count == 8)
+        for bundle in bundles {
+            let id = try #require(bundle["id"] as? Int)
+            let sha256 = try #require(bundle["sha256"] as? String)
+            let reader = id % 2 == 0 ? first : second
+            let files = try await HTTP.request("\(reader.baseURL)/api/v1/bundles/\(id)/files", headers: admin)
+            let items = (try? JSONSerialization.jsonObject(with: files.body) as? [[String: Any]]) ?? []
+            let logFile = try #require(items.first { ($0["path"] as? String)?.hasSuffix("shop.log") == true })
+            let fileID = try #require(logFile["id"] as? Int)
+            let content = try await HTTP.request("\(reader.baseURL)/api/v1/files/\(fileID)/content", headers: admin)
+            #expect(content.status == 200 && content.body == logs[sha256], "\(content.text) \(reader.errors())")
+        }
+    }
+
+    @Test("a bucket that does not exist stops the collector at start, saying so")
+    func missingBucket() async throws {
+        let seaweed = try await SeaweedServer.running()
+        let scratch = TemporaryDirectory()
+        defer { scratch.remove() }
+        let collector = try await CollectorProcess.start(
+            dataDirectory: scratch.path + "/a", arguments: ["--blob-url", "s3://no-such-bucket-here/x"],
+            environment: seaweed.environment)
+        defer { collector.kill(SIGTERM) }
+        #expect(collector.baseURL.isEmpty)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !collector.hasExited && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(collector.hasExited)
+        #expect(collector.errors().contains("no-such-bucket-here does not exist"), "\(collector.errors())")
+    }
+}
