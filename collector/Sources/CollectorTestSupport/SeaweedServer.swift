@@ -88,7 +88,7 @@ public final class SeaweedServer: @unchecked Sendable {
                     "-s3", "-s3.port=\(ports[6])", "-s3.port.grpc=\(ports[7])", "-s3.config=\(directory)/s3.json",
                 ]
                 let log = "\(directory)/weed-\(attempts.count).log"
-                FileManager.default.createFile(atPath: log, contents: nil)
+                _ = FileManager.default.createFile(atPath: log, contents: nil)
                 process.standardOutput = FileHandle(forWritingAtPath: log)
                 process.standardError = FileHandle(forWritingAtPath: log)
                 try process.run()
