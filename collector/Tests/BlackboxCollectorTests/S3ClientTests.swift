@@ -13,8 +13,11 @@ import Testing
 @Suite("S3 client against SeaweedFS", .timeLimit(.minutes(3)))
 struct S3ClientTests {
     /// A client for a new, empty bucket (made here: Blackbox itself never creates one).
-    static func client(prefix: String = "blackbox/", partBytes: Int64 = 16 << 20) async throws -> S3Client {
-        let server = try await SeaweedServer.running()
+    static func client(prefix: String = "blackbox/", partBytes: Int64 = 16 << 20, on chosen: SeaweedServer? = nil)
+        async throws -> S3Client
+    {
+        let server: SeaweedServer
+        if let chosen { server = chosen } else { server = try await SeaweedServer.running() }
         let bucket = "t-" + UUID().uuidString.lowercased().prefix(18)
         let configuration = try S3Configuration(blobURL: "s3://\(bucket)/\(prefix)", environment: server.environment)
         var client = S3Client(configuration: configuration, http: .shared)

@@ -51,6 +51,10 @@ struct ScaleOutBucketTests {
             #expect(try FileManager.default.contentsOfDirectory(atPath: "\(scratch.path)/\(instance)/tmp").isEmpty)
         }
 
+        // The logs are indexed (read from the bucket) and found through either instance.
+        let hits = try await HTTP.searchLogs(second.baseURL, token: first.adminToken, query: "checkout")
+        #expect(!hits.isEmpty)
+
         // Each log read back through the instance that did not receive it (and so never had the file).
         let admin = [("Authorization", "Bearer \(first.adminToken)")]
         let bundles = try #require(
@@ -67,6 +71,53 @@ struct ScaleOutBucketTests {
             let fileID = try #require(logFile["id"] as? Int)
             let content = try await HTTP.request("\(reader.baseURL)/api/v1/files/\(fileID)/content", headers: admin)
             #expect(content.status == 200 && content.body == logs[sha256], "\(content.text) \(reader.errors())")
+        }
+    }
+
+    @Test(
+        "the store stopped mid-run: uploads answer 503 with Retry-After, /ready says why, nothing acknowledged is lost; started again, all resumes"
+    )
+    func storeStoppedAndStarted() async throws {
+        let store = try await SeaweedServer.startPrivate()
+        defer { store.remove() }
+        let bucket = try await S3ClientTests.client(prefix: "p", on: store)
+        let collector = try await TestCollector.start { configuration in
+            configuration.blobURL = "s3://\(bucket.configuration.bucket)/p"
+            configuration.awsEnvironment = store.environment
+        }
+        defer { Task { await collector.stop() } }
+        func bundle(_ index: Int) throws -> Data {
+            try BundleArchive.make(
+                app: .init(name: "shop"), host: "h", logs: [("shop.log", Data("line \(index) \(UUID())\n".utf8))])
+        }
+        let before = try (0..<3).map(bundle)
+        for body in before { #expect(try await HTTP.upload(collector, body).status == 201) }
+
+        store.stop()
+        let started = ContinuousClock.now
+        var ready = try await HTTP.request(collector.baseURL + "/ready")
+        for _ in 0..<20 where ready.status == 200 {
+            try await Task.sleep(for: .milliseconds(200))
+            ready = try await HTTP.request(collector.baseURL + "/ready")
+        }
+        #expect(ready.status == 503 && ready.text.contains("blob_store_unavailable"), "\(ready.text)")
+        let refusedID = UUID().uuidString.lowercased()
+        let refusedBody = try bundle(3)
+        let refused = try await HTTP.upload(collector, refusedBody, uploadID: refusedID)
+        #expect(refused.status == 503 && refused.headers["retry-after"] == "30", "\(refused.text)")
+        #expect(refused.text.contains("blob_store_unavailable"), "\(refused.text)")
+        #expect(ContinuousClock.now - started < .seconds(20), "refusals came at once, not after a timeout")
+        let listed = try await HTTP.get(collector, "/api/v1/bundles").json["items"] as? [[String: Any]] ?? []
+        #expect(listed.count == 3, "the refused upload was not stored")
+
+        try store.start()
+        try await Task.sleep(for: BucketHealth.interval)
+        #expect(try await HTTP.request(collector.baseURL + "/ready").status == 200)
+        #expect(try await HTTP.upload(collector, refusedBody, uploadID: refusedID).status == 201, "resent, stored")
+        let objects = try await bucket.list(prefix: "blobs/").objects
+        #expect(objects.count == 4)
+        for body in before + [refusedBody] {
+            #expect(objects.contains { $0.key.contains(BundleArchive.sha256(body)) })
         }
     }
 

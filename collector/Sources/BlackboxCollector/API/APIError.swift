@@ -221,6 +221,11 @@ public struct APIError: HTTPResponseError, Sendable, Equatable, CustomStringConv
     static func storageUnavailable(_ error: any Error) -> Self {
         .init(status: 503, code: "storage_unavailable", message: "\(error)")
     }
+    /// The bucket did not confirm a blob (unreachable, refusing the credentials, gone): nothing was
+    /// acknowledged, and the client resends.
+    static func blobStoreUnavailable(_ error: any Error) -> Self {
+        .init(status: 503, code: "blob_store_unavailable", message: "\(error)", retryAfter: 30)
+    }
     static func diskLow(available: Int64, needed: Int64) -> Self {
         .init(
             status: 503, code: "disk_low",

@@ -153,7 +153,7 @@ public struct CollectorServer: Sendable {
         }
         let client = S3Client(
             configuration: try S3Configuration(blobURL: blobURL, environment: configuration.awsEnvironment),
-            http: .shared)
+            http: S3Client.http)
         let cache = try LocalBlobCache(directory: configuration.cacheDirectory, maxBytes: configuration.blobCacheBytes)
         let blobs = try S3BlobStore(
             client: client, area: "blobs/", fileExtension: "zip", spool: configuration.temporaryDirectory, cache: cache)
@@ -181,6 +181,7 @@ public struct CollectorServer: Sendable {
         let metrics = self.metrics
         router.get("health") { _, _ in "ok\n" }
         let (blobs, minFreeBytes) = (self.blobs, configuration.limits.minFreeBytes)
+        let bucketHealth = bucket.map(BucketHealth.init)
         // Details after the first line: what works in a degraded way without failing readiness.
         let readiness =
             symbolication.executable.map { "symbolizer: \($0)\n" }
@@ -193,6 +194,9 @@ public struct CollectorServer: Sendable {
             }
             if let available = blobs.availableBytes(), available < minFreeBytes {
                 throw APIError.diskLow(available: available, needed: minFreeBytes)
+            }
+            if let bucketHealth, let failure = await bucketHealth.failure() {
+                throw APIError.blobStoreUnavailable(failure)
             }
             return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "ready\n" + readiness)))
         }

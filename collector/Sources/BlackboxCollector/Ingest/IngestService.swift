@@ -40,7 +40,12 @@ struct IngestService: Sendable {
                 "upload \(uploadID ?? "without an id"): \(plan.implausibleSessionSummaries) session summaries dropped as impossible for one installation"
             )
         }
-        let outcome = try await committer.submit(plan, temporaryPath: body.path)
+        let outcome: IndexOutcome
+        do {
+            outcome = try await committer.submit(plan, temporaryPath: body.path)
+        } catch let error as S3Error {
+            throw APIError.blobStoreUnavailable(error)
+        }
         if case .stored(let record) = outcome {
             admission.usage.stored(record.size, in: plan.bundle.projectID)
             if plan.files.contains(where: { $0.kind == .log }) { indexerWakeup() }

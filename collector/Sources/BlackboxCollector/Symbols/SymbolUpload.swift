@@ -131,7 +131,11 @@ struct SymbolUpload: Sendable {
             replacing = existing.filter { $0.hasDebugInfo == elf.hasDebugInfo && $0.hasCode == elf.hasCode }
             if let first = replacing.first, !replace { throw APIError.symbolFileExists(first) }
         }
-        try await blobs.commit(temporaryPath: path, sha256: body.sha256, size: body.size)
+        do {
+            try await blobs.commit(temporaryPath: path, sha256: body.sha256, size: body.size)
+        } catch let error as S3Error {
+            throw APIError.blobStoreUnavailable(error)
+        }
         let blob = blobs.name(sha256: body.sha256)
         let (stored, created) = try await index.addSymbolFile(
             NewSymbolFile(

@@ -23,6 +23,17 @@ struct S3Client: Sendable {
 
     var signer: S3Signer { S3Signer(credentials: configuration.credentials, region: configuration.region) }
 
+    /// The collector's client for its bucket. A refused connection fails the request at once (the
+    /// default retries until the deadline, which held an upload two minutes while the store was
+    /// down): the upload is answered 503 and resent by its client. Never shut down: it lives as
+    /// long as the process.
+    static let http: HTTPClient = {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.timeout.connect = .seconds(5)
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
+
     struct ObjectHead: Sendable, Equatable {
         var size: Int64
         var etag: String?
