@@ -121,6 +121,61 @@ struct ScaleOutBucketTests {
         }
     }
 
+    @Test("retention deletes the objects of expired bundles and keeps one another project's bundle still references")
+    func retentionOnTheBucket() async throws {
+        let seaweed = try await SeaweedServer.running()
+        let bucket = try await S3ClientTests.client(prefix: "r")
+        let collector = try await TestCollector.start { configuration in
+            configuration.blobURL = "s3://\(bucket.configuration.bucket)/r"
+            configuration.awsEnvironment = seaweed.environment
+        }
+        defer { Task { await collector.stop() } }
+        func bundle(_ text: String) throws -> Data {
+            try BundleArchive.make(app: .init(name: "shop"), host: "h", logs: [("shop.log", Data(text.utf8))])
+        }
+        let shared = try bundle("sent by two projects \(UUID())\n")
+        let alone = try bundle("sent once \(UUID())\n")
+        #expect(try await HTTP.upload(collector, shared).status == 201)
+        #expect(try await HTTP.upload(collector, alone).status == 201)
+        try await Task.sleep(for: .milliseconds(1_100))
+        let cutoff = Date()
+        // A second project sends the same bytes after the cutoff: its bundle references the same object.
+        let other = try await collector.server.store.createProject(name: "other")
+        let otherKey = Bootstrap.newSecret("bbx_ingest_")
+        _ = try await collector.server.store.createKey(projectID: other.id, kind: .ingest, secret: otherKey)
+        #expect(try await HTTP.upload(collector, shared, credential: .secret(otherKey)).status == 201)
+        #expect(try await bucket.list(prefix: "blobs/").objects.count == 2)
+
+        let retention = RetentionService(
+            store: collector.server.store, blobs: collector.server.blobs, committer: collector.server.committer,
+            days: 1, bytesPerProject: .max, interval: .seconds(3600))
+        // A day after the cutoff: the first project's two bundles are past a one-day retention.
+        let deleted = await retention.runOnce(now: cutoff.addingTimeInterval(86_400))
+        #expect(deleted == 2)
+        let left = try await bucket.list(prefix: "blobs/").objects.map(\.key)
+        #expect(left.count == 1 && left[0].contains(BundleArchive.sha256(shared)), "\(left)")
+        #expect(try await bucket.list(prefix: "").objects.count == 1, "no aside key is left")
+    }
+
+    @Test("credentials the store refuses stop the collector at start, saying which variables to check")
+    func refusedCredentials() async throws {
+        let seaweed = try await SeaweedServer.running()
+        let bucket = try await S3ClientTests.client(prefix: "x")
+        let scratch = TemporaryDirectory()
+        defer { scratch.remove() }
+        var environment = seaweed.environment
+        environment["AWS_SECRET_ACCESS_KEY"] = "not-the-secret"
+        let collector = try await CollectorProcess.start(
+            dataDirectory: scratch.path + "/a", arguments: ["--blob-url", "s3://\(bucket.configuration.bucket)/x"],
+            environment: environment)
+        defer { collector.kill(SIGTERM) }
+        #expect(collector.baseURL.isEmpty)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !collector.hasExited && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(collector.hasExited)
+        #expect(collector.errors().contains("AWS_SECRET_ACCESS_KEY"), "\(collector.errors())")
+    }
+
     @Test("a bucket that does not exist stops the collector at start, saying so")
     func missingBucket() async throws {
         let seaweed = try await SeaweedServer.running()
