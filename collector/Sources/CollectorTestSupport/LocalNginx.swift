@@ -58,15 +58,27 @@ public final class LocalNginx: @unchecked Sendable {
 
 /// True when something accepts connections on the loopback port.
 func acceptsConnections(_ port: Int) -> Bool {
+    guard let fd = connectedToLoopback(port) else { return false }
+    close(fd)
+    return true
+}
+
+/// A socket connected to 127.0.0.1:`port` (the caller closes it), or nil when nothing accepts there.
+func connectedToLoopback(_ port: Int) -> Int32? {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
+    guard fd >= 0 else { return nil }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     address.sin_port = UInt16(port).bigEndian
-    return withUnsafePointer(to: &address) {
+    let connected = withUnsafePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
             connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
         }
     }
+    guard connected else {
+        close(fd)
+        return nil
+    }
+    return fd
 }

@@ -20,7 +20,7 @@ struct SVGChart {
         let plotHeight = Double(height - 22)
         let slot = Double(width) / Double(max(bars.count, 1))
         var parts = [
-            "<svg class=\"chart \(Self.escaped(name))\" role=\"img\" viewBox=\"0 0 \(width) \(height)\" width=\"\(width)\" height=\"\(height)\" aria-label=\"\(Self.escaped(caption))\">",
+            "<svg class=\"chart \(XMLText.escaped(name))\" role=\"img\" viewBox=\"0 0 \(width) \(height)\" width=\"\(width)\" height=\"\(height)\" aria-label=\"\(XMLText.escaped(caption))\">",
             "<text class=\"max\" x=\"2\" y=\"10\">\(top)</text>",
         ]
         for (index, bar) in bars.enumerated() {
@@ -28,11 +28,11 @@ struct SVGChart {
             let barWidth = min(slot * 0.8, 40)
             let x = Double(index) * slot + (slot - barWidth) / 2
             parts.append(
-                "<rect class=\"bar\" x=\"\(Self.format(x))\" y=\"\(Self.format(plotHeight - barHeight + 12))\" width=\"\(Self.format(barWidth))\" height=\"\(Self.format(barHeight))\"><title>\(Self.escaped(bar.label)): \(bar.value)</title></rect>"
+                "<rect class=\"bar\" x=\"\(Self.format(x))\" y=\"\(Self.format(plotHeight - barHeight + 12))\" width=\"\(Self.format(barWidth))\" height=\"\(Self.format(barHeight))\"><title>\(XMLText.escaped(bar.label)): \(bar.value)</title></rect>"
             )
             if labelEvery > 0, index % labelEvery == 0 {
                 parts.append(
-                    "<text class=\"label\" x=\"\(Self.format(x))\" y=\"\(height - 2)\">\(Self.escaped(String(bar.label.prefix(12))))</text>"
+                    "<text class=\"label\" x=\"\(Self.format(x))\" y=\"\(height - 2)\">\(XMLText.escaped(String(bar.label.prefix(12))))</text>"
                 )
             }
         }
@@ -49,22 +49,16 @@ struct SVGChart {
         let top = max(bars.map(\.value).max() ?? 0, 1)
         let slot = Double(width) / Double(max(bars.count, 1))
         var parts = [
-            "<svg class=\"chart \(Self.escaped(name))\" viewBox=\"0 0 \(width) \(height)\" width=\"\(width)\" height=\"\(height)\" aria-hidden=\"true\">"
+            "<svg class=\"chart \(XMLText.escaped(name))\" viewBox=\"0 0 \(width) \(height)\" width=\"\(width)\" height=\"\(height)\" aria-hidden=\"true\">"
         ]
         for (index, bar) in bars.enumerated() where bar.value > 0 {
             let barHeight = max(1, Double(height) * Double(bar.value) / Double(top))
             parts.append(
-                "<rect class=\"bar\" x=\"\(Self.format(Double(index) * slot))\" y=\"\(Self.format(Double(height) - barHeight))\" width=\"\(Self.format(max(1, slot - 1)))\" height=\"\(Self.format(barHeight))\"><title>\(Self.escaped(bar.label)): \(bar.value)</title></rect>"
+                "<rect class=\"bar\" x=\"\(Self.format(Double(index) * slot))\" y=\"\(Self.format(Double(height) - barHeight))\" width=\"\(Self.format(max(1, slot - 1)))\" height=\"\(Self.format(barHeight))\"><title>\(XMLText.escaped(bar.label)): \(bar.value)</title></rect>"
             )
         }
         parts.append("</svg>")
         return parts.joined()
-    }
-
-    static func escaped(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
-            .replacingOccurrences(of: "'", with: "&#39;")
     }
 
     private static func format(_ value: Double) -> String { String(format: "%.1f", value) }

@@ -138,29 +138,18 @@ final class S3BlobStore: BlobStorage {
     }
 
     func names() async throws -> [String] {
-        var names: [String] = []
-        var continuation: String?
-        repeat {
-            let page = try await client.list(prefix: area, continuation: continuation)
-            names += page.objects.map { String($0.key.dropFirst(area.count)) }.filter { !$0.contains(Self.asideMarker) }
-            continuation = page.continuation
-        } while continuation != nil
-        return names
+        try await client.listAll(prefix: area).map { String($0.key.dropFirst(area.count)) }
+            .filter { !$0.contains(Self.asideMarker) }
     }
 
     /// Uploads a stop interrupted go; aside copies a crash left behind go back in place (the next
     /// retention pass decides again).
     func recover() async {
         TemporaryBlobFile.removeAll(in: spool)
-        var continuation: String?
-        repeat {
-            guard let page = try? await client.list(prefix: area, continuation: continuation) else { return }
-            for object in page.objects {
-                guard let marker = object.key.range(of: Self.asideMarker) else { continue }
-                let blob = String(object.key[..<marker.lowerBound].dropFirst(area.count))
-                try? await restore(object.key, as: blob)
-            }
-            continuation = page.continuation
-        } while continuation != nil
+        for object in (try? await client.listAll(prefix: area)) ?? [] {
+            guard let marker = object.key.range(of: Self.asideMarker) else { continue }
+            let blob = String(object.key[..<marker.lowerBound].dropFirst(area.count))
+            try? await restore(object.key, as: blob)
+        }
     }
 }

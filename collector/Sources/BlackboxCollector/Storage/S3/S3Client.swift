@@ -193,6 +193,18 @@ struct S3Client: Sendable {
         }
     }
 
+    /// Every key under `prefix`, page after page.
+    func listAll(prefix: String) async throws -> [(key: String, size: Int64)] {
+        var objects: [(key: String, size: Int64)] = []
+        var continuation: String?
+        repeat {
+            let page = try await list(prefix: prefix, continuation: continuation)
+            objects += page.objects
+            continuation = page.continuation
+        } while continuation != nil
+        return objects
+    }
+
     // MARK: multipart
 
     /// CreateMultipartUpload, one UploadPart per `partBytes`, CompleteMultipartUpload; aborted on any
@@ -222,7 +234,7 @@ struct S3Client: Sendable {
                 offset += count
             }
             let parts = etags.enumerated().map { index, etag in
-                "<Part><PartNumber>\(index + 1)</PartNumber><ETag>\(Self.escaped(etag))</ETag></Part>"
+                "<Part><PartNumber>\(index + 1)</PartNumber><ETag>\(XMLText.escaped(etag))</ETag></Part>"
             }
             let completion = Data(("<CompleteMultipartUpload>" + parts.joined() + "</CompleteMultipartUpload>").utf8)
             let answer = try await send(
@@ -239,11 +251,6 @@ struct S3Client: Sendable {
             _ = try? await send("DELETE", key: key, query: [("uploadId", uploadID)], operation: "\(operation) abort")
             throw error
         }
-    }
-
-    private static func escaped(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
     }
 
     // MARK: requests

@@ -42,16 +42,18 @@ struct S3XML: Equatable {
 
         func error(_ reason: String) -> ParseError { ParseError(offset: index, reason: reason) }
 
-        func starts(with text: String) -> Bool {
-            let utf8 = Array(text.utf8)
-            return index + utf8.count <= bytes.count && Array(bytes[index..<index + utf8.count]) == utf8
+        /// Asked at every byte of text: compares in place, without copying either side.
+        func starts(with text: StaticString) -> Bool {
+            let count = text.utf8CodeUnitCount
+            guard index + count <= bytes.count else { return false }
+            return (0..<count).allSatisfy { bytes[index + $0] == text.utf8Start[$0] }
         }
 
         /// Moves past the next `terminator`.
-        mutating func skip(past terminator: String) throws {
+        mutating func skip(past terminator: StaticString) throws {
             while index < bytes.count, !starts(with: terminator) { index += 1 }
             guard index < bytes.count else { throw error("unterminated \(terminator)") }
-            index += terminator.utf8.count
+            index += terminator.utf8CodeUnitCount
         }
 
         /// Skips whitespace, the prolog and comments before or after the root.
