@@ -128,6 +128,10 @@ struct S3BlobStoreTests {
         #expect(cache.bytes <= 100)
         let copies = try FileManager.default.contentsOfDirectory(atPath: cache.directory)
         #expect(copies.count == 1 && !copies[0].contains(".partial-"), "\(copies)")
+        // The folder deleted while the collector runs: copies are fetched again.
+        try FileManager.default.removeItem(atPath: cache.directory)
+        #expect(try await fixture.read(uploads[0].name) == Data(repeating: 0, count: 60))
+        #expect(try await fixture.read(uploads[2].name) == Data(repeating: 2, count: 60))
         // A copy the bucket no longer has is fetched again, and fails as a missing object.
         try await fixture.client.delete(key: fixture.store.key(of: uploads[0].name))
         cache.remove(fixture.store.key(of: uploads[0].name))

@@ -41,9 +41,11 @@ final class LocalBlobCache: Sendable {
         of blob: String, fetch: (String) async throws -> Int64, _ body: (String) async throws -> Result
     ) async throws -> Result {
         let path = path(of: blob)
+        // The folder is safe to delete at any time: a copy that went is fetched again.
+        let present = access(path, F_OK) == 0
         let cached = state.withLock { state -> Bool in
             state.clock += 1
-            guard var entry = state.entries[blob] else { return false }
+            guard present, var entry = state.entries[blob] else { return false }
             entry.readers += 1
             entry.lastUse = state.clock
             state.entries[blob] = entry
@@ -56,6 +58,9 @@ final class LocalBlobCache: Sendable {
             let partial = "\(path).partial-\(String(random.next() as UInt64, radix: 16))"
             let size: Int64
             do {
+                if mkdir(directory, 0o700) != 0 && errno != EEXIST {
+                    throw StorageError.io(path: directory, SystemCallError("mkdir"))
+                }
                 size = try await fetch(partial)
                 guard rename(partial, path) == 0 else { throw StorageError.io(path: path, SystemCallError("rename")) }
             } catch {
