@@ -1,7 +1,7 @@
 # Blackbox. `make run` and `make test` work on a fresh Debian machine with the Swift toolchain.
 SWIFT ?= swift
 APT_PACKAGES := zlib1g-dev libunwind-dev pkg-config libsqlite3-dev llvm libbrotli-dev
-TEST_PACKAGES := chromium zip postgresql nginx debuginfod python3 python3-venv curl
+TEST_PACKAGES := chromium zip postgresql nginx debuginfod python3 python3-venv curl systemd
 BENCH_PACKAGES := libspdlog-dev g++ wrk
 # The repository's own builds enable every trait (Package.swift): the CLI and the uploader. Apps get
 # neither unless they ask.

@@ -23,6 +23,11 @@ import Logging
 //   console DIR COLOR         log to the console sink only (COLOR: auto, always, never)
 //   all-outputs DIR           log to the file, the console and stdout at once, across a rotation
 //   default-outputs DIR       log with the default outputs; print the outputs the run record names
+//   journald DIR IDENT SIZE   Blackbox.start with the default outputs (BLACKBOX_CONSOLE or
+//                             JOURNAL_STREAM choose journald) and IDENT as the journal identifier; log
+//                             one record of each level, metadata keys journald must rename, a
+//                             sensitive value, a message with newlines, one of SIZE bytes and the native
+//                             API's; print the outputs the run record names
 //   exit-drain DIR            log 1000 lines and return from main without flushing
 //   fork DIR                  fork; the child logs (must reach stderr, not the parent's journal)
 //   present-error DIR         present a recoverable error on stdin/stdout; print the outcome
@@ -239,6 +244,34 @@ case "default-outputs":
     config.levels = LevelSettings(defaultLevel: .trace)
     _ = start(config)
     Logger(label: "defaults").info("default outputs line")
+    for (_, run) in RunRecord.all(in: DiagnosticsDirectory(directory)) where run.pid == getpid() {
+        say("outputs: \((run.outputs ?? []).joined(separator: ", "))")
+    }
+    Blackbox.shutdown()
+
+case "journald":
+    guard arguments.count >= 5, let size = Int(arguments[4]) else { fail("usage: journald DIR IDENT SIZE") }
+    var config = BlackboxConfiguration(appName: "child", directory: directory)
+    config.levels = LevelSettings(defaultLevel: .trace)
+    config.journald.identifier = arguments[3]
+    config.journalSize = 4 << 20
+    let journalCore = start(config)
+    let logger = Logger(label: "journal.test")
+    logger.info(
+        "plain line",
+        metadata: [
+            "request-id": "r-1", "trace_id": "4bf92f3577b34da6a3ce929d0e0e4736", "span_id": "00f067aa0ba902b7",
+            "http.method": "GET", "_underscored": "u", "message": "not the message", "9lives": "cat",
+            "token": .sensitive("s3cret"),
+        ])
+    logger.trace("trace line")
+    logger.debug("debug line")
+    logger.notice("notice line")
+    logger.warning("first line\nsecond line\n\tindented third")
+    logger.error("error line")
+    logger.critical("critical line")
+    logger.info("\(String(repeating: "0123456789abcdef", count: size / 16))", metadata: ["big": "yes"])
+    FastLogger(label: "journal.fast", core: journalCore).info("fast \(42) \(true)")
     for (_, run) in RunRecord.all(in: DiagnosticsDirectory(directory)) where run.pid == getpid() {
         say("outputs: \((run.outputs ?? []).joined(separator: ", "))")
     }

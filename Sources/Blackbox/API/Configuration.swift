@@ -25,6 +25,8 @@ public struct BlackboxConfiguration: Sendable {
     /// The log file's format. The console always uses the text format.
     public var format: LogFormat
     public var console: ConsoleOptions
+    /// The systemd journal output (`Sinks.journald`): its identifier, socket and send timeout.
+    public var journald: JournaldOptions
 
     /// How many processes of the app may run at once on one directory (workers, a systemd
     /// template): each takes the first free journal (`journal`, `journal.1`…) and writes its own log
@@ -64,9 +66,12 @@ public struct BlackboxConfiguration: Sendable {
         self.baseFileName = appName
         self.levels = LevelSettings()
         self.sinks = Sinks.defaults(
-            console: getenv("BLACKBOX_CONSOLE").map { String(cString: $0) }, standardErrorIsTerminal: isatty(2) == 1)
+            console: getenv("BLACKBOX_CONSOLE").map { String(cString: $0) }, standardErrorIsTerminal: isatty(2) == 1,
+            standardStreamIsJournal: JournalStream.connectsStandardStreams(
+                getenv("JOURNAL_STREAM").map { String(cString: $0) }))
         self.format = .text
         self.console = ConsoleOptions()
+        self.journald = JournaldOptions()
         self.maxInstances = BlackboxInstances.limit
         self.journalSize = 4 << 20
         self.overflow = .block(timeoutMilliseconds: 100)
@@ -103,24 +108,70 @@ public struct Sinks: OptionSet, Sendable {
     /// One JSON object per line on stdout (the `jsonLines` format), for the log collectors of
     /// container platforms, which read a container's stdout.
     public static let standardOutput = Sinks(rawValue: 4)
+    /// The systemd journal, through its native protocol: one entry per record with its priority,
+    /// call site, thread and metadata as fields (`journalctl -o verbose` shows them; `journalctl
+    /// REQUEST_ID=…` finds them). See `JournaldOptions`; with no journal running, text on stderr.
+    public static let journald = Sinks(rawValue: 8)
 
     /// The default in every build: the log file (what `blackbox logs`, bundles and crash reports read)
-    /// and one stream: colored text on stderr when stderr is a terminal, else JSON Lines on stdout
-    /// (`kubectl logs`, journald and container log drivers read it). `BLACKBOX_CONSOLE` chooses the
-    /// stream instead: `text` (stderr), `json` (stdout) or `off`; another value is ignored.
-    public static func defaults(console: String?, standardErrorIsTerminal: Bool) -> Sinks {
+    /// and one stream: the systemd journal's native protocol when systemd connected stdout or stderr to
+    /// the journal (`JOURNAL_STREAM`, as systemd's documentation asks programs to check), else colored
+    /// text on stderr when stderr is a terminal, else JSON Lines on stdout (`kubectl logs` and container
+    /// log drivers read it). `BLACKBOX_CONSOLE` chooses the stream instead: `text` (stderr), `json`
+    /// (stdout), `journald` or `off`; another value is ignored.
+    public static func defaults(console: String?, standardErrorIsTerminal: Bool, standardStreamIsJournal: Bool = false)
+        -> Sinks
+    {
         switch console {
         case "text": [.file, .console]
         case "json": [.file, .standardOutput]
+        case "journald": [.file, .journald]
         case "off": [.file]
-        default: standardErrorIsTerminal ? [.file, .console] : [.file, .standardOutput]
+        default:
+            if standardStreamIsJournal {
+                [.file, .journald]
+            } else if standardErrorIsTerminal {
+                [.file, .console]
+            } else {
+                [.file, .standardOutput]
+            }
         }
     }
 
     /// The outputs by name, for the run record and `blackbox doctor`.
     var names: [String] {
-        [(Sinks.file, "file"), (.console, "stderr (text)"), (.standardOutput, "stdout (JSON Lines)")]
-            .filter { contains($0.0) }.map(\.1)
+        [
+            (Sinks.file, "file"), (.console, "stderr (text)"), (.standardOutput, "stdout (JSON Lines)"),
+            (.journald, "journald"),
+        ]
+        .filter { contains($0.0) }.map(\.1)
+    }
+}
+
+/// The systemd journal output (`Sinks.journald`).
+public struct JournaldOptions: Sendable, Equatable {
+    /// `SYSLOG_IDENTIFIER` of every entry (`journalctl -t NAME`). Default: nil, the app's name.
+    public var identifier: String?
+    /// journald's native socket. Default `/run/systemd/journal/socket`.
+    public var socketPath: String = JournaldSocket.defaultPath
+    /// How long the writer waits for a journal whose queue is full before the rest of that batch goes
+    /// unsent (and is said once on stderr); the log file is never held up longer. Default 100 ms.
+    public var sendTimeout: Duration = .milliseconds(100)
+    public init() {}
+}
+
+/// systemd's `JOURNAL_STREAM` (`<device>:<inode>` of the stream it connected to the journal).
+enum JournalStream {
+    /// True when stdout or stderr is the stream `variable` names: a service of systemd's whose output
+    /// goes to the journal (a shell inherits the variable but not the stream, so both are compared).
+    static func connectsStandardStreams(_ variable: String?) -> Bool {
+        guard let variable else { return false }
+        let parts = variable.split(separator: ":")
+        guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]) else { return false }
+        return [Int32(1), 2].contains { descriptor in
+            var status = stat()
+            return fstat(descriptor, &status) == 0 && UInt64(status.st_dev) == device && UInt64(status.st_ino) == inode
+        }
     }
 }
 

@@ -34,8 +34,7 @@ extension LoggingCore {
         let environmentProblem: String?
         let layout: DiagnosticsDirectory
         /// Every output, in the order the writer serves them; the file's first when there is a file.
-        /// A `var`: a destination the public options do not offer yet (a datagram socket) is added
-        /// to a plan, not to `Sinks`.
+        /// A `var`, so that a test can add a destination of its own.
         var outputs: [LogOutput.Spec]
 
         init(_ configuration: BlackboxConfiguration, environment: Environment) throws(BlackboxError) {
@@ -77,6 +76,11 @@ extension LoggingCore {
                 outputs.append(.init(destination: .stream(2), format: .text, colored: colored))
             }
             if sinks.contains(.standardOutput) { outputs.append(.init(destination: .stream(1), format: .jsonLines)) }
+            if sinks.contains(.journald) {
+                var journald = configuration.journald
+                journald.identifier = journald.identifier ?? configuration.appName
+                outputs.append(.init(destination: .journald(journald), format: .text))
+            }
             return outputs
         }
 

@@ -111,7 +111,8 @@ public final class LoggingCore: @unchecked Sendable {
             file.close()  // release the lock: a corrected retry in this process must not find it held
             throw error
         }
-        let settings = plan.writerSettings
+        var settings = plan.writerSettings
+        settings.outputs = settings.outputs.map { $0.available() }
 
         // Replay what a dead process left, then, if the configured size changed, start a new journal.
         var recovered = Journal.RecoveryOutcome()

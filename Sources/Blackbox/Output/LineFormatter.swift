@@ -10,21 +10,38 @@
 /// UTF-8 become `\xNN` in text and U+FFFD in JSON. `grep`, `tail -F`, terminals and line-oriented
 /// collectors never see a half or forged record.
 struct LineFormatter {
-    let format: LogFormat
+    /// What one record becomes: a line in one of the public formats, or a journal entry (the fields of
+    /// journald's native protocol, `LineFormatter+Journald.swift`), which only a journald output asks for.
+    enum Form: Equatable {
+        case text, jsonLines
+        case journaldEntry(identifier: [UInt8])
+    }
+
+    let form: Form
     let colored: Bool
     private var timestamps = TimestampFormatter()
 
     init(format: LogFormat, colored: Bool = false) {
-        self.format = format
+        let form: Form =
+            switch format {
+            case .text: .text
+            case .jsonLines: .jsonLines
+            }
+        self.init(form: form, colored: colored)
+    }
+
+    init(form: Form, colored: Bool = false) {
+        self.form = form
         self.colored = colored
     }
 
     mutating func append(_ record: RecordView, to out: inout OutputBuffer) {
         // Worst case: every byte escaped as \u00XX, plus the fixed parts of a line.
         out.reserve(record.length * 6 + 256)
-        switch format {
+        switch form {
         case .text: appendText(record, to: &out)
         case .jsonLines: appendJSON(record, to: &out)
+        case .journaldEntry(let identifier): appendJournaldEntry(record, identifier: identifier, to: &out)
         }
     }
 
@@ -166,14 +183,16 @@ struct LineFormatter {
     /// How bytes are escaped. Both formats escape control characters, line separators and bidi
     /// overrides (see the type's documentation); JSON also escapes quotes and backslashes. Text keeps
     /// backslashes as they are: it is for people (paths stay readable), JSON Lines is for machines.
-    private enum Escape {
-        case text, json
+    /// A journal entry's values are length-framed, so they keep every byte as it is (`none`).
+    enum Escape {
+        case text, json, none
 
         /// True when some byte of `word` may need escaping (false positives allowed): a byte below
         /// 0x20, DEL, any non-ASCII byte (the slow path decodes it), and for JSON a quote or a
         /// backslash. Classic SWAR "has byte less than" / "has zero byte".
         @inline(__always)
         func mayNeedEscape(_ word: UInt64) -> Bool {
+            if case .none = self { return false }
             let ones: UInt64 = 0x0101_0101_0101_0101
             let highs: UInt64 = 0x8080_8080_8080_8080
             let control = (word &- 0x2020_2020_2020_2020) & ~word
@@ -192,6 +211,7 @@ struct LineFormatter {
             switch self {
             case .text: byte < 0x20 || byte >= 0x7F
             case .json: byte < 0x20 || byte >= 0x7F || byte == 0x22 || byte == 0x5C
+            case .none: false
             }
         }
 
@@ -212,7 +232,7 @@ struct LineFormatter {
     }
 
     @inline(__always)
-    private func appendMessage(_ record: RecordView, to out: inout OutputBuffer, escape: Escape) {
+    func appendMessage(_ record: RecordView, to out: inout OutputBuffer, escape: Escape) {
         switch record.kind {
         case .text?:
             appendEscaped(record.message, to: &out, escape: escape)
@@ -266,7 +286,7 @@ struct LineFormatter {
     }
 
     @inline(__always)
-    private func appendEscaped(_ bytes: UnsafeRawBufferPointer, to out: inout OutputBuffer, escape: Escape) {
+    func appendEscaped(_ bytes: UnsafeRawBufferPointer, to out: inout OutputBuffer, escape: Escape) {
         guard let base = bytes.baseAddress else { return }
         let count = bytes.count
         // Fast path, almost always taken: nothing to escape. Whole words, then the last word again
@@ -317,6 +337,7 @@ struct LineFormatter {
                     out.append(literal: "\\x")
                     Self.appendHex(UInt32(byte), digits: 2, to: &out)
                 case .json: out.append(literal: "\\ufffd")
+                case .none: out.append(byte)
                 }
                 i += 1
                 start = i

@@ -7,10 +7,9 @@ import BlackboxSystem
 /// One destination of the writer's batches, with its own formatter and buffer: every committed line
 /// is formatted into each output's buffer, and each buffer goes out once per batch. Destinations
 /// differ only in what a write means: the file is rotated, checkpointed in the journal and has its
-/// failed writes counted (the writer does that); a stream gets the whole batch in one `write(2)`; a
-/// datagram socket gets one datagram per record, which is what a protocol with its own framing
-/// (journald's native socket) needs. A new local destination is a case here and, if it needs one, a
-/// format in `LineFormatter`.
+/// failed writes counted (the writer does that); a stream gets the whole batch in one `write(2)`; the
+/// systemd journal gets one entry per record, each in a datagram of its own (`JournaldSocket`). A new
+/// local destination is a case here and, if it needs one, a form in `LineFormatter`.
 ///
 /// A class, not a struct in an array: the buffer is non-copyable. Only the writer thread touches it.
 final class LogOutput {
@@ -20,9 +19,10 @@ final class LogOutput {
         case file
         /// A descriptor the process already has open (stderr, stdout): written as it is, best effort.
         case stream(Int32)
-        /// A connected datagram socket: one record per datagram, best effort (a full socket buffer or
-        /// a record over the socket's size limit loses that record, never blocks the writer for long).
-        case datagram(Int32)
+        /// The systemd journal's native socket: one entry per record (`LineFormatter+Journald.swift`),
+        /// best effort (a journal that stays full for the options' send timeout loses entries, never
+        /// the file's lines). The options' identifier is set: the plan resolved it.
+        case journald(JournaldOptions)
     }
 
     /// What an output is before the writer makes it: where to, in which form.
@@ -30,6 +30,18 @@ final class LogOutput {
         var destination: Destination
         var format: LogFormat
         var colored = false
+
+        /// This spec, or what stands in for it when its destination is not there: a journald output
+        /// with no journal socket becomes text on stderr (where a service's unit usually sends its
+        /// output anyway), said once on stderr. Reads the file system: called when a core opens.
+        func available() -> Spec {
+            guard case .journald(let options) = destination, !JournaldSocket.isPresent(at: options.socketPath)
+            else { return self }
+            InternalDiagnostics.report(
+                "no systemd journal socket at \(options.socketPath); log lines go to stderr as text instead",
+                key: "journald-absent")
+            return Spec(destination: .stream(2), format: .text)
+        }
     }
 
     let destination: Destination
@@ -38,17 +50,28 @@ final class LogOutput {
     /// Where each record ends in `buffer`, kept only for a destination that sends records one by one.
     @exclusivity(unchecked) private var recordEnds: [Int] = []
     private let keepsRecordEnds: Bool
+    private let journald: JournaldSocket?
 
     init(_ spec: Spec, capacity: Int = 256 << 10) {
         self.destination = spec.destination
-        self.formatter = LineFormatter(format: spec.format, colored: spec.colored)
         self.buffer = OutputBuffer(capacity: capacity)
-        if case .datagram = spec.destination { keepsRecordEnds = true } else { keepsRecordEnds = false }
+        if case .journald(let options) = spec.destination {
+            let identifier = Array((options.identifier ?? "").utf8)
+            self.formatter = LineFormatter(form: .journaldEntry(identifier: identifier))
+            self.journald = JournaldSocket(path: options.socketPath, sendTimeout: options.sendTimeout)
+            self.keepsRecordEnds = true
+        } else {
+            self.formatter = LineFormatter(format: spec.format, colored: spec.colored)
+            self.journald = nil
+            self.keepsRecordEnds = false
+        }
     }
 
     var count: Int { buffer.count }
     var isEmpty: Bool { buffer.isEmpty }
     var bytes: UnsafeRawBufferPointer { buffer.bytes }
+    /// False for an output whose buffer holds journal entries rather than lines.
+    var holdsLines: Bool { journald == nil }
 
     @inline(__always)
     func append(_ record: RecordView) {
@@ -75,8 +98,8 @@ final class LogOutput {
         recordEnds.removeAll(keepingCapacity: true)
     }
 
-    /// Sends the batch to a stream or a socket, whatever happens: nobody can act on a failed write to
-    /// stderr, and a logger must not wait on a socket's reader. The file is the writer's to write.
+    /// Sends the batch to a stream or the journal, whatever happens: nobody can act on a failed write
+    /// to stderr, and a logger must not wait long on a reader. The file is the writer's to write.
     func sendUnlessFile() {
         guard !buffer.isEmpty else { return }
         switch destination {
@@ -84,13 +107,37 @@ final class LogOutput {
             return
         case .stream(let descriptor):
             _ = writeFully(descriptor, buffer.bytes.baseAddress, buffer.count)
-        case .datagram(let descriptor):
-            guard let base = buffer.bytes.baseAddress else { return }
+        case .journald:
+            guard let journald, let base = buffer.bytes.baseAddress else { return }
             var start = 0
+            // Once the journal stayed full for a whole timeout, the rest of the batch does not wait.
+            var wait = true
+            var firstFailure: JournaldSocket.Outcome?
             for end in recordEnds {
-                _ = retryingEINTR { send(descriptor, base + start, end - start, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+                let outcome = journald.send(UnsafeRawBufferPointer(start: base + start, count: end - start), wait: wait)
+                if outcome != .sent {
+                    wait = false
+                    firstFailure = firstFailure ?? outcome
+                }
                 start = end
             }
+            if let firstFailure { Self.reportLoss(firstFailure, socket: journald) }
+        }
+    }
+
+    /// Once per process and cause: the journal is there to read logs in, the file keeps every line.
+    private static func reportLoss(_ outcome: JournaldSocket.Outcome, socket: JournaldSocket) {
+        switch outcome {
+        case .sent:
+            return
+        case .full:
+            InternalDiagnostics.report(
+                "the systemd journal at \(socket.path) did not take entries in time; they were not sent (the log file has every line)",
+                key: "journald-full")
+        case .failed(let code):
+            InternalDiagnostics.report(
+                "cannot send to the systemd journal at \(socket.path): \(errnoDescription(code)); entries were not sent (the log file has every line)",
+                key: "journald-\(code)")
         }
     }
 }

@@ -348,7 +348,7 @@ final class LogWriter: @unchecked Sendable {
                 recent.append(fileOutput.bytes)
                 resumeAfterBatch = failure.resumeNotice != nil
             }
-        } else if file == nil, let first = streamOutputs.first {
+        } else if file == nil, let first = streamOutputs.first(where: \.holdsLines) {
             recent.append(first.bytes)
         }
         for output in streamOutputs { output.sendUnlessFile() }

@@ -21,6 +21,13 @@ struct OutputBuffer: ~Copyable {
     /// Drops everything after `newCount` (used to take back a partly formatted line).
     mutating func truncate(to newCount: Int) { count = min(count, newCount) }
 
+    /// Writes `value` little-endian over 8 bytes already appended at `offset` (a length known only
+    /// once what it counts was written).
+    mutating func overwrite(littleEndian value: UInt64, at offset: Int) {
+        precondition(offset >= 0 && offset + 8 <= count, "overwrite past the end of the buffer")
+        base.storeBytes(of: value.littleEndian, toByteOffset: offset, as: UInt64.self)
+    }
+
     @inline(__always)
     mutating func reserve(_ extra: Int) {
         if count + extra > capacity { grow(count + extra) }
