@@ -86,6 +86,66 @@ import Testing
         #expect(object["tid"] as? Int == 7)
     }
 
+    @Test("JSON Lines: the trace context at the top level under OpenTelemetry's names, the rest as meta")
+    func jsonTraceContext() throws {
+        let line = withRecord(
+            message: Array("charged".utf8),
+            metadata: [
+                ("request_id", "r-1"), ("span_id", "00f067aa0ba902b7"), ("trace_flags", "01"),
+                ("trace_id", "4bf92f3577b34da6a3ce929d0e0e4736"),
+            ], timestamp: timestamp
+        ) { formatted(.jsonLines, $0) }
+        let object = try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect(object["trace_id"] as? String == "4bf92f3577b34da6a3ce929d0e0e4736")
+        #expect(object["span_id"] as? String == "00f067aa0ba902b7")
+        #expect(object["trace_flags"] as? String == "01")
+        #expect(object["meta"] as? [String: String] == ["request_id": "r-1"])
+        let traceOnly = withRecord(message: [], metadata: [("trace_id", "ab")], timestamp: timestamp) {
+            formatted(.jsonLines, $0)
+        }
+        #expect(!traceOnly.contains("meta"), "\(traceOnly)")
+    }
+
+    @Test("ECS: @timestamp, log.level and message first, ecs.version, trace and error fields, the rest as labels")
+    func ecsLine() throws {
+        let line = withRecord(
+            level: .error, message: Array("card \"declined\"".utf8),
+            metadata: [
+                ("error", "PaymentError.declined"), ("http.method", "POST"), ("span_id", "00f067aa0ba902b7"),
+                ("trace_id", "4bf92f3577b34da6a3ce929d0e0e4736"),
+            ], timestamp: timestamp
+        ) { formatted(.ecs, $0) }
+        #expect(
+            line.hasPrefix(
+                #"{"@timestamp":"2026-11-21T22:39:39.123Z","log.level":"error","message":"card \"declined\"","#))
+        #expect(line.hasSuffix("}\n") && line.filter { $0 == "\n" }.count == 1)
+        let object = try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect(object["ecs.version"] as? String == "1.6.0")
+        #expect(object["log.logger"] as? String == "net")
+        #expect(object["trace.id"] as? String == "4bf92f3577b34da6a3ce929d0e0e4736")
+        #expect(object["span.id"] as? String == "00f067aa0ba902b7")
+        #expect(object["error.message"] as? String == "PaymentError.declined")
+        #expect(object["log.origin.file.name"] as? String == "App/main.swift")
+        #expect(object["log.origin.file.line"] as? Int == 12)
+        #expect(object["process.thread.id"] as? Int == 7)
+        #expect(object["labels"] as? [String: String] == ["http_method": "POST"])
+    }
+
+    @Test("logfmt: time, level, logger, a quoted msg, metadata pairs quoted only when needed, source, tid")
+    func logfmtLine() {
+        let line = withRecord(
+            label: "shop api", message: Array("paid \"in full\"".utf8),
+            metadata: [("amount", "12.50"), ("note", "two words"), ("bad key=", "x"), ("trace_id", "ab")],
+            timestamp: timestamp
+        ) { formatted(.logfmt, $0) }
+        #expect(
+            line
+                == #"time=2026-11-21T22:39:39.123Z level=info logger="shop api" msg="paid \"in full\"" amount=12.50 note="two words" bad_key_=x trace_id=ab source=App/main.swift:12 tid=7"#
+                + "\n")
+        let spaced = withRecord(file: "My App/main.swift", message: [], timestamp: timestamp) { formatted(.logfmt, $0) }
+        #expect(spaced.contains(#" source="My App/main.swift:12" tid=7"#), "\(spaced)")
+    }
+
     @Test func fastMessageSegmentsRender() {
         let id = -42
         let big: UInt64 = .max
@@ -197,7 +257,7 @@ import Testing
             let key = String(decoding: randomBytes(), as: UTF8.self)
             let value = String(decoding: randomBytes(), as: UTF8.self)
             let message = randomBytes()
-            for format in [LogFormat.text, .jsonLines] {
+            for format in [LogFormat.text, .jsonLines, .ecs, .logfmt] {
                 let line = withRecord(
                     label: label, message: message, metadata: [(key, value)], timestamp: timestamp
                 ) { rawFormatted(format, $0) }
@@ -222,6 +282,19 @@ import Testing
                     if let valid = String(validating: message, as: UTF8.self) {
                         #expect(object["msg"] as? String == valid, "\(context)")
                     }
+                case .ecs:
+                    let object = try #require(
+                        try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any], "\(context)")
+                    #expect(object["log.logger"] as? String == label, "\(context)")
+                    let labelKey = key.replacingOccurrences(of: ".", with: "_")
+                    #expect((object["labels"] as? [String: String])?[labelKey] == value, "\(context)")
+                    if let valid = String(validating: message, as: UTF8.self) {
+                        #expect(object["message"] as? String == valid, "\(context)")
+                    }
+                case .logfmt:
+                    #expect(
+                        line.starts(with: Array("time=2026-11-21T22:39:39.123Z level=info logger=".utf8)), "\(context)")
+                    #expect(line.contains(Array(" msg=\"".utf8)), "\(context)")
                 }
             }
         }

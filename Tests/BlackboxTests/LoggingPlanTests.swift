@@ -42,6 +42,33 @@ struct LoggingPlanTests {
         #expect(!consoleOnly.writesFile)
     }
 
+    @Test(
+        "the console's format: text on stderr and JSON Lines on stdout unless configured or BLACKBOX_CONSOLE_FORMAT says"
+    )
+    func consoleFormats() throws {
+        var configuration = testConfiguration(directory)
+        configuration.sinks = [.file, .console, .standardOutput]
+        func formats(_ environment: LoggingCore.Plan.Environment) throws -> [LogFormat] {
+            try LoggingCore.Plan(configuration, environment: environment).outputs.map(\.format)
+        }
+        #expect(try formats(environment()) == [.text, .text, .jsonLines])
+        var ecs = environment()
+        ecs.consoleFormat = "ecs"
+        let plan = try LoggingCore.Plan(configuration, environment: ecs)
+        #expect(plan.outputs.map(\.format) == [.text, .ecs, .ecs])
+        #expect(plan.outputs[1].colored == false, "colour is for text only")
+        configuration.console.format = .logfmt
+        #expect(try formats(environment()) == [.text, .logfmt, .logfmt])
+        var bad = environment()
+        bad.consoleFormat = "yaml"
+        let refused = try LoggingCore.Plan(configuration, environment: bad)
+        #expect(refused.outputs.map(\.format) == [.text, .logfmt, .logfmt])
+        #expect(refused.environmentProblem?.contains("BLACKBOX_CONSOLE_FORMAT=yaml") == true)
+        for (name, format) in [("JSON", LogFormat.jsonLines), ("text", .text), ("logfmt", .logfmt), ("ecs", .ecs)] {
+            #expect(LogFormat(name: name) == format)
+        }
+    }
+
     @Test("console colour: automatic on a terminal unless NO_COLOR; always and never as told")
     func colours() throws {
         var configuration = testConfiguration(directory)

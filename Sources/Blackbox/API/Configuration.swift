@@ -22,7 +22,8 @@ public struct BlackboxConfiguration: Sendable {
     /// The default level and per-label rules. `BLACKBOX_LOG_LEVEL` in the environment is applied on top.
     public var levels: LevelSettings
     public var sinks: Sinks
-    /// The log file's format. The console always uses the text format.
+    /// The log file's format. Default `.text` (what `blackbox logs`, bundles and the collector read
+    /// best); the console's is `console.format`.
     public var format: LogFormat
     public var console: ConsoleOptions
     /// The systemd journal output (`Sinks.journald`): its identifier, socket and send timeout.
@@ -178,13 +179,35 @@ enum JournalStream {
 public enum LogFormat: Sendable, Equatable {
     /// `2026-11-21T22:39:39.123Z INFO  net: message key=value (Module/File.swift:12)`
     case text
-    /// One JSON object per line: ts, level, label, msg, meta, file, line, tid.
+    /// One JSON object per line: ts, level, label, msg, the trace context with OpenTelemetry's names
+    /// for non-OTLP formats (`trace_id`, `span_id`, `trace_flags`, when the metadata has them), the
+    /// rest of the metadata as meta, file, line, tid.
     case jsonLines
+    /// One JSON object per line in the Elastic Common Schema's logging form (`@timestamp`,
+    /// `log.level`, `message`, `ecs.version`, `log.logger`, `trace.id`, `span.id`, `error.message`,
+    /// `log.origin.file.*`, `process.thread.id`, the rest of the metadata as `labels`).
+    case ecs
+    /// logfmt: `time=… level=info logger=net msg="…" key=value source=File.swift:12 tid=7`.
+    case logfmt
+
+    /// The names `BLACKBOX_CONSOLE_FORMAT` takes: `text`, `json`, `ecs`, `logfmt`.
+    init?(name: String) {
+        switch name.lowercased() {
+        case "text": self = .text
+        case "json", "jsonl", "json-lines": self = .jsonLines
+        case "ecs": self = .ecs
+        case "logfmt": self = .logfmt
+        default: return nil
+        }
+    }
 }
 
 public struct ConsoleOptions: Sendable {
     public enum Color: Sendable { case auto, always, never }
     public var color: Color = .auto
+    /// The console stream's format, stderr's and stdout's alike. Default nil: text on stderr, JSON Lines
+    /// on stdout. `BLACKBOX_CONSOLE_FORMAT=text|json|ecs|logfmt` sets it at start.
+    public var format: LogFormat? = nil
     public init() {}
 }
 

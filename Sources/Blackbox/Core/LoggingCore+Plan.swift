@@ -17,20 +17,25 @@ extension LoggingCore {
             /// `NO_COLOR` is set (https://no-color.org).
             var noColor: Bool
             var standardErrorIsTerminal: Bool
+            /// `BLACKBOX_CONSOLE_FORMAT`, when set and not empty: the console stream's format.
+            var consoleFormat: String? = nil
 
             static var current: Environment {
                 Environment(
-                    logLevel: getenv("BLACKBOX_LOG_LEVEL").map { String(cString: $0) }.flatMap {
-                        $0.isEmpty ? nil : $0
-                    },
-                    noColor: getenv("NO_COLOR") != nil, standardErrorIsTerminal: isatty(2) == 1)
+                    logLevel: variable("BLACKBOX_LOG_LEVEL"), noColor: getenv("NO_COLOR") != nil,
+                    standardErrorIsTerminal: isatty(2) == 1, consoleFormat: variable("BLACKBOX_CONSOLE_FORMAT"))
+            }
+
+            private static func variable(_ name: String) -> String? {
+                getenv(name).map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
             }
         }
 
         /// The configuration as the core runs it (its levels with `BLACKBOX_LOG_LEVEL` applied).
         let configuration: BlackboxConfiguration
-        /// Why `BLACKBOX_LOG_LEVEL` was ignored: a bad variable in the environment must not take the
-        /// app down, so the core starts with the configured levels and logs this as its first line.
+        /// Why `BLACKBOX_LOG_LEVEL` or `BLACKBOX_CONSOLE_FORMAT` was ignored: a bad variable in the
+        /// environment must not take the app down, so the core starts with the configuration's values
+        /// and logs this as its first line.
         let environmentProblem: String?
         let layout: DiagnosticsDirectory
         /// Every output, in the order the writer serves them; the file's first when there is a file.
@@ -39,14 +44,24 @@ extension LoggingCore {
 
         init(_ configuration: BlackboxConfiguration, environment: Environment) throws(BlackboxError) {
             var configuration = configuration
-            var environmentProblem: String?
+            var problems: [String] = []
             if let logLevel = environment.logLevel {
                 do {
                     configuration.levels = try LevelSettings(parsing: logLevel, base: configuration.levels)
                 } catch {
-                    environmentProblem = "\(error.description); ignored, the configured levels apply"
+                    problems.append("\(error.description); ignored, the configured levels apply")
                 }
             }
+            if let name = environment.consoleFormat {
+                if let format = LogFormat(name: name) {
+                    configuration.console.format = format
+                } else {
+                    problems.append(
+                        "BLACKBOX_CONSOLE_FORMAT=\(name) is not text, json, ecs or logfmt; ignored, the configured format applies"
+                    )
+                }
+            }
+            let environmentProblem = problems.isEmpty ? nil : problems.joined(separator: "; ")
             guard !configuration.baseFileName.isEmpty, !configuration.baseFileName.contains("/") else {
                 throw .invalidConfiguration(
                     "baseFileName must be a plain file name, got \"\(configuration.baseFileName)\"")
@@ -72,10 +87,14 @@ extension LoggingCore {
             var outputs: [LogOutput.Spec] = []
             let sinks = configuration.sinks
             if sinks.contains(.file) { outputs.append(.init(destination: .file, format: configuration.format)) }
+            let consoleFormat = configuration.console.format
             if sinks.contains(.console) {
-                outputs.append(.init(destination: .stream(2), format: .text, colored: colored))
+                let format = consoleFormat ?? .text
+                outputs.append(.init(destination: .stream(2), format: format, colored: colored && format == .text))
             }
-            if sinks.contains(.standardOutput) { outputs.append(.init(destination: .stream(1), format: .jsonLines)) }
+            if sinks.contains(.standardOutput) {
+                outputs.append(.init(destination: .stream(1), format: consoleFormat ?? .jsonLines))
+            }
             if sinks.contains(.journald) {
                 var journald = configuration.journald
                 journald.identifier = journald.identifier ?? configuration.appName

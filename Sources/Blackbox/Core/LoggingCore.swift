@@ -79,7 +79,7 @@ public final class LoggingCore: @unchecked Sendable {
     init(plan: Plan) throws(BlackboxError) {
         let configuration = plan.configuration
         if let environmentProblem = plan.environmentProblem {
-            InternalDiagnostics.report(environmentProblem, key: "BLACKBOX_LOG_LEVEL")
+            InternalDiagnostics.report(environmentProblem, key: "environment")
         }
         self.configuration = configuration
         self.synchronousLevel = configuration.synchronousLevel ?? .off

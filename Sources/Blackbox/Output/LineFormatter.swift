@@ -13,19 +13,21 @@ struct LineFormatter {
     /// What one record becomes: a line in one of the public formats, or a journal entry (the fields of
     /// journald's native protocol, `LineFormatter+Journald.swift`), which only a journald output asks for.
     enum Form: Equatable {
-        case text, jsonLines
+        case text, jsonLines, ecs, logfmt
         case journaldEntry(identifier: [UInt8])
     }
 
     let form: Form
     let colored: Bool
-    private var timestamps = TimestampFormatter()
+    var timestamps = TimestampFormatter()
 
     init(format: LogFormat, colored: Bool = false) {
         let form: Form =
             switch format {
             case .text: .text
             case .jsonLines: .jsonLines
+            case .ecs: .ecs
+            case .logfmt: .logfmt
             }
         self.init(form: form, colored: colored)
     }
@@ -41,6 +43,8 @@ struct LineFormatter {
         switch form {
         case .text: appendText(record, to: &out)
         case .jsonLines: appendJSON(record, to: &out)
+        case .ecs: appendECS(record, to: &out)
+        case .logfmt: appendLogfmt(record, to: &out)
         case .journaldEntry(let identifier): appendJournaldEntry(record, identifier: identifier, to: &out)
         }
     }
@@ -75,7 +79,7 @@ struct LineFormatter {
     }
 
     /// Values with spaces, quotes or `=` are quoted so `key=value` pairs can be split reliably.
-    private func appendTextValue(_ value: UnsafeRawBufferPointer, to out: inout OutputBuffer) {
+    func appendTextValue(_ value: UnsafeRawBufferPointer, to out: inout OutputBuffer) {
         // Almost every value (ids, names, numbers) is bare: one scan instead of two.
         if Self.isBareTextValue(value) { return out.append(value) }
         let needsQuotes =
@@ -154,18 +158,24 @@ struct LineFormatter {
         out.append(UInt8(ascii: "\""))
         let metadata = record.metadata
         if !metadata.isEmpty {
-            out.append(literal: ",\"meta\":{")
-            var first = true
-            for (key, value) in metadata {
-                if !first { out.append(UInt8(ascii: ",")) }
-                first = false
+            // OpenTelemetry's names for the trace context in non-OTLP formats, at the top level.
+            for (key, value) in metadata where Self.isTraceContextKey(key) {
+                out.append(literal: ",\"")
+                out.append(key)
+                out.append(literal: "\":\"")
+                appendEscaped(value, to: &out, escape: .json)
                 out.append(UInt8(ascii: "\""))
+            }
+            var first = true
+            for (key, value) in metadata where !Self.isTraceContextKey(key) {
+                out.append(literal: first ? ",\"meta\":{\"" : ",\"")
+                first = false
                 appendEscaped(key, to: &out, escape: .json)
                 out.append(literal: "\":\"")
                 appendEscaped(value, to: &out, escape: .json)
                 out.append(UInt8(ascii: "\""))
             }
-            out.append(UInt8(ascii: "}"))
+            if !first { out.append(UInt8(ascii: "}")) }
         }
         if record.file.count > 0 {
             out.append(literal: ",\"file\":\"")
@@ -176,6 +186,18 @@ struct LineFormatter {
         out.append(literal: ",\"tid\":")
         out.appendDecimal(UInt64(record.threadID))
         out.append(literal: "}\n")
+    }
+
+    /// `trace_id`, `span_id` or `trace_flags`: the keys swift-otel's metadata provider sets, and the
+    /// names OpenTelemetry gives the trace context in formats other than OTLP.
+    @inline(__always)
+    static func isTraceContextKey(_ key: UnsafeRawBufferPointer) -> Bool {
+        switch key.count {
+        case 7: key.elementsEqual("span_id".utf8)
+        case 8: key.elementsEqual("trace_id".utf8)
+        case 11: key.elementsEqual("trace_flags".utf8)
+        default: false
+        }
     }
 
     // MARK: Message bodies
