@@ -20,7 +20,7 @@
 /// `METADATA`, and a key that would name one of the fields above gets a `METADATA_` prefix, so
 /// metadata never overwrites what the entry says of itself.
 extension LineFormatter {
-    mutating func appendJournaldEntry(_ record: RecordView, identifier: [UInt8], to out: inout OutputBuffer) {
+    mutating func appendJournaldEntry(_ record: RecordView, to out: inout OutputBuffer) {
         var field = beginFramedField("MESSAGE", in: &out)
         appendMessage(record, to: &out, escape: .none)
         endFramedField(field, in: &out)
@@ -30,7 +30,7 @@ extension LineFormatter {
         out.append(UInt8(ascii: "\n"))
 
         field = beginFramedField("SYSLOG_IDENTIFIER", in: &out)
-        identifier.withUnsafeBytes { out.append($0) }
+        journaldIdentifier.withUnsafeBytes { out.append($0) }
         endFramedField(field, in: &out)
 
         field = beginFramedField("LOGGER", in: &out)

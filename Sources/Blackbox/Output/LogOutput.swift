@@ -57,7 +57,7 @@ final class LogOutput {
         self.buffer = OutputBuffer(capacity: capacity)
         if case .journald(let options) = spec.destination {
             let identifier = Array((options.identifier ?? "").utf8)
-            self.formatter = LineFormatter(form: .journaldEntry(identifier: identifier))
+            self.formatter = LineFormatter(form: .journaldEntry, journaldIdentifier: identifier)
             self.journald = JournaldSocket(path: options.socketPath, sendTimeout: options.sendTimeout)
             self.keepsRecordEnds = true
         } else {
