@@ -286,7 +286,10 @@ import Testing
                     let object = try #require(
                         try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any], "\(context)")
                     #expect(object["log.logger"] as? String == label, "\(context)")
-                    let labelKey = key.replacingOccurrences(of: ".", with: "_")
+                    // By bytes, as the formatter does: a "." followed by a combining mark is one
+                    // Character, which a String replacement would not match.
+                    let labelKey = String(
+                        decoding: key.utf8.map { $0 == UInt8(ascii: ".") ? UInt8(ascii: "_") : $0 }, as: UTF8.self)
                     #expect((object["labels"] as? [String: String])?[labelKey] == value, "\(context)")
                     if let valid = String(validating: message, as: UTF8.self) {
                         #expect(object["message"] as? String == valid, "\(context)")
