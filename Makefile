@@ -36,7 +36,7 @@ PYTHON_VENV ?= $(HOME)/.cache/blackbox/python-peers-$(PEERS_HASH)
 # Where `make test` keeps its stage times and the tests' xUnit files (scripts/test-all.sh).
 TEST_RESULTS ?= $(SCRATCH)/test-results
 
-.PHONY: help run example demo test check lint build-library build-library-debug build-crash-child build-shipped-example test-library build-collector test-collector test-hostile-release test-adoption test-examples build-tools build-examples run-examples deps test-deps python-peers bench-deps bench bench-server bench-crash bench-collector format clean
+.PHONY: help run example demo test check lint build-library build-library-debug build-crash-child build-shipped-example test-library build-collector test-collector test-hostile-release test-adoption test-examples build-tools build-examples run-examples deps test-deps python-peers bench-deps bench bench-journald bench-server bench-crash bench-collector format clean
 
 ## This list.
 help:
@@ -185,6 +185,13 @@ bench: bench-deps
 	g++ -O2 -std=c++17 -o bench/.out/spdlog-bench bench/spdlog_bench.cpp -lspdlog -lfmt -pthread
 	python3 bench/run.py --blackbox $$($(SWIFT) build -c release --show-bin-path)/blackbox-bench \
 		--spdlog bench/.out/spdlog-bench --out bench-results/logger.json
+
+## W2 with the file alone and with the file and the systemd journal, beside a systemd-journald of its
+## own in a private mount namespace (root only). Writes bench-results/journald.json.
+bench-journald: bench-deps
+	$(SWIFT) build $(TRAITS) -c release --product blackbox-bench
+	mkdir -p bench-results
+	bench/journald_run.sh $$($(SWIFT) build -c release --show-bin-path)/blackbox-bench bench-results/journald.json $(BENCH_REPS)
 
 ## One logged line per request in a Hummingbird 2 service (bench/server) under wrk: Blackbox beside a
 ## no-op handler, swift-log's StreamLogHandler and the line disabled; CPU per request per thread group.

@@ -46,6 +46,8 @@ def run_once(args, workload, competitor, scratch):
             ours = not competitor.startswith("spdlog-")
             log = os.path.join(directory, "logs", "bench.log") if ours else os.path.join(directory, "spdlog.log")
             result["verified"] = verify_w2(log, check_order=ours)
+            if competitor.endswith("+journald"):
+                result["journal_entries"] = journal_entries("bench-" + os.path.basename(directory))
         return result
     finally:
         shutil.rmtree(directory, ignore_errors=True)
@@ -75,6 +77,13 @@ def verify_w2(path, check_order):
     return "ok"
 
 
+def journal_entries(identifier):
+    """How many entries of this run the journal holds (the journal is best effort: the file has every line)."""
+    listed = subprocess.run(["journalctl", "-t", identifier, "-o", "cat", "--no-pager"], capture_output=True,
+                            timeout=600)
+    return listed.stdout.count(b"\n")
+
+
 def summarize(values):
     values = [v for v in values if v is not None]
     if not values:
@@ -99,7 +108,13 @@ def main():
     parser.add_argument(
         "--hang-watchdog", action="store_true",
         help="also run native+hang and swiftlog+hang (the hang watchdog on, guarding a queue and a heartbeat) in W1 and W2")
+    parser.add_argument(
+        "--journald", action="store_true",
+        help="W2 with the file alone and with the file and the systemd journal (native+journald, swiftlog+journald); "
+             "run inside bench/journald_run.sh, which starts a journald of its own")
     args = parser.parse_args()
+    if args.journald:
+        COMPETITORS["W2"] = ["native", "native+journald", "swiftlog", "swiftlog+journald"]
     if args.hang_watchdog:
         for workload in ("W1", "W2"):
             COMPETITORS[workload] = COMPETITORS[workload] + ["native+hang", "swiftlog+hang"]
@@ -208,6 +223,17 @@ def main():
                 spread = next(r["range"].get(field) for r in rows if r["workload"] == workload and r["competitor"] == competitor)
                 print(f"  hang watchdog on / off, {workload} {competitor} {field}: {ratio(watched, base):.3f}"
                       f"  (off: median {base:,.0f}, runs {spread['min']:,.0f}..{spread['max']:,.0f})")
+
+    if args.journald and "W2" in results:
+        # Not a bar: what the journal adds to W2 (every line to the file and to journald), and how many
+        # of the 1 M entries the journal kept (it is best effort; the file has every line).
+        print()
+        for competitor in ("native", "swiftlog"):
+            base = value("W2", competitor, "msgs_per_s")
+            both = value("W2", competitor + "+journald", "msgs_per_s")
+            kept = [s.get("journal_entries") for s in results["W2"][competitor + "+journald"]]
+            print(f"  W2 {competitor}: file + journald / file alone, msgs/s {ratio(both, base):.3f}"
+                  f"  ({both:,.0f} vs {base:,.0f}); journal entries per run {kept}")
 
     if "W4" in results:
         # Not bars: where W4's time goes. Building swift-log's metadata dictionaries (the call's and the

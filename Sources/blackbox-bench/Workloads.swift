@@ -161,10 +161,18 @@ func runBenchmark(workload: String, competitor: String, directory: String) -> St
         configuration.sinks = []  // for experiments: the producer's cost without the writer's formatting
     }
 
+    var competitor = competitor
+    // `native+journald`, `swiftlog+journald`: the file and the systemd journal (bench/run.py
+    // --journald runs them beside a journald of their own); the identifier names this run's entries.
+    if competitor.hasSuffix("+journald") {
+        competitor.removeLast("+journald".count)
+        configuration.sinks = [.file, .journald]
+        configuration.journald.identifier = "bench-" + (directory.split(separator: "/").last.map(String.init) ?? "")
+    }
     // `native+hang`, `swiftlog+hang`: the same, with the hang watchdog guarding a queue and a
     // heartbeat (beaten off the measured threads) — what a healthy app pays for hang detection.
     let watchingHangs = competitor.hasSuffix("+hang")
-    let competitor = watchingHangs ? String(competitor.dropLast("+hang".count)) : competitor
+    if watchingHangs { competitor.removeLast("+hang".count) }
     let metadataHeavy = workload == "W4"
     if metadataHeavy { configuration.metadataProvider = tracingLikeProvider }
     var subject: Subject

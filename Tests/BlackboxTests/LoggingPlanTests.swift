@@ -149,6 +149,8 @@ struct LoggingPlanTests {
         configuration.sinks = [.file, .journald]
         configuration.journald.socketPath = receiver.path
         configuration.journald.identifier = "entries"
+        // This receiver parses as it reads: let the writer wait for it (the budget has a test of its own).
+        configuration.journald.maxWaitPerBatch = .seconds(10)
         configuration.journalSize = 4 << 20
         let core = try LoggingCore(plan: LoggingCore.Plan(configuration, environment: environment()))
         defer { core.shutdown() }
@@ -183,6 +185,26 @@ struct LoggingPlanTests {
         #expect(logLines(directory).filter { $0.contains("dgram: line") }.count == 50)
     }
 
+    @Test("a journal that never reads holds the writer at most its wait per batch: the file gets every line")
+    func journaldNeverReads() throws {
+        let silent = try SilentDatagramSocket(path: "\(directory.path)/silent.socket")
+        var configuration = testConfiguration(directory)
+        configuration.sinks = [.file, .journald]
+        configuration.journald.socketPath = silent.path
+        configuration.journald.maxWaitPerBatch = .milliseconds(20)
+        let core = try LoggingCore(plan: LoggingCore.Plan(configuration, environment: environment()))
+        defer { core.shutdown() }
+        let log = Logger(label: "silent") { BlackboxLogHandler(label: $0, core: core) }
+        for batch in 0..<5 {
+            for i in 0..<200 { log.info("line \(batch * 200 + i)") }
+            // A writer waiting on the journal for every entry (no budget) would never get here.
+            #expect(core.flush(timeout: .seconds(20)), "batch \(batch)")
+        }
+        #expect(logLines(directory).filter { $0.contains("silent: line") }.count == 1000)
+        let queued = silent.queued()
+        #expect(queued > 0 && queued < 1000, "the journal's queue holds what fitted: \(queued)")
+    }
+
     @Test(
         "journal field names from metadata keys: upper case, A-Z 0-9 _, a letter first, 64 at most, never one of the entry's own"
     )
@@ -204,6 +226,39 @@ struct LoggingPlanTests {
         #expect(name("MESSAGE_ID") == "MESSAGE_ID")
         #expect(name(String(repeating: "k", count: 100)) == String(repeating: "K", count: 64))
         #expect(name("tid") == "METADATA_TID")
+    }
+}
+
+/// A bound datagram socket nobody reads: a journal that is stuck.
+struct SilentDatagramSocket: ~Copyable {
+    let path: String
+    private let descriptor: Int32
+
+    init(path: String) throws {
+        self.path = path
+        descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard descriptor >= 0, bound == 0 else { throw SystemCallError("bind") }
+    }
+
+    deinit {
+        close(descriptor)
+        unlink(path)
+    }
+
+    /// How many datagrams wait in the queue (read out now).
+    func queued() -> Int {
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var count = 0
+        while recv(descriptor, &buffer, buffer.count, Int32(MSG_DONTWAIT)) >= 0 { count += 1 }
+        return count
     }
 }
 

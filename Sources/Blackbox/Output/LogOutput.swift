@@ -20,8 +20,8 @@ final class LogOutput {
         /// A descriptor the process already has open (stderr, stdout): written as it is, best effort.
         case stream(Int32)
         /// The systemd journal's native socket: one entry per record (`LineFormatter+Journald.swift`),
-        /// best effort (a journal that stays full for the options' send timeout loses entries, never
-        /// the file's lines). The options' identifier is set: the plan resolved it.
+        /// best effort (what a full journal has no room for within the options' wait per batch is not
+        /// sent; the file's lines never wait longer). The options' identifier is set: the plan resolved it.
         case journald(JournaldOptions)
     }
 
@@ -58,7 +58,7 @@ final class LogOutput {
         if case .journald(let options) = spec.destination {
             let identifier = Array((options.identifier ?? "").utf8)
             self.formatter = LineFormatter(form: .journaldEntry, journaldIdentifier: identifier)
-            self.journald = JournaldSocket(path: options.socketPath, sendTimeout: options.sendTimeout)
+            self.journald = JournaldSocket(path: options.socketPath, maxWaitPerBatch: options.maxWaitPerBatch)
             self.keepsRecordEnds = true
         } else {
             self.formatter = LineFormatter(format: spec.format, colored: spec.colored)
@@ -108,36 +108,7 @@ final class LogOutput {
         case .stream(let descriptor):
             _ = writeFully(descriptor, buffer.bytes.baseAddress, buffer.count)
         case .journald:
-            guard let journald, let base = buffer.bytes.baseAddress else { return }
-            var start = 0
-            // Once the journal stayed full for a whole timeout, the rest of the batch does not wait.
-            var wait = true
-            var firstFailure: JournaldSocket.Outcome?
-            for end in recordEnds {
-                let outcome = journald.send(UnsafeRawBufferPointer(start: base + start, count: end - start), wait: wait)
-                if outcome != .sent {
-                    wait = false
-                    firstFailure = firstFailure ?? outcome
-                }
-                start = end
-            }
-            if let firstFailure { Self.reportLoss(firstFailure, socket: journald) }
-        }
-    }
-
-    /// Once per process and cause: the journal is there to read logs in, the file keeps every line.
-    private static func reportLoss(_ outcome: JournaldSocket.Outcome, socket: JournaldSocket) {
-        switch outcome {
-        case .sent:
-            return
-        case .full:
-            InternalDiagnostics.report(
-                "the systemd journal at \(socket.path) did not take entries in time; they were not sent (the log file has every line)",
-                key: "journald-full")
-        case .failed(let code):
-            InternalDiagnostics.report(
-                "cannot send to the systemd journal at \(socket.path): \(errnoDescription(code)); entries were not sent (the log file has every line)",
-                key: "journald-\(code)")
+            journald?.sendBatch(buffer.bytes, recordEnds: recordEnds)
         }
     }
 }
