@@ -15,6 +15,7 @@ extension CrashReport {
             guard let value, !value.isEmpty else { return }
             out += name.padded(18) + value.escapedForTerminal + "\n"
         }
+        field("Diagnosis:", diagnosis?.summary)
         field("Incident:", id.uuidString)
         field("Kind:", kind.rawValue + (partial ? " (partial report)" : ""))
         field("Process:", "\(app.name) [\(process.pid)]")

@@ -13,6 +13,12 @@ public func lowercaseHex<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> String {
 /// An address or offset as the report formats write it: `0x` and lowercase hex digits.
 package func hex(_ value: UInt64) -> String { "0x" + String(value, radix: 16) }
 
+/// The address or offset `hex(_:)` wrote: `0x` and 1 to 16 hex digits; nil for anything else.
+package func address(fromHex text: some StringProtocol) -> UInt64? {
+    guard text.hasPrefix("0x"), (3...18).contains(text.utf8.count) else { return nil }
+    return UInt64(text.dropFirst(2), radix: 16)
+}
+
 /// Whether `text` is a build-id as `readelf -n` prints it: 2 to 64 bytes of lowercase hex.
 public func isBuildIDHex(_ text: String) -> Bool {
     (4...128).contains(text.utf8.count) && text.utf8.count.isMultiple(of: 2)

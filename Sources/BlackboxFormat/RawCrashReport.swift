@@ -226,7 +226,5 @@ public struct RawCrashReport: Sendable {
         min(max(Int(text) ?? 0, 0), Int(Int32.max))
     }
 
-    private static func hex(_ text: Substring) -> UInt64? {
-        text.hasPrefix("0x") ? UInt64(text.dropFirst(2), radix: 16) : nil
-    }
+    private static func hex(_ text: Substring) -> UInt64? { address(fromHex: text) }
 }

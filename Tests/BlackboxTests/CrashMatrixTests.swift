@@ -29,6 +29,8 @@ struct CrashCase: Sendable, CustomTestStringConvertible {
     var signal: Int32
     var code: Int32
     var frame: FrameExpectation
+    /// What `CrashDiagnosis` must call it, in every build and place.
+    var diagnosis: CrashDiagnosis.Kind
     var message: MessageExpectation = .none
     /// Release builds name the trap's innermost inlined frame `Swift runtime failure: <reason>`.
     var releaseReason: String? = nil
@@ -39,28 +41,35 @@ struct CrashCase: Sendable, CustomTestStringConvertible {
     static let all: [CrashCase] = [
         CrashCase(
             kind: "fatal-error", signal: SIGILL, code: 2, frame: .firstInApp("triggerFatalError"),
+            diagnosis: .fatalError,
             message: .always("crash-child fatal error")),
         CrashCase(
             kind: "index", signal: SIGILL, code: 2, frame: .firstInApp("triggerIndexOutOfRange"),
+            diagnosis: .indexOutOfRange,
             message: .debugOnly("Index out of range"), releaseReason: "Swift runtime failure: Index out of range"),
         CrashCase(
-            kind: "nil-unwrap", signal: SIGILL, code: 2, frame: .firstInApp("triggerNilUnwrap"),
+            kind: "nil-unwrap", signal: SIGILL, code: 2, frame: .firstInApp("triggerNilUnwrap"), diagnosis: .nilUnwrap,
             message: .debugOnly("Unexpectedly found nil"),
             releaseReason: "Swift runtime failure: Unexpectedly found nil while unwrapping an Optional value"),
         CrashCase(
             kind: "overflow", signal: SIGILL, code: 2, frame: .firstInApp("triggerOverflow"),
+            diagnosis: .arithmeticOverflow,
             releaseReason: "Swift runtime failure: arithmetic overflow"),
-        CrashCase(kind: "null-write", signal: SIGSEGV, code: 1, frame: .frameZero("bbx_test_null_write")),
-        CrashCase(kind: "divide-by-zero", signal: SIGFPE, code: 1, frame: .frameZero("bbx_test_divide")),
-        CrashCase(kind: "abort", signal: SIGABRT, code: -6, frame: .firstInApp("triggerAbort")),
-        CrashCase(kind: "sigbus", signal: SIGBUS, code: -6, frame: .firstInApp("triggerSigbus")),
+        CrashCase(
+            kind: "null-write", signal: SIGSEGV, code: 1, frame: .frameZero("bbx_test_null_write"),
+            diagnosis: .nullDereference),
+        CrashCase(
+            kind: "divide-by-zero", signal: SIGFPE, code: 1, frame: .frameZero("bbx_test_divide"),
+            diagnosis: .divisionByZero),
+        CrashCase(kind: "abort", signal: SIGABRT, code: -6, frame: .firstInApp("triggerAbort"), diagnosis: .abort),
+        CrashCase(kind: "sigbus", signal: SIGBUS, code: -6, frame: .firstInApp("triggerSigbus"), diagnosis: .raised),
         // A stack overflow needs an alternate signal stack on the crashing thread: the main thread,
         // threads given one with `CrashCapture.prepareCurrentThread()`, every thread started after
         // `Blackbox.start` (from its first instant: new-*, where the sweep is off), and every other
         // thread once Blackbox's sweep reached it (Dispatch and Swift-concurrency workers, an app's own).
         CrashCase(
             kind: "stack-overflow", signal: SIGSEGV, code: -1,
-            frame: .withinFirstInApp("triggerStackOverflow", frames: 4),
+            frame: .withinFirstInApp("triggerStackOverflow", frames: 4), diagnosis: .stackOverflow,
             places: ["main", "thread", "dispatch", "task", "plain-thread", "new-task", "new-dispatch", "new-thread"]),
     ]
 }
@@ -101,6 +110,8 @@ func readelfBuildID(_ path: String) throws -> String? {
 func check(_ report: CrashReport, _ crash: CrashCase, place: String, build: Build, executable: String) throws {
     #expect(report.kind == .crash)
     #expect(report.signal?.number == crash.signal)
+    #expect(report.diagnosis?.kind == crash.diagnosis, "\(report.diagnosis?.summary ?? "no diagnosis")")
+    #expect(report.textRendering.hasPrefix("Diagnosis:"), "the text's first line")
     if crash.kind == "stack-overflow" {
         // SEGV_MAPERR on the main thread's growable stack, SEGV_ACCERR on a thread's guard page.
         #expect([1, 2].contains(report.signal?.code ?? 0))

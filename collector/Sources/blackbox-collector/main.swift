@@ -134,7 +134,9 @@ struct Serve: AsyncParsableCommand {
             atPath: configuration.diagnosticsDirectory, withIntermediateDirectories: true)
         var logging = BlackboxConfiguration(
             appName: "blackbox-collector", directory: configuration.diagnosticsDirectory)
-        logging.sinks = quiet ? Sinks.file : [Sinks.console, Sinks.file]
+        // Text on stderr beside the file, or, under systemd (JOURNAL_STREAM), the journal's native
+        // protocol, as Blackbox's defaults choose.
+        logging.sinks = quiet ? Sinks.file : logging.sinks.contains(.journald) ? logging.sinks : [.console, .file]
         let blackbox = try Blackbox.start(logging)
 
         let server = try CollectorServer(configuration: configuration)

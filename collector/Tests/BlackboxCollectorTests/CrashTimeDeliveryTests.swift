@@ -94,6 +94,9 @@ struct CrashTimeDeliveryTests {
         #expect(
             report.notes.contains { $0.contains("symbolicated by the collector from app.debug") }, "\(report.notes)")
         #expect(report.reason == "Swift runtime failure: Index out of range", "\(report.reason ?? "none")")
+        let diagnosis = try await HTTP.get(collector, "/api/v1/reports/\(reportID)/diagnosis").json
+        #expect(diagnosis["kind"] as? String == "index-out-of-range", "\(diagnosis)")
+        #expect(diagnosis["summary"] as? String == "Index out of range", "\(diagnosis)")
         #expect(report.logTail.contains { $0.contains("about to crash: index on main") }, "\(report.logTail)")
         #expect(report.metadata["test"] == "crash-matrix")
         let appImage = try #require(report.images.firstIndex { $0.buildID == buildID })

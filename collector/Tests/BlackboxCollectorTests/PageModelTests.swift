@@ -43,6 +43,18 @@ struct PageModelTests {
         #expect(!html.contains("Fatal message"))
     }
 
+    @Test("a crash's diagnosis is the report page's first fact; a report with no signal has none")
+    func diagnosisFirst() {
+        let crash = Reports.crash(functions: ["shop.checkout() -> ()"])
+        let html = pages.html(ReportPage(Self.stored(crash), missingSymbols: []))
+        #expect(
+            html.contains("<dl class=\"facts\">\n<dt>Diagnosis</dt><dd>Null pointer dereference</dd><dt>Kind</dt>"),
+            "\(html.components(separatedBy: "<dl class=\"facts\">").dropFirst().first?.prefix(300) ?? "no facts")")
+        var nonfatal = crash
+        nonfatal.signal = nil
+        #expect(!pages.html(ReportPage(Self.stored(nonfatal), missingSymbols: [])).contains("<dt>Diagnosis</dt>"))
+    }
+
     @Test("every signed-in page has a sign-out button, the symbols page's forms too; the sign-in page has none")
     func signOut() {
         let symbols = pages.html(

@@ -13,6 +13,15 @@ enum ReportsAPI {
                 status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
                 body: .init(byteBuffer: ByteBuffer(bytes: try CrashReport.makeEncoder().encode(stored.report))))
         }
+        // What the crash most likely was (`CrashDiagnosis`: `kind` and `summary`); 404 for a report
+        // without a signal (non-fatal, hang, unseen death) or one no rule fits.
+        routes.get("reports/:id/diagnosis") { _, context in
+            guard let stored = try await store.report(id: try context.id(), in: context.scope) else {
+                throw APIError.notFound("report")
+            }
+            guard let diagnosis = stored.report.diagnosis else { throw APIError.notFound("diagnosis of the report") }
+            return try JSONResponse.make(diagnosis)
+        }
         // Where the report is in symbolication on the collector (`failed` says why).
         routes.get("reports/:id/symbolication") { _, context in
             guard let stored = try await store.report(id: try context.id(), in: context.scope) else {

@@ -147,7 +147,9 @@ struct ReportPage: PageModel {
 
     private static func facts(_ stored: StoredReport) -> [Fact] {
         let report = stored.report
-        var facts = [
+        // What the crash most likely was comes first: it is what a reader wants before the details.
+        var facts = report.diagnosis.map { [Fact(name: "Diagnosis", value: $0.summary)] } ?? []
+        facts += [
             Fact(name: "Kind", value: report.kind.rawValue + (report.partial ? " (partial)" : "")),
             Fact(
                 name: "App",
