@@ -229,6 +229,25 @@ struct LoggingPlanTests {
     }
 }
 
+/// An AF_UNIX datagram socket bound at `path`, where a journald output can send.
+func boundDatagramSocket(at path: String) throws -> Int32 {
+    let descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
+    let bound = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+        }
+    }
+    guard descriptor >= 0, bound == 0 else {
+        let error = SystemCallError("bind")
+        if descriptor >= 0 { close(descriptor) }
+        throw error
+    }
+    return descriptor
+}
+
 /// A bound datagram socket nobody reads: a journal that is stuck.
 struct SilentDatagramSocket: ~Copyable {
     let path: String
@@ -236,16 +255,7 @@ struct SilentDatagramSocket: ~Copyable {
 
     init(path: String) throws {
         self.path = path
-        descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard descriptor >= 0, bound == 0 else { throw SystemCallError("bind") }
+        descriptor = try boundDatagramSocket(at: path)
     }
 
     deinit {
@@ -287,16 +297,7 @@ final class JournalSocketReceiver: Sendable {
 
     init(path: String) throws {
         self.path = path
-        descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard descriptor >= 0, bound == 0 else { throw SystemCallError("bind") }
+        descriptor = try boundDatagramSocket(at: path)
         var timeout = timeval(tv_sec: 0, tv_usec: 50_000)
         _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         Thread.detachNewThread { [self] in

@@ -44,8 +44,10 @@ struct CrashTimeDeliveryTests {
         ]
     }
 
-    @Test("a stripped app crashes in a namespace on a vanishing tmpfs: the collector has the report, named")
-    func reportSurvivesTheContainer() async throws {
+    @Test(
+        "a stripped app crashes in a namespace on a vanishing tmpfs: the collector has the report, named (blobs in a directory or in a bucket)",
+        arguments: [false, true])
+    func reportSurvivesTheContainer(inBucket: Bool) async throws {
         try #require(getuid() == 0, "the namespace needs root (unshare -m); CI runs as root")
         try #require(FileManager.default.fileExists(atPath: Self.releaseApp), "no release crash child")
         let debianSymbolizer = "/usr/bin/llvm-symbolizer"
@@ -60,11 +62,25 @@ struct CrashTimeDeliveryTests {
             #expect(try run("/usr/bin/objcopy", arguments, in: scratch.path) == 0, "objcopy \(arguments)")
         }
         let buildID = try #require(ELFBuildID.read(path: app))
-        let collector = try await TestCollector.start { $0.symbolizerPath = debianSymbolizer }
+        // Issue 51: with the blobs in a bucket (a real SeaweedFS), the debug file is an object there
+        // and the symbolizer reads it through the collector's local cache.
+        let bucket = inBucket ? try await S3ClientTests.client(prefix: "prod") : nil
+        let seaweed = inBucket ? try await SeaweedServer.running() : nil
+        let collector = try await TestCollector.start { configuration in
+            configuration.symbolizerPath = debianSymbolizer
+            if let bucket, let seaweed {
+                configuration.blobURL = "s3://\(bucket.configuration.bucket)/prod"
+                configuration.awsEnvironment = seaweed.environment
+            }
+        }
         let archived = try await Tool.run(
             "blackbox",
             ["symbols", "upload", "--server", collector.baseURL, "--token", collector.adminToken, debugFile])
         #expect(archived.status == 0, "\(archived.stdout)\(archived.stderr)")
+        if let bucket {
+            let symbols = try await bucket.list(prefix: "symbols/").objects.map(\.key)
+            #expect(symbols.count == 1, "the debug file is in the bucket: \(symbols)")
+        }
 
         let diagnostics = "\(scratch.path)/diagnostics"
         try FileManager.default.createDirectory(atPath: diagnostics, withIntermediateDirectories: true)
@@ -106,6 +122,10 @@ struct CrashTimeDeliveryTests {
         let threads = try #require(report.threads)
         #expect(threads.count >= 3 && threads.first?.crashed == true, "\(threads.map(\.name))")
         #expect(threads.contains { $0.name == "blackbox-writer" }, "\(threads.map(\.name))")
+        if let bucket {
+            let blobs = try await bucket.list(prefix: "blobs/").objects.map(\.key)
+            #expect(blobs.count == 1, "the crash's bundle is in the bucket: \(blobs)")
+        }
         await collector.stop()
     }
 
