@@ -7,8 +7,8 @@ import Testing
 
 @testable import BlackboxCollector
 
-/// Two collector processes on one PostgreSQL database and one shared blob directory, behind nginx
-/// (Debian's package) as the load balancer.
+/// Two collector processes on one PostgreSQL database and one shared blob directory or one bucket,
+/// behind nginx (Debian's package) as the load balancer.
 @Suite("Scale-out: two collectors behind nginx")
 struct ScaleOutTests {
     /// Upload ids the collectors acknowledged, and how often.
@@ -32,10 +32,17 @@ struct ScaleOutTests {
         var signature: Int
     }
 
+    /// Where the two instances keep their blobs: one directory both mount, or (issue 51) a bucket of a
+    /// real S3-compatible server, with no disk in common.
+    enum Blobs: String, CaseIterable, Sendable {
+        case sharedDirectory = "a shared directory"
+        case bucket = "a bucket"
+    }
+
     @Test(
-        "concurrent uploads and duplicates through nginx and straight to both; one instance SIGKILLed: every acknowledged upload is stored once, group counts are right"
-    )
-    func twoInstances() async throws {
+        "concurrent uploads and duplicates through nginx and straight to both; one instance SIGKILLed: every acknowledged upload is stored once, group counts are right",
+        arguments: Blobs.allCases)
+    func twoInstances(blobs: Blobs) async throws {
         guard FileManager.default.fileExists(atPath: "/usr/sbin/nginx") else {
             Issue.record("nginx is not installed (make test-deps installs it)")
             return
@@ -43,10 +50,19 @@ struct ScaleOutTests {
         let scratch = TemporaryDirectory()
         defer { scratch.remove() }
         let database = try await PostgresServer.makeDatabase()
-        let shared = ["--database-url", database, "--blob-dir", scratch.path + "/blobs"]
-        let first = try await CollectorProcess.start(dataDirectory: scratch.path + "/a", arguments: shared)
+        let bucket = blobs == .bucket ? try await S3ClientTests.client(prefix: "prod") : nil
+        let seaweed = blobs == .bucket ? try await SeaweedServer.running() : nil
+        let shared =
+            ["--database-url", database]
+            + (bucket.map { ["--blob-url", "s3://\($0.configuration.bucket)/prod"] } ?? [
+                "--blob-dir", scratch.path + "/blobs",
+            ])
+        let environment = seaweed?.environment ?? [:]
+        let first = try await CollectorProcess.start(
+            dataDirectory: scratch.path + "/a", arguments: shared, environment: environment)
         defer { first.kill(SIGTERM) }
-        let second = try await CollectorProcess.start(dataDirectory: scratch.path + "/b", arguments: shared)
+        let second = try await CollectorProcess.start(
+            dataDirectory: scratch.path + "/b", arguments: shared, environment: environment)
         let ports = [first.baseURL, second.baseURL].compactMap { URL(string: $0)?.port }
         let nginx = try LocalNginx(directory: scratch.path + "/nginx", upstreams: ports)
         defer { nginx.stop() }
@@ -101,9 +117,15 @@ struct ScaleOutTests {
             try await HTTP.request("\(first.baseURL)/api/v1/groups", headers: admin).json["items"] as? [[String: Any]])
         #expect(groups.count == 3)
         #expect(groups.compactMap { $0["count"] as? Int }.sorted() == [20, 20, 20])
-        let blobs = (try? FileManager.default.subpathsOfDirectory(atPath: scratch.path + "/blobs")) ?? []
-        #expect(
-            blobs.filter { $0.hasSuffix(".zip") }.count == uploads.count, "one blob per bundle in the shared directory")
+        if let bucket {
+            let objects = try await bucket.list(prefix: "blobs/").objects.map(\.key)
+            #expect(objects.filter { $0.hasSuffix(".zip") }.count == uploads.count, "one object per bundle: \(objects)")
+        } else {
+            let files = (try? FileManager.default.subpathsOfDirectory(atPath: scratch.path + "/blobs")) ?? []
+            #expect(
+                files.filter { $0.hasSuffix(".zip") }.count == uploads.count,
+                "one blob per bundle in the shared directory")
+        }
     }
 
     @Test("instances started at the same moment on an empty database all come up; exactly one prints the keys")
