@@ -135,13 +135,14 @@ import json, sys
 report_path, log_path, route, id_key, traced = sys.argv[1:]
 scope = json.load(open(report_path)).get("scope") or {}
 lines = [json.loads(line) for line in open(log_path) if line.startswith("{")]
-crashing = [l["meta"] for l in lines if l.get("msg") == "pricing item" and l.get("meta", {}).get("item") == "7"]
+crashing = [l for l in lines if l.get("msg") == "pricing item" and l.get("meta", {}).get("item") == "7"]
 assert len(crashing) == 1, f"log lines of the crashing request: {crashing}"
-meta = crashing[0]
-expected = {"route": route, "method": "GET", "request-id": meta[id_key]}
+line = crashing[0]
+expected = {"route": route, "method": "GET", "request-id": line["meta"][id_key]}
 if traced == "yes":
-    assert len(meta.get("trace_id", "")) == 32, f"no trace id in the request's log line: {meta}"
-    expected.update({"trace-id": meta["trace_id"], "span-id": meta["span_id"]})
+    # JSON Lines keeps the trace context at the top level, under OpenTelemetry's names.
+    assert len(line.get("trace_id", "")) == 32, f"no trace id in the request's log line: {line}"
+    expected.update({"trace-id": line["trace_id"], "span-id": line["span_id"]})
 assert all(scope.get(k) == v for k, v in expected.items()), f"scope {scope}, expected {expected}"
 PY
 }
@@ -351,7 +352,7 @@ import json, sys
 for line in open(sys.argv[1]):
     if line.startswith("{"):
         entry = json.loads(line)
-        if entry.get("msg") == "pricing item" and entry["meta"].get("item") == "7": print(entry["meta"]["trace_id"])
+        if entry.get("msg") == "pricing item" and entry["meta"].get("item") == "7": print(entry["trace_id"])
 ' "$traced.out")
     [ ${#trace_id} -eq 32 ] || fail "$name: no trace id in the traced crashing request's log line"
     "$blackbox" upload "$traced" --server "$url" --key "$key" --quiet || fail "blackbox upload of the traced crash failed"
