@@ -33,6 +33,9 @@ final class JournaldSocket {
     private let maxWaitPerBatch: UInt64
     /// The last batch found the queue full after its wait: the next one does not wait.
     private var behind = false
+    /// The causes already said on stderr (once each): while the journal is behind, every batch finds
+    /// it full, and saying so must not build a message each time.
+    private var reportedCauses: Set<Int32> = []
     private let descriptor: Int32
     private var address = sockaddr_un()
     private let addressLength: socklen_t
@@ -98,6 +101,13 @@ final class JournaldSocket {
 
     /// Once per process and cause: the journal is there to read logs in, the file keeps every line.
     private func reportLoss(_ outcome: Outcome) {
+        let cause: Int32
+        switch outcome {
+        case .sent: return
+        case .full: cause = 0
+        case .failed(let code): cause = code
+        }
+        guard reportedCauses.insert(cause).inserted else { return }
         switch outcome {
         case .sent:
             return
