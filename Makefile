@@ -36,7 +36,7 @@ PYTHON_VENV ?= $(HOME)/.cache/blackbox/python-peers-$(PEERS_HASH)
 # Where `make test` keeps its stage times and the tests' xUnit files (scripts/test-all.sh).
 TEST_RESULTS ?= $(SCRATCH)/test-results
 
-.PHONY: help run example demo test check lint build-library build-library-debug build-crash-child build-shipped-example test-library build-collector test-collector test-hostile-release test-adoption test-examples build-tools build-examples run-examples deps test-deps python-peers bench-deps bench bench-journald bench-server bench-crash bench-collector format clean
+.PHONY: help run example demo test check lint build-library build-library-debug build-crash-child build-shipped-example test-library build-collector test-collector test-hostile-release test-adoption test-examples build-tools build-examples run-examples deps test-deps python-peers bench-deps bench bench-journald bench-server bench-crash bench-collector otlp-proto format clean
 
 ## This list.
 help:
@@ -177,6 +177,11 @@ test-deps:
 
 bench-deps:
 	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(APT_PACKAGES) $(BENCH_PACKAGES)"
+
+## Writes the collector's OTLP messages (collector/Sources/BlackboxOTLP/Generated) again from
+## collector/proto; needs protoc. The output is committed: nothing else runs this.
+otlp-proto:
+	scripts/generate-otlp.sh
 
 ## Logger benchmark against spdlog (see bench/README.md). Writes bench-results/logger.json.
 bench: bench-deps

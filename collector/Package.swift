@@ -25,14 +25,24 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
     ],
     targets: [
         // Brotli's decoder, for Sentry SDKs that send `Content-Encoding: br` (sentry-python does
         // whenever the `brotli` module is installed). A module map only: no C code of ours.
         .systemLibrary(name: "CBlackboxBrotli", pkgConfig: "libbrotlidec", providers: [.apt(["libbrotli-dev"])]),
+        // OTLP's logs messages: the code protoc-gen-swift wrote from `proto/` (committed: building the
+        // plugin costs minutes; `make otlp-proto` writes it again) and the rules for reading them.
+        .target(
+            name: "BlackboxOTLP",
+            dependencies: [
+                .product(name: "BlackboxFormat", package: "blackbox"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ]),
         .target(
             name: "BlackboxCollector",
             dependencies: [
+                "BlackboxOTLP",
                 "CBlackboxBrotli",
                 .product(name: "BlackboxCompression", package: "blackbox"),
                 .product(name: "BlackboxFormat", package: "blackbox"),
@@ -75,7 +85,8 @@ let package = Package(
         .executableTarget(
             name: "blackbox-collector-bench",
             dependencies: [
-                "BlackboxCollector", "CollectorTestSupport",
+                "BlackboxCollector", "BlackboxOTLP", "CollectorTestSupport",
+                .product(name: "BlackboxCompression", package: "blackbox"),
                 .product(name: "BlackboxTestSupport", package: "blackbox"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
@@ -84,7 +95,8 @@ let package = Package(
         .testTarget(
             name: "BlackboxCollectorTests",
             dependencies: [
-                "BlackboxCollector", "CollectorTestSupport",
+                "BlackboxCollector", "BlackboxOTLP", "CollectorTestSupport",
+                .product(name: "BlackboxCompression", package: "blackbox"),
                 .product(name: "BlackboxSentry", package: "blackbox"),
                 .product(name: "BlackboxSymbols", package: "blackbox"),
                 .product(name: "BlackboxTestSupport", package: "blackbox"),

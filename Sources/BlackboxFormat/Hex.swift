@@ -24,3 +24,24 @@ public func isBuildIDHex(_ text: String) -> Bool {
     (4...128).contains(text.utf8.count) && text.utf8.count.isMultiple(of: 2)
         && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
 }
+
+/// The bytes `lowercaseHex` wrote (upper-case digits read too); nil for an odd length or another character.
+public func bytes(fromHex text: some StringProtocol) -> [UInt8]? {
+    let digits = Array(text.utf8)
+    guard digits.count.isMultiple(of: 2) else { return nil }
+    func value(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case 0x30...0x39: digit - 0x30
+        case 0x61...0x66: digit - 0x61 + 10
+        case 0x41...0x46: digit - 0x41 + 10
+        default: nil
+        }
+    }
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(digits.count / 2)
+    for index in stride(from: 0, to: digits.count, by: 2) {
+        guard let high = value(digits[index]), let low = value(digits[index + 1]) else { return nil }
+        bytes.append(high << 4 | low)
+    }
+    return bytes
+}

@@ -92,6 +92,16 @@ struct Serve: AsyncParsableCommand {
             "llvm-symbolizer processes working at once; a project whose debug files stall one holds that one only (env BLACKBOX_COLLECTOR_SYMBOLIZER_LANES; default 2)."
     )
     var symbolizerLanes: Int?
+    @Option(
+        help:
+            "Forward the log lines of bundles and Sentry logs over OTLP/HTTP to this URL, e.g. http://loki:3100/otlp/v1/logs (env BLACKBOX_COLLECTOR_FORWARD_LOGS_URL; default: nowhere). See docs/otlp.md."
+    )
+    var forwardLogs: String?
+    @Option(
+        help:
+            "A header of the forwarded requests, name=value; repeatable (env BLACKBOX_COLLECTOR_FORWARD_LOGS_HEADERS, name=value,name=value as OTEL_EXPORTER_OTLP_HEADERS)."
+    )
+    var forwardLogsHeader: [String] = []
     @Flag(help: "Do not log to stderr (the log files are still written).") var quiet = false
 
     func run() async throws {
@@ -127,6 +137,17 @@ struct Serve: AsyncParsableCommand {
                 components.host?.isEmpty == false
             else { throw ValidationError("--public-url must be an http or https URL, got \(url.prefix(100))") }
             configuration.publicURL = url.hasSuffix("/") ? String(url.dropLast()) : url
+        }
+
+        if let url = forwardLogs ?? environment("BLACKBOX_COLLECTOR_FORWARD_LOGS_URL") {
+            do {
+                let headers =
+                    try OTLPForwarding.headers(environment("BLACKBOX_COLLECTOR_FORWARD_LOGS_HEADERS") ?? "")
+                    + forwardLogsHeader.flatMap { try OTLPForwarding.headers($0) }
+                configuration.logForwarding = try OTLPForwarding(endpoint: url, headers: headers)
+            } catch {
+                throw ValidationError("--forward-logs: \(error)")
+            }
         }
 
         // The collector's own logs go through Blackbox (and so does its crash capture).

@@ -65,6 +65,10 @@ public struct APIError: HTTPResponseError, Sendable, Equatable, CustomStringConv
     static func totalTooLarge(limit: Int) -> Self {
         .init(status: 422, code: "uncompressed_too_large", message: "the zip inflates past \(limit) bytes")
     }
+    /// A body sent with a `Content-Encoding` that decodes past what its endpoint takes.
+    static func decodedTooLarge(limit: Int) -> Self {
+        .init(status: 422, code: "uncompressed_too_large", message: "the body decodes past \(limit) bytes")
+    }
     static func compressionRatio(limit: Int, of what: String = "the zip") -> Self {
         .init(status: 422, code: "compression_ratio", message: "\(what) inflates more than \(limit)× its size")
     }
@@ -189,6 +193,14 @@ public struct APIError: HTTPResponseError, Sendable, Equatable, CustomStringConv
     }
     static func invalidEnvelope(_ detail: String) -> Self {
         .init(status: 400, code: "invalid_envelope", message: "the body is not a valid Sentry envelope: \(detail)")
+    }
+    static func invalidOTLP(_ detail: String) -> Self {
+        .init(status: 400, code: "invalid_otlp", message: "the body is not an OTLP logs request: \(detail)")
+    }
+    static func unsupportedContentType(_ type: String?, accepted: [String]) -> Self {
+        .init(
+            status: 415, code: "unsupported_content_type",
+            message: "Content-Type \(type.map { "'\($0)'" } ?? "missing"): send \(accepted.joined(separator: " or "))")
     }
     static func corruptEncoding(_ detail: String) -> Self {
         .init(status: 400, code: "corrupt_encoding", message: "the encoded body cannot be decoded: \(detail)")

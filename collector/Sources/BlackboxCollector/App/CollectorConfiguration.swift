@@ -44,6 +44,9 @@ public struct CollectorConfiguration: Sendable {
     public var alertDigestWindow: Duration = .seconds(60)
     /// How often the alert sender looks for retries that came due.
     public var alertPollInterval: Duration = .seconds(1)
+    /// Where the log lines the collector ingests are forwarded over OTLP/HTTP (docs/otlp.md). Default
+    /// nil: nowhere.
+    public var logForwarding: OTLPForwarding?
     /// Log to stderr as well as to `<data>/diagnostics/logs`. Default true.
     public var logToConsole = true
 

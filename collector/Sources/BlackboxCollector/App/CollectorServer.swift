@@ -15,6 +15,8 @@ public struct CollectorServer: Sendable {
     let metrics = CollectorMetrics()
     let committer: GroupCommitter
     let indexer: LogIndexer
+    /// Forwards the ingested log lines over OTLP/HTTP, when configured.
+    let forwarder: OTLPForwarder?
     /// Uploads arriving now: background work steps back for them.
     let activity = IngestActivity()
     let symbolication: SymbolicationService
@@ -46,11 +48,15 @@ public struct CollectorServer: Sendable {
         let inspectionMemory = MemoryBudget(limit: configuration.limits.maxReportBytesInFlight)
         let zipBundles = ZipBundleFormat(limits: configuration.limits, inspectionMemory: inspectionMemory)
         let sentryEnvelopes = SentryEnvelopeFormat(limits: configuration.limits, inspectionMemory: inspectionMemory)
+        let otlpLogs = OTLPLogsFormat(limits: configuration.limits, inspectionMemory: inspectionMemory)
         self.reader = BundleReader(
-            blobs: blobs, maxBytes: configuration.limits.maxEntryBytes, formats: [zipBundles, sentryEnvelopes])
+            blobs: blobs, maxBytes: configuration.limits.maxEntryBytes,
+            formats: [zipBundles, sentryEnvelopes, otlpLogs])
+        let metrics = self.metrics
+        self.forwarder = configuration.logForwarding.map { OTLPForwarder(settings: $0, metrics: metrics) }
         self.indexer = LogIndexer(
             store: self.store, reader: reader, activity: activity,
-            maxLinesPerFile: configuration.limits.maxIndexedLinesPerFile)
+            maxLinesPerFile: configuration.limits.maxIndexedLinesPerFile, forwarder: forwarder)
         self.symbolication = SymbolicationService(
             store: self.store, symbolBlobs: symbolBlobs,
             symbolizers: configuration.symbolizerPath.map { path in
@@ -75,6 +81,7 @@ public struct CollectorServer: Sendable {
         self.endpoints = [
             BundleEndpoint(ingest: ingest, format: zipBundles),
             SentryEndpoint(ingest: ingest, format: sentryEnvelopes),
+            OTLPEndpoint(ingest: ingest, format: otlpLogs),
         ]
     }
 
@@ -93,6 +100,8 @@ public struct CollectorServer: Sendable {
         // A group stops its services in reverse order: the store (when it is one) goes last, after
         // everything that uses it.
         var services: [any Service] = (store as? any Service).map { [$0] } ?? []
+        // The forwarder before the indexer: stopped after it, it still sends what the indexer offered.
+        if let forwarder { services.append(forwarder) }
         services += [committer, indexer, symbolication, regrouping, alerts]
         // Without a retention period it still runs: for the per-project bundle quota.
         services.append(

@@ -39,13 +39,17 @@ enum ContentCoding: String, Sendable {
         return coding
     }
 
-    /// A fresh decoder, nil for `identity`.
-    func makeDecoder() throws -> (any BodyDecoder)? {
-        switch self {
-        case .identity: nil
-        // zlib's inflate reads gzip and zlib-wrapped deflate (what HTTP's `deflate` means) alike.
-        case .gzip, .deflate: try ZlibBodyDecoder()
-        case .br: try BrotliBodyDecoder()
+    /// A fresh decoder, nil for `identity`; one that cannot be made is the upload's `corruptEncoding`.
+    func makeDecoder() throws(APIError) -> (any BodyDecoder)? {
+        do {
+            switch self {
+            case .identity: return nil
+            // zlib's inflate reads gzip and zlib-wrapped deflate (what HTTP's `deflate` means) alike.
+            case .gzip, .deflate: return try ZlibBodyDecoder()
+            case .br: return try BrotliBodyDecoder()
+            }
+        } catch {
+            throw .corruptEncoding("\(error)")
         }
     }
 }

@@ -59,7 +59,9 @@ struct BodyReceiver: Sendable {
                 firstLine.append(contentsOf: bytes.prefix(maxFirstLineBytes + 1 - firstLine.count))
             }
             kept += bytes.count
-            if kept > maxKept { throw APIError.totalTooLarge(limit: maxKept) }
+            if kept > maxKept {
+                throw decoding != nil ? APIError.decodedTooLarge(limit: maxKept) : APIError.bodyTooLarge(limit: maxKept)
+            }
             if decoding != nil,
                 CompressionRatio.exceeds(inflated: kept, compressed: size, limit: limits.maxCompressionRatio)
             {

@@ -27,6 +27,17 @@ protocol BundleFormat: Sendable {
 extension BundleFormat {
     /// The name of the blob holding a body of this format with these bytes.
     static func blobName(sha256: String) -> String { BlobName.of(sha256: sha256, fileExtension: blobExtension) }
+
+    /// `data` handed to `consumer` in chunks of at most `chunkBytes`: `extract` for a format whose
+    /// files are read whole (an envelope's item, an OTLP request's lines).
+    static func handOn(_ data: Data, inChunksOf chunkBytes: Int, to consumer: (Data) throws -> Void) rethrows {
+        var offset = data.startIndex
+        while offset < data.endIndex {
+            let end = min(offset + chunkBytes, data.endIndex)
+            try consumer(data[offset..<end])
+            offset = end
+        }
+    }
 }
 
 /// What a format's inspection gives its endpoint: the plan the store applies, and what the answer to
@@ -37,4 +48,13 @@ struct FormatInspection: Sendable {
     var senderID: String? = nil
     /// Items accepted but not stored, by type (a Sentry envelope's transactions, replays, …).
     var droppedItems: [String: Int] = [:]
+    /// Records of a batch (an OTLP request) taken and refused, which the answer reports.
+    var records: RecordCounts? = nil
+
+    struct RecordCounts: Sendable, Equatable {
+        var accepted: Int
+        var rejected: Int
+        /// Why the refused ones were refused.
+        var reason: String?
+    }
 }

@@ -123,6 +123,18 @@ final class CollectorMetrics: Sendable {
             helpText: "Debug files left out of symbolication after failing the symbolizer 3 times")
     }
 
+    /// Log records the OTLP forwarder handled, by `outcome` (`sent`, `refused`, `retried`,
+    /// `dropped_queue_full`, `dropped_at_shutdown`).
+    func logsForwarded(_ count: Int, outcome: String) {
+        guard count > 0 else { return }
+        registry.makeCounter(descriptor: Self.forwarded, labels: [("outcome", outcome)]).increment(by: Int64(count))
+    }
+    private static var forwarded: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "blackbox", metricName: "logs_forwarded", unitName: "total",
+            helpText: "Log records the OTLP forwarder handled, by outcome")
+    }
+
     func symbolFileLeftOut() { registry.makeCounter(descriptor: Self.leftOutFiles).increment() }
 
     func render() -> String {

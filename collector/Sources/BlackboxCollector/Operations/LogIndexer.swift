@@ -31,16 +31,19 @@ final class LogIndexer: Service, Sendable {
     private let activity: IngestActivity
     private let maxDeferral: Duration
     private let maxLinesPerFile: Int
+    /// Offered each file's lines once they are stored (`OTLPForwarder`), when logs are forwarded.
+    private let forwarder: OTLPForwarder?
 
     init(
         store: any LogIndex, reader: BundleReader, activity: IngestActivity, maxLinesPerFile: Int = 100_000,
-        maxDeferral: Duration = .seconds(30)
+        maxDeferral: Duration = .seconds(30), forwarder: OTLPForwarder? = nil
     ) {
         self.store = store
         self.activity = activity
         self.reader = reader
         self.maxLinesPerFile = maxLinesPerFile
         self.maxDeferral = maxDeferral
+        self.forwarder = forwarder
     }
 
     func wake() { loop.wake() }
@@ -70,25 +73,37 @@ final class LogIndexer: Service, Sendable {
             // Wait with the files in hand: on PostgreSQL, listing them claimed them for this instance.
             await activity.stepBack(deferringSince: &deferringSince, maxDeferral: maxDeferral) { isStopping }
             var batch: [LogFileLines] = []
+            var offers: [Int64: ForwardedFile] = [:]
             var batchBytes = 0
             var batchLines = 0
             for sameBundle in Self.groupedByBundle(files) {
                 // Stopping: what is left stays unindexed for the next run (never marked done empty).
-                guard !isStopping, let read = await read(sameBundle) else { return }
+                guard !isStopping, let (bundle, read) = await read(sameBundle) else { return }
                 for (file, lines) in read {
                     batch.append(LogFileLines(fileID: file.id, lines: lines))
+                    if forwarder != nil, let bundle {
+                        offers[file.id] = ForwardedFile(bundle: bundle, path: file.path, lines: lines)
+                    }
                     batchBytes += lines.reduce(0) { $0 + $1.utf8.count }
                     batchLines += lines.count
                     if batchBytes >= Self.bytesPerBatch || batchLines >= Self.linesPerBatch {
-                        guard await store(batch) else { return }
+                        guard await store(batch, offering: offers) else { return }
                         batch = []
+                        offers = [:]
                         batchBytes = 0
                         batchLines = 0
                     }
                 }
             }
-            guard await store(batch) else { return }
+            guard await store(batch, offering: offers) else { return }
         }
+    }
+
+    /// A stored file's lines, for the forwarder.
+    struct ForwardedFile {
+        var bundle: BundleRecord
+        var path: String
+        var lines: [String]
     }
 
     static let filesPerBatch = 32
@@ -111,13 +126,14 @@ final class LogIndexer: Service, Sendable {
         return groups
     }
 
-    /// The lines of files of one bundle, read with the archive opened once. A file that cannot be
-    /// read gets no lines (and is marked indexed), so one bad file cannot stall the queue. Nil when
-    /// the indexer is being stopped.
-    private func read(_ files: [BundleFile]) async -> [(BundleFile, [String])]? {
-        guard let bundleID = files.first?.bundleID else { return [] }
+    /// The lines of files of one bundle, read with the archive opened once, and the bundle. A file
+    /// that cannot be read gets no lines (and is marked indexed), so one bad file cannot stall the
+    /// queue. Nil when the indexer is being stopped.
+    private func read(_ files: [BundleFile]) async -> (BundleRecord?, [(BundleFile, [String])])? {
+        guard let bundleID = files.first?.bundleID else { return (nil, []) }
         do {
-            guard let blob = try await store.blob(ofBundle: bundleID) else { return files.map { ($0, []) } }
+            guard let bundle = try await store.indexedBundle(id: bundleID) else { return (nil, files.map { ($0, []) }) }
+            let blob = bundle.blob
             // Inflating and splitting block a thread: never on the async executor, where they would
             // stall request handling.
             let maxLinesPerFile = self.maxLinesPerFile
@@ -126,31 +142,41 @@ final class LogIndexer: Service, Sendable {
                     try bundle.lines(of: files.map(\.path), maxLineBytes: Self.maxLineLength, maxLines: maxLinesPerFile)
                 }
             }
-            return files.map { file in
-                switch results[file.path] {
-                case .success(let lines)?: return (file, lines)
-                case .failure(let error)?:
-                    logger.warning("cannot index \(file.path) of bundle \(bundleID): \(error)")
-                    return (file, [])
-                case nil: return (file, [])
+            return (
+                bundle,
+                files.map { file in
+                    switch results[file.path] {
+                    case .success(let lines)?: return (file, lines)
+                    case .failure(let error)?:
+                        logger.warning("cannot index \(file.path) of bundle \(bundleID): \(error)")
+                        return (file, [])
+                    case nil: return (file, [])
+                    }
                 }
-            }
+            )
         } catch is CancellationError {
             return nil
         } catch {
             logger.warning("cannot index the logs of bundle \(bundleID): \(error)")
-            return files.map { ($0, []) }
+            return (nil, files.map { ($0, []) })
         }
     }
 
     /// If the batch's transaction fails, its files are stored one by one. A file that still fails
     /// stays queued, unmarked (a full disk must not leave files "indexed" with no lines forever),
     /// and this pass ends; the next wake-up tries again. False when something was left queued.
+    /// Once stored, the batch's lines are offered to the forwarder (a file stored again after a failed
+    /// batch is offered then).
     @discardableResult
-    private func store(_ batch: [LogFileLines]) async -> Bool {
+    private func store(_ batch: [LogFileLines], offering offers: [Int64: ForwardedFile]) async -> Bool {
         guard !batch.isEmpty else { return true }
+        func offer(_ fileID: Int64) {
+            guard let file = offers[fileID] else { return }
+            forwarder?.offer(bundle: file.bundle, path: file.path, lines: file.lines)
+        }
         do {
             try await store.storeLogLines(batch)
+            for file in batch { offer(file.fileID) }
             return true
         } catch {
             logger.warning("storing the lines of \(batch.count) log files failed (\(error)); retrying one by one")
@@ -158,6 +184,7 @@ final class LogIndexer: Service, Sendable {
             for file in batch {
                 do {
                     try await store.storeLogLines([file])
+                    offer(file.fileID)
                 } catch {
                     logger.warning("cannot store the lines of log file \(file.fileID) (\(error)); it stays queued")
                     stored = false

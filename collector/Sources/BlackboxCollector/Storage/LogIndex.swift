@@ -5,8 +5,8 @@ public protocol LogIndex: Sendable {
     /// Stores the lines of several files in one transaction (one commit for all of them). Per file
     /// idempotent: storing a file again replaces its lines. A file deleted meanwhile is skipped.
     func storeLogLines(_ files: [LogFileLines]) async throws
-    /// The blob holding a bundle's bytes; nil once retention deleted the bundle.
-    func blob(ofBundle id: Int64) async throws -> String?
+    /// A bundle (its blob, app and host), whichever project's; nil once retention deleted it.
+    func indexedBundle(id: Int64) async throws -> BundleRecord?
 }
 
 extension LogIndex {

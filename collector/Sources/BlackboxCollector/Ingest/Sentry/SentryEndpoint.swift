@@ -68,14 +68,8 @@ struct SentryEndpoint: IngestEndpoint {
         _ request: Request, coding: ContentCoding?, legacyStore: Bool,
         firstLineCheck: ((Data) async throws -> Void)? = nil
     ) async throws -> ReceivedBody {
-        let decoder: (any BodyDecoder)?
-        do {
-            decoder = try coding?.makeDecoder()
-        } catch {
-            throw APIError.corruptEncoding("\(error)")
-        }
         return try await ingest.receiver.receive(
-            request, decoding: decoder,
+            request, decoding: try coding?.makeDecoder(),
             maxDecodedBytes: legacyStore ? ingest.admission.limits.maxReportBytes : format.maxEnvelopeBytes,
             firstLineCheck: firstLineCheck, maxFirstLineBytes: SentryEnvelope.maxHeaderBytes)
     }

@@ -172,13 +172,7 @@ struct SentryEnvelopeFormat: BundleFormat {
     func extract(
         _ path: String, fromBlobAt blobFile: String, chunkBytes: Int, maxBytes: Int, consumer: (Data) throws -> Void
     ) throws {
-        let data = try item(path, fromBlobAt: blobFile, maxBytes: maxBytes)
-        var offset = data.startIndex
-        while offset < data.endIndex {
-            let end = min(offset + chunkBytes, data.endIndex)
-            try consumer(data[offset..<end])
-            offset = end
-        }
+        try Self.handOn(item(path, fromBlobAt: blobFile, maxBytes: maxBytes), inChunksOf: chunkBytes, to: consumer)
     }
 
     func contents(of paths: Set<String>, fromBlobAt blobFile: String, maxBytes: Int) throws

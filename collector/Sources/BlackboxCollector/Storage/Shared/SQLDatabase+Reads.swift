@@ -152,14 +152,14 @@ enum GroupReads {
     }
 }
 
-/// `LogIndex.blob(ofBundle:)` (finding and storing the lines is each database's own), and the
+/// `LogIndex.indexedBundle(id:)` (finding and storing the lines is each database's own), and the
 /// readiness check.
 extension SQLDatabase {
     public func ping() async throws {
         _ = try await rows("SELECT 1 AS one")
     }
 
-    public func blob(ofBundle id: Int64) async throws -> String? {
-        try await rows("SELECT blob FROM bundles WHERE id = \(id)").first?.decode("blob")
+    public func indexedBundle(id: Int64) async throws -> BundleRecord? {
+        try await rows("SELECT * FROM bundles WHERE id = \(id)").first.map(BundleRecord.init)
     }
 }
