@@ -4,7 +4,7 @@ frontend floor) and spdlog 1.10 (sync and async), alternated, each run in a fres
 directory on the same file system. Prints a table with medians (min-max) and the bar ratios, and writes
 one JSON object per workload and competitor.
 
-Usage: run.py --blackbox PATH --spdlog PATH --out FILE [--reps N] [--workloads W1,W2,W3,W4]
+Usage: run.py --blackbox PATH --spdlog PATH --out FILE [--reps N] [--workloads W1,W2,W3,W4,W5]
 """
 import argparse
 import json
@@ -23,6 +23,9 @@ COMPETITORS = {
     # swift-log with 8 metadata values; noop merges them and drops them, noop-bare ignores them
     # (blackbox-bench's W4).
     "W4": ["swiftlog", "noop", "noop-bare", "spdlog-sync", "spdlog-async"],
+    # W1's call at .error with one metadata value: plain, with an `error:` (captured as an error,
+    # rate-limited per site), with the value marked sensitive (blackbox-bench's W5).
+    "W5": ["swiftlog", "swiftlog+error", "swiftlog+private"],
 }
 FIELDS = ["mean_ns", "p50_ns", "p99_ns", "p999_ns", "msgs_per_s", "peak_rss_mb"]
 # Not in the table: CPU per line of the whole process and of the calling threads alone (W2), and of
@@ -104,7 +107,7 @@ def main():
     parser.add_argument("--spdlog", required=True)
     parser.add_argument("--out", required=True)
     parser.add_argument("--reps", type=int, default=5)
-    parser.add_argument("--workloads", default="W1,W2,W3,W4")
+    parser.add_argument("--workloads", default="W1,W2,W3,W4,W5")
     parser.add_argument(
         "--hang-watchdog", action="store_true",
         help="also run native+hang and swiftlog+hang (the hang watchdog on, guarding a queue and a heartbeat) in W1 and W2")
@@ -208,6 +211,16 @@ def main():
         bar("W3 native mean / spdlog sync mean", ratio(value("W3", "native", "mean_ns"), value("W3", "spdlog-sync", "mean_ns")), 1.0)
         bar("W3 swift-log mean / spdlog sync mean", ratio(value("W3", "swiftlog", "mean_ns"), value("W3", "spdlog-sync", "mean_ns")), 1.0)
 
+    if "W5" in results:
+        # On the caller's thread: its CPU per call (its latency also holds waits for a full ring).
+        for competitor in COMPETITORS["W5"]:
+            caller = value("W5", competitor, "caller_cpu_ns_per_line")
+            if caller:
+                print(f"  W5 {competitor}: the caller's CPU per call {caller:.0f} ns")
+        bar("W5 with error: caller CPU / without", ratio(value("W5", "swiftlog+error", "caller_cpu_ns_per_line"), value("W5", "swiftlog", "caller_cpu_ns_per_line")), 1.1)
+        bar("W5 private value caller CPU / plain value", ratio(value("W5", "swiftlog+private", "caller_cpu_ns_per_line"), value("W5", "swiftlog", "caller_cpu_ns_per_line")), 1.1)
+        bar("W5 with error: mean / without mean", ratio(value("W5", "swiftlog+error", "mean_ns"), value("W5", "swiftlog", "mean_ns")), 1.1)
+        bar("W5 private value mean / plain value mean", ratio(value("W5", "swiftlog+private", "mean_ns"), value("W5", "swiftlog", "mean_ns")), 1.1)
     if "W4" in results:
         bar("W4 swift-log mean / merging no-op mean", ratio(value("W4", "swiftlog", "mean_ns"), value("W4", "noop", "mean_ns")), 1.25)
 

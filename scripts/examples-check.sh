@@ -16,7 +16,10 @@
 # collector, which symbolicates it; headless Chromium opens its report page (the headline, the scope,
 # the app's frame by its short name, no "missing debug files" for the app's binary). The traced crash,
 # uploaded as a dead app's directory (`blackbox upload` processes it), is found with the request's log
-# line by the collector's trace view.
+# line by the collector's trace view. Then the traced service exports its log lines with swift-otel's
+# OTLP/HTTP exporter to the same collector's /v1/logs, beside Blackbox's handler (a MultiplexLogHandler):
+# under 16 concurrent clients, each request's line is once in Blackbox's output and once at the collector,
+# found by its own trace id.
 # The Hummingbird checks run on its release build (the one users ship), built without the Tracing trait
 # (swift-otel would be most of that build); the traced one and the Vapor ones on debug builds.
 # EXAMPLES_SCREENSHOTS=DIR keeps the page's screenshots.
@@ -411,8 +414,52 @@ assert result["steps"][5]["value"] > 0, "checking 'Every frame' shows the runtim
 print("examples check: the report page says", repr(page["headline"]), "shows", page["app"][:3],
       "and folds", page["summaries"], "runs of runtime, library and thunk frames")
 PY
+    local collector_pid=$pid
+    check_otlp_logs "$url" "$key" "$admin"
+    kill -TERM "$collector_pid"
+    wait "$collector_pid" 2>/dev/null || true
+}
+
+# swift-otel 1.6's OTLP/HTTP log exporter beside Blackbox's handler in one MultiplexLogHandler
+# (OTLP_LOGS=1), 400 requests from 16 clients at once: every request's "pricing item" line is once in
+# Blackbox's JSON Lines output and once among the collector's OTLP lines of its trace. Arguments: the
+# collector's URL, an ingest key, the admin token.
+check_otlp_logs() {
+    local name=hummingbird-service url=$1 key=$2 admin=$3 directory="$work/hummingbird-service-otlp"
+    echo "examples check: $name (debug), its lines exported by swift-otel to the collector's /v1/logs too"
+    OTEL_EXPORTER_OTLP_LOGS_ENDPOINT="$url/v1/logs" OTEL_EXPORTER_OTLP_LOGS_HEADERS="authorization=Bearer $key" \
+        start_service "$name" "$(example "$name" debug)" "DIR PORT" "$directory" "TRACING=1 OTLP_LOGS=1"
+    seq 1 400 | xargs -P 16 -I{} curl -s -o /dev/null "http://127.0.0.1:$port/items/1"
+    # SIGTERM: the group stops the server, then swift-otel's exporter sends its last batch.
     kill -TERM "$pid"
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$pid" 2>/dev/null && fail "$name (OTLP logs): still running 10 s after SIGTERM"
     wait "$pid" 2>/dev/null || true
+    grep -q "Failed to export" "$directory.err" && fail "$name: swift-otel failed to export: $(grep -m1 "Failed to export" "$directory.err")"
+    python3 - "$directory.out" "$url" "$admin" <<'PY' || fail "$name: the OTLP lines at the collector are not the service's"
+import json, sys, time, urllib.request
+out, url, admin = sys.argv[1:]
+lines = [json.loads(l) for l in open(out) if l.startswith("{")]
+priced = [l for l in lines if l.get("msg") == "pricing item" and l.get("meta", {}).get("item") == "1"]
+traces = {l["trace_id"] for l in priced}
+assert len(priced) == 400 and len(traces) == 400, f"{len(priced)} lines in Blackbox's output, {len(traces)} traces"
+def trace(trace_id):
+    request = urllib.request.Request(f"{url}/api/v1/traces/{trace_id}", headers={"Authorization": f"Bearer {admin}"})
+    lines = json.load(urllib.request.urlopen(request))["logLines"]
+    return [l["text"] for l in lines if l["path"] == "logs.log" and "pricing item" in l["text"]]
+# The collector indexes in the background: asked again for up to 30 s, for a trace of the last request.
+last = priced[-1]["trace_id"]
+for _ in range(300):
+    if trace(last): break
+    time.sleep(0.1)
+missing, doubled = [], []
+for trace_id in traces:
+    found = trace(trace_id)
+    if not found: missing.append(trace_id)
+    elif len(found) > 1 or "service.name=hummingbird-service" not in found[0] or "item=1" not in found[0]: doubled.append(found)
+assert not missing and not doubled, f"{len(missing)} traces without their OTLP line, {len(doubled)} not once: {doubled[:2]}"
+print("examples check: 400 requests' lines once in Blackbox's output and once in the collector's OTLP logs, each by its trace")
+PY
 }
 
 check_example hummingbird-service debug "/items/{id}" hb.request.id "DIR PORT" TRACING=1

@@ -51,6 +51,10 @@ public struct LogLine: Sendable, Equatable {
     ]
 
     private static func oneLine(_ text: String) -> String {
-        text.contains(where: \.isNewline) ? String(text.map { $0.isNewline ? " " : $0 }) : text
+        // Most lines are ASCII without a line break: told by their bytes, not by walking Characters
+        // (which took a fifth of the collector's time rendering OTLP records as lines).
+        let mayBreak = text.utf8.contains { $0 >= 0x80 || (0x0A...0x0D).contains($0) }
+        guard mayBreak, text.contains(where: \.isNewline) else { return text }
+        return String(text.map { $0.isNewline ? " " : $0 })
     }
 }

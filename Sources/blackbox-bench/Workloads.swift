@@ -72,6 +72,23 @@ struct Subject: Sendable {
             metadata: ["order": "\(i)", "items": "3", "total": "42.50"])
     }
 
+    /// W5: W1's message at `.error` with one metadata value, as `form` says: the value plain
+    /// (`plain`), the call with an `error:` (`error`: captured, rate-limited per call site), the value
+    /// marked sensitive (`private`).
+    @inline(__always)
+    func logError(_ i: Int, form: ErrorCallForm) {
+        switch form {
+        case .plain:
+            logger.error("request id=\(i) user=\(user) took \(i % 1000) ms", metadata: ["user": "\(user)"])
+        case .error:
+            logger.error(
+                "request id=\(i) user=\(user) took \(i % 1000) ms", error: BenchError.declined(order: i),
+                metadata: ["user": "\(user)"])
+        case .private:
+            logger.error("request id=\(i) user=\(user) took \(i % 1000) ms", metadata: ["user": .sensitive(user)])
+        }
+    }
+
     @inline(__always)
     func log(_ level: LogLevel, _ i: Int) {
         if let fast {
@@ -80,6 +97,14 @@ struct Subject: Sendable {
             logger.log(level: level.loggerLevel, "request id=\(i) user=\(user) took \(i % 1000) ms")
         }
     }
+}
+
+enum ErrorCallForm: String {
+    case plain, error, `private`
+}
+
+enum BenchError: Error {
+    case declined(order: Int)
 }
 
 /// Calls `call` `count` times: the mean of all calls, and the percentiles of every 100th call timed
@@ -173,6 +198,12 @@ func runBenchmark(workload: String, competitor: String, directory: String) -> St
     // heartbeat (beaten off the measured threads) — what a healthy app pays for hang detection.
     let watchingHangs = competitor.hasSuffix("+hang")
     if watchingHangs { competitor.removeLast("+hang".count) }
+    // W5's `swiftlog+error`, `swiftlog+private`: the same call with an error, with a private value.
+    var errorCallForm = ErrorCallForm.plain
+    for form in [ErrorCallForm.error, .private] where competitor.hasSuffix("+\(form.rawValue)") {
+        errorCallForm = form
+        competitor.removeLast(form.rawValue.count + 1)
+    }
     let metadataHeavy = workload == "W4"
     if metadataHeavy { configuration.metadataProvider = tracingLikeProvider }
     var subject: Subject
@@ -209,6 +240,13 @@ func runBenchmark(workload: String, competitor: String, directory: String) -> St
 
     case "W4":
         measureCalls(1_000_000, into: &fields) { subject.logWithMetadata($0) }
+
+    case "W5":
+        // The caller's own CPU per call beside its latency: a call's latency here includes waiting
+        // for the writer when the ring is full (`overflow: .block`); its CPU is what the call costs.
+        let callerCPUAtStart = cpuNanoseconds(ofThread: true)
+        inBenchScope { measureCalls(1_000_000, into: &fields) { subject.logError($0, form: errorCallForm) } }
+        fields["caller_cpu_ns_per_line"] = "\(Double(cpuNanoseconds(ofThread: true) - callerCPUAtStart) / 1_000_000)"
 
     case "W2":
         let threads = 4

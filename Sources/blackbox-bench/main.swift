@@ -12,12 +12,14 @@ import Blackbox
 //              W4 (1 thread, 1 M INFO lines through swift-log with 8 metadata values: the logger's,
 //                  the call's and a provider's; noop is then a handler that merges them and drops them,
 //                  noop-bare the W1 no-op, which ignores them)
+//              W5 (1 thread, 1 M ERROR lines through swift-log with one metadata value; swiftlog+error
+//                  adds an `error:`, swiftlog+private marks the value sensitive)
 //   COMPETITOR native | swiftlog | noop (swift-log with a handler that does nothing: the frontend floor)
 // Prints one JSON object: workload, competitor, mean_ns, p50_ns, p99_ns, p999_ns, msgs_per_s, peak_rss_mb, lines.
 
 let arguments = CommandLine.arguments
 guard arguments.count == 4 else {
-    print("usage: blackbox-bench W1|W2|W3|W4 native|swiftlog|noop DIR")
+    print("usage: blackbox-bench W1|W2|W3|W4|W5 native|swiftlog|noop DIR")
     exit(2)
 }
 print(runBenchmark(workload: arguments[1], competitor: arguments[2], directory: arguments[3]))

@@ -5,7 +5,8 @@
 -- BENCH_COUNT (how many), BENCH_RUN_ID (8 hex digits, distinct per run: Upload-Ids must be new),
 -- and optionally BENCH_RATE (uploads per second).
 -- BENCH_PROTOCOL=sentry sends BENCH_BODIES' 0.envelope.gz, ... to /api/1/envelope/ instead, as a
--- Sentry SDK does (X-Sentry-Auth, gzip), and counts 200 OK.
+-- Sentry SDK does (X-Sentry-Auth, gzip), and counts 200 OK; BENCH_PROTOCOL=otlp sends 0.otlp.gz, ...
+-- to /v1/logs as an OpenTelemetry exporter does (protobuf, gzip, a Bearer key), and counts 200 OK.
 --
 -- Without BENCH_RATE: closed loop, each connection sends its next upload when the previous one is
 -- answered; latency is wrk's own (send to answer).
@@ -41,12 +42,21 @@ function init(args)
     local count = tonumber(os.getenv("BENCH_COUNT"))
     rate = tonumber(os.getenv("BENCH_RATE") or "")
     sentry = os.getenv("BENCH_PROTOCOL") == "sentry"
-    success = sentry and 200 or 201
+    otlp = os.getenv("BENCH_PROTOCOL") == "otlp"
+    success = (sentry or otlp) and 200 or 201
     -- Every request is formatted here, once: building a multi-megabyte request string per call
     -- made wrk allocate (and the kernel zero) fresh memory for each, which cost more than sending it.
     requests = {}
     for index = 0, count - 1 do
-        if sentry then
+        if otlp then
+            local file = assert(io.open(directory .. "/" .. index .. ".otlp.gz", "rb"))
+            table.insert(requests, wrk.format("POST", "/v1/logs", {
+                ["Authorization"] = "Bearer " .. key,
+                ["Content-Type"] = "application/x-protobuf",
+                ["Content-Encoding"] = "gzip",
+            }, file:read("*a")))
+            file:close()
+        elseif sentry then
             local file = assert(io.open(directory .. "/" .. index .. ".envelope.gz", "rb"))
             table.insert(requests, wrk.format("POST", "/api/1/envelope/", {
                 ["X-Sentry-Auth"] = "Sentry sentry_key=" .. key .. ", sentry_version=7, sentry_client=sentry.python/2.75.0",

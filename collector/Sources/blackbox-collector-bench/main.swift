@@ -1,6 +1,8 @@
 import AsyncHTTPClient
 import BlackboxCollector
+import BlackboxCompression
 import BlackboxFormat
+import BlackboxOTLP
 import BlackboxTestSupport
 import CollectorTestSupport
 import Foundation
@@ -217,6 +219,9 @@ struct Measurement: Codable {
     var collectorPeakRSSMiB: Double
     /// From the last answer until every uploaded log file was in the search index (SQLite rows).
     var indexCatchUpSeconds: Double?
+    /// For OTLP rows: log records per request, and so per second.
+    var recordsPerUpload: Int? = nil
+    var recordsPerSecond: Double? { recordsPerUpload.map { Double($0) * uploadsPerSecond } }
 }
 
 /// Uploads every bundle once through `baseURL` (a collector, or a load balancer in front of some).
@@ -316,8 +321,11 @@ struct WrkBodies {
     var directory: String
     var count: Int
     var meanBytes: Int
-    /// `bundles` (zip) or `sentry` (gzip-compressed envelopes): what `wrk-upload.lua` sends.
+    /// `bundles` (zip), `sentry` (gzip-compressed envelopes) or `otlp` (gzip-compressed OTLP logs
+    /// requests in protobuf): what `wrk-upload.lua` sends.
     var wrkProtocol = "bundles"
+    /// Log records in each body (OTLP's), for the row's records/s.
+    var recordsPerBody: Int? = nil
 
     init(_ bundles: [Data], fileExtension: String = "zip") throws {
         directory = "\(workDirectory)/wrk-bodies-\(UUID().uuidString)"
@@ -362,6 +370,64 @@ struct WrkBodies {
         bodies.count = count
         bodies.meanBytes = sizes.reduce(0, +) / max(1, count)
         bodies.wrkProtocol = "sentry"
+        return bodies
+    }
+}
+
+extension WrkBodies {
+    /// `count` OTLP logs requests as OpenTelemetry's Python exporter sends them from `logging`
+    /// (protobuf, gzip): one resource (`service.*`, `telemetry.sdk.*`), one scope, `records` records
+    /// of a sentence each with a trace context and the code attributes its handler adds.
+    static func otlpLogs(count: Int, records: Int) throws -> WrkBodies {
+        let directory = "\(workDirectory)/wrk-otlp-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        func attribute(_ key: String, _ value: String) -> OTLPKeyValue {
+            var attribute = OTLPKeyValue()
+            attribute.key = key
+            attribute.value.stringValue = value
+            return attribute
+        }
+        var total = 0
+        for index in 0..<count {
+            var resource = Opentelemetry_Proto_Logs_V1_ResourceLogs()
+            resource.resource.attributes = [
+                attribute("service.name", "checkout"), attribute("service.version", "2.3.1"),
+                attribute("telemetry.sdk.language", "python"), attribute("telemetry.sdk.name", "opentelemetry"),
+                attribute("telemetry.sdk.version", "1.45.2"),
+            ]
+            var scope = Opentelemetry_Proto_Logs_V1_ScopeLogs()
+            scope.scope.name = "payments"
+            let start = UInt64(Date().timeIntervalSince1970 * 1e9)
+            scope.logRecords = (0..<records).map { number in
+                var record = OTLPLogRecord()
+                record.timeUnixNano = start + UInt64(number) * 1_000
+                record.observedTimeUnixNano = record.timeUnixNano + 500
+                record.severityNumber = number % 10 == 0 ? .error : .info
+                record.severityText = number % 10 == 0 ? "ERROR" : "INFO"
+                record.body.stringValue =
+                    "charged order \(index)-\(number) for customer \(number * 7919 % 10_000) in 3 items"
+                record.traceID = Data((0..<16).map { _ in UInt8.random(in: 0...255) })
+                record.spanID = Data((0..<8).map { _ in UInt8.random(in: 0...255) })
+                record.flags = 1
+                record.attributes = [
+                    attribute("code.file.path", "/srv/checkout/payments.py"), attribute("code.function.name", "charge"),
+                    attribute("code.line.number", "\(40 + number % 30)"), attribute("order", "\(index)-\(number)"),
+                ]
+                return record
+            }
+            resource.scopeLogs = [scope]
+            var request = OTLPLogsRequest()
+            request.resourceLogs = [resource]
+            let body = Data(try GzipData.compress(Array(try request.encoded(.protobuf))))
+            total += body.count
+            try body.write(to: URL(fileURLWithPath: "\(directory)/\(index).otlp.gz"))
+        }
+        var bodies = try WrkBodies([])
+        bodies.directory = directory
+        bodies.count = count
+        bodies.meanBytes = total / max(1, count)
+        bodies.wrkProtocol = "otlp"
+        bodies.recordsPerBody = records
         return bodies
     }
 }
@@ -418,7 +484,8 @@ func measureWithWrk(
         seconds: result.seconds, uploadsPerSecond: Double(result.created) / result.seconds,
         megabytesPerSecond: Double(result.created * meanBytes) / result.seconds / 1_000_000,
         p50Milliseconds: result.p50Milliseconds, p99Milliseconds: result.p99Milliseconds,
-        collectorPeakRSSMiB: collector.peakRSS, indexCatchUpSeconds: try await indexCatchUpSeconds(indexDatabase))
+        collectorPeakRSSMiB: collector.peakRSS, indexCatchUpSeconds: try await indexCatchUpSeconds(indexDatabase),
+        recordsPerUpload: bodies.recordsPerBody)
 }
 
 final class ManagedCounter: @unchecked Sendable {
@@ -479,6 +546,23 @@ if rows.contains("small") {
         try await measureWithWrk(
             name: "5 KB Sentry error events (sentry-python, gzip)", bodies: try WrkBodies.sentryEvents(count: 30_000),
             connections: 64, seconds: 6, collector: collector, indexDatabase: nil))
+    // OTLP logs beside the bundles' logs: requests of 100 records, as an exporter batches them.
+    measurements.append(
+        try await measureWithWrk(
+            name: "OTLP logs, 100 records a request (protobuf, gzip)",
+            bodies: try WrkBodies.otlpLogs(count: 12_000, records: 100), connections: 64, seconds: 6,
+            collector: collector, indexDatabase: nil))
+    collector.kill(SIGTERM)
+}
+// The OTLP row alone, on a collector of its own (`BENCH_ROWS=otlp`), with the search index's
+// catch-up: every record is a line to index.
+if rows.contains("otlp") {
+    let (collector, database) = try await startWarmCollector("\(workDirectory)/otlp")
+    measurements.append(
+        try await measureWithWrk(
+            name: "OTLP logs, 100 records a request (protobuf, gzip), alone",
+            bodies: try WrkBodies.otlpLogs(count: 12_000, records: 100), connections: 64, seconds: 6,
+            collector: collector, indexDatabase: database))
     collector.kill(SIGTERM)
 }
 // The 5 MB rows: wrk, 8 connections, closed loop for 3 s, each packing on a collector of its own so
@@ -652,6 +736,13 @@ for m in measurements {
             m.errors,
             m.meanBundleBytes, m.uploadsPerSecond, m.megabytesPerSecond, m.p50Milliseconds, m.p99Milliseconds,
             m.collectorPeakRSSMiB, m.indexCatchUpSeconds.map { String(format: "%.1f", $0) } ?? "-"))
+}
+for otlpRun in measurements {
+    guard let records = otlpRun.recordsPerSecond else { continue }
+    print(
+        String(
+            format: "%@: %.0f records/s (%.0f requests/s), p99 %.1f ms", otlpRun.name, records,
+            otlpRun.uploadsPerSecond, otlpRun.p99Milliseconds))
 }
 if let smallRun = measurements.first(where: { $0.name == "10 KB bundles" }) {
     print(

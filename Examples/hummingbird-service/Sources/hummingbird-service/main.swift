@@ -23,6 +23,11 @@ import ServiceLifecycle
 // OTEL_TRACES_EXPORTER=otlp sends them to OTEL_EXPORTER_OTLP_ENDPOINT): its trace and span ids are in
 // every log line of the request and in the request's scope, so a crash report names its trace. (A
 // build without the package's Tracing trait has no swift-otel and ignores TRACING.)
+//
+// OTLP_LOGS=1 (with TRACING=1) also exports every log line with swift-otel's OTLP/HTTP exporter, to
+// OTEL_EXPORTER_OTLP_LOGS_ENDPOINT with OTEL_EXPORTER_OTLP_LOGS_HEADERS (a Blackbox collector's
+// `/v1/logs` and `authorization=Bearer <ingest key>`): swift-log bootstrapped by the app with a
+// MultiplexLogHandler of Blackbox's handler and swift-otel's, as docs/servers.md shows.
 
 let arguments = CommandLine.arguments
 let directory = arguments.count > 1 ? arguments[1] : ".run/hummingbird-service"
@@ -33,9 +38,32 @@ var configuration = BlackboxConfiguration(appName: "hummingbird-service", direct
 configuration.appVersion = "1.0.0"
 #if Tracing
     let tracing = ProcessInfo.processInfo.environment["TRACING"] == "1"
+    let otlpLogs = tracing && ProcessInfo.processInfo.environment["OTLP_LOGS"] == "1"
     if tracing { configuration.metadataProvider = OTel.makeLoggingMetadataProvider() }
+#else
+    let otlpLogs = false
 #endif
-let blackbox = try Blackbox.start(configuration)
+// With OTLP logs the app bootstraps swift-log itself (below), with Blackbox's handler in it.
+let blackbox = try Blackbox.start(configuration, bootstrapLogging: !otlpLogs)
+#if Tracing
+    /// swift-otel's log handler beside Blackbox's: every line goes to both, and the OTLP exporter's
+    /// service (which sends the last batch at shutdown) runs in the group.
+    func bootstrapOTLPLogs() throws -> any Service {
+        var otel = OTel.Configuration.default
+        otel.serviceName = "hummingbird-service"
+        otel.traces.enabled = false
+        otel.metrics.enabled = false
+        otel.logs.otlpExporter.protocol = .httpProtobuf  // the OTEL_* environment variables override both
+        otel.logs.otlpExporter.compression = .gzip
+        let backend = try OTel.makeLoggingBackend(configuration: otel)
+        let core = blackbox.core
+        LoggingSystem.bootstrap { label in
+            MultiplexLogHandler([BlackboxLogHandler(label: label, core: core), backend.factory(label)])
+        }
+        return backend.service
+    }
+    let logExport: [any Service] = otlpLogs ? [try bootstrapOTLPLogs()] : []
+#endif
 #if Tracing
     func tracingService() throws -> any Service {
         var otel = OTel.Configuration.default
@@ -46,7 +74,7 @@ let blackbox = try Blackbox.start(configuration)
         otel.traces.exporter = .none  // the OTEL_* environment variables override it
         return try OTel.bootstrap(configuration: otel)
     }
-    let services: [any Service] = tracing ? [blackbox, try tracingService()] : [blackbox]
+    let services: [any Service] = (tracing ? [blackbox, try tracingService()] : [blackbox]) + logExport
 #else
     let services: [any Service] = [blackbox]
 #endif

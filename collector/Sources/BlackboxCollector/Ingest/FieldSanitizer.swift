@@ -43,7 +43,8 @@ struct FieldSanitizer {
     }
 
     func sanitize(_ text: String) -> String {
-        var text = text.contains("\0") ? text.replacingOccurrences(of: "\0", with: "\u{FFFD}") : text
+        // `utf8.contains`, not `contains("\0")`: Foundation's substring search cost a microsecond a value.
+        var text = text.utf8.contains(0) ? text.replacingOccurrences(of: "\0", with: "\u{FFFD}") : text
         guard text.utf8.count > maxFieldBytes else { return text }
         let budget = maxFieldBytes - Self.cutMarker.utf8.count
         var end = text.startIndex
