@@ -40,6 +40,9 @@ import Logging
 //                             threads alive after each shutdown
 //   capture-errors DIR        own core; in a scope, capture a DiagnosticError three times at one call
 //                             site (one report), then another error type at the same site
+//   logged-errors DIR [off]   own core (`off`: capturesLoggedErrors false); swift-log calls with an
+//                             `error:`: three at .error from one line, one at .critical, one at
+//                             .warning, one at .error without an error
 //   throw-sites DIR           own core; four requests through Blackbox.handleRequest whose handlers
 //                             throw: a DiagnosticError, an error marked with Blackbox.thrown (from
 //                             two routes), one logged with swift-log's error: and rethrown, one with
@@ -340,6 +343,25 @@ case "capture-errors":
         }
     }
     say("captured")
+    core.shutdown()
+
+case "logged-errors":
+    var settings = configuration()
+    settings.capturesLoggedErrors = arguments.count < 4 || arguments[3] != "off"
+    let core: LoggingCore
+    do {
+        core = try LoggingCore(configuration: settings)
+    } catch {
+        fail("\(error)")
+    }
+    struct CarrierTimeout: Error { var carrier: String }
+    let logger = Logger(label: "shop") { BlackboxLogHandler(label: $0, core: core) }
+    for _ in 0..<3 { logger.error("the carrier did not answer", error: CarrierTimeout(carrier: "dhl")) }
+    say("site error \(#line - 1)")
+    logger.critical("the carrier is gone", error: CarrierTimeout(carrier: "ups"))
+    logger.warning("the carrier was slow", error: CarrierTimeout(carrier: "gls"))
+    logger.error("no carrier answered")
+    say("logged")
     core.shutdown()
 
 case "throw-sites":

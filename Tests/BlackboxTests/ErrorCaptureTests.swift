@@ -41,6 +41,51 @@ struct ErrorCaptureTests {
         #expect(logged.count == 4, "every capture is logged, reported or not: \(result.stderr)")
     }
 
+    /// Issue 52, item 5: swift-log 1.16's `error:` on a call at `.error` or above is a captured error:
+    /// its type, the log call's message and site, the stack at the call, rate-limited per site; a
+    /// warning's error is not captured, nor any with `capturesLoggedErrors` off.
+    @Test("a log call's error at .error or above is captured once per site; a warning's is not")
+    func loggedErrors() throws {
+        for captures in [true, false] {
+            let directory = TemporaryDirectory()
+            defer { directory.remove() }
+            let result = try runProgram(
+                helperExecutable("blackbox-test-child"), ["logged-errors", directory.path] + (captures ? [] : ["off"]))
+            #expect(result.status == 0 && result.stdout.contains("logged"), "\(result.stderr)")
+            let outbox = "\(directory.path)/outbox"
+            let reports = try directoryEntries(outbox).filter { $0.hasSuffix(".json") }.map { name in
+                try CrashReport.decode(try #require(FileManager.default.contents(atPath: "\(outbox)/\(name)")))
+            }
+            guard captures else {
+                #expect(reports.isEmpty, "capturesLoggedErrors off: \(reports.map(\.reason))")
+                continue
+            }
+            #expect(
+                reports.count == 2,
+                "three at one site are one report, the critical one another: \(reports.map(\.reason))")
+            #expect(
+                reports.allSatisfy {
+                    $0.kind == .error && $0.metadata["error.type"]?.hasSuffix("CarrierTimeout") == true
+                })
+            let repeated = try #require(
+                reports.first { $0.reason?.contains("dhl") == true }, "\(reports.map(\.reason))")
+            #expect(repeated.reason?.hasPrefix("the carrier did not answer: ") == true, "\(repeated.reason ?? "")")
+            let line = result.stdout.split(separator: "\n").first { $0.hasPrefix("site error ") }?.split(separator: " ")
+                .last
+            #expect(
+                repeated.metadata["location"] == "blackbox_test_child/main.swift:\(line ?? "?")", "\(repeated.metadata)"
+            )
+            let top = repeated.frames.first?.symbols.last
+            #expect(
+                top?.file?.hasSuffix("blackbox-test-child/main.swift") == true,
+                "the log call's stack: \(String(describing: top))")
+            #expect(!reports.contains { $0.reason?.contains("gls") == true }, "a warning's error is not captured")
+            // The log call's line is the only line: no second "captured error" line.
+            let log = try String(contentsOfFile: "\(directory.path)/logs/child.log", encoding: .utf8)
+            #expect(!log.contains("captured error"), "\(log)")
+        }
+    }
+
     /// Issue 49, item 3: a framework integration captures a handler's error in its middleware, whose
     /// stack has none of the app's frames. The report carries where the error was thrown when the
     /// error says (a `DiagnosticError`), the app marked it (`Blackbox.thrown`) or logged it
@@ -73,6 +118,8 @@ struct ErrorCaptureTests {
             #expect(metadata["error.site.from"] == origin, "\(route): \(metadata)")
             #expect(metadata["error.site.function"]?.isEmpty == false, "\(route): \(metadata)")
         }
+        // The handler logged the error and threw it on: one report, the log call's (issue 52).
+        #expect(report("/ship")?.reason?.hasPrefix("the carrier did not answer: ") == true)
         let unmarked = try #require(report("/refund"))
         #expect(unmarked.metadata["error.site.file"] == nil, "no site is made up: \(unmarked.metadata)")
     }

@@ -65,6 +65,13 @@ public struct BlackboxLogHandler: LogHandler {
             core.appendText(
                 level: level, label: label, message: event.message.description, metadata: encoded, file: event.file,
                 line: event.line)
+            // A log call's error is a captured error too (`capturesLoggedErrors`), its line the capture's.
+            if level >= .error, let error = event.error, core.capturesLoggedErrors {
+                ErrorCapture(
+                    error: error, message: event.message.description, file: event.file, function: event.function,
+                    line: event.line
+                ).handle(level: event.level, fromLogCall: true)
+            }
         }
     }
 

@@ -45,6 +45,10 @@ public struct BlackboxConfiguration: Sendable {
     public var retention: RetentionPolicy
     /// Metadata values marked `Sensitivity.sensitive` are written as `<redacted>` unless this is false.
     public var redactSensitiveValues: Bool
+    /// A swift-log call at `.error` or above with an `error:` also captures the error
+    /// (`Blackbox.capture`: an error report with its stack, rate-limited per call site) unless this is
+    /// false. Default true.
+    public var capturesLoggedErrors: Bool
     /// How many recent lines `Blackbox.recentLines` can return. Default 256.
     public var recentLineCapacity: Int
     /// Metadata added to every swift-log call (e.g. a trace id from a task local). Default: none.
@@ -80,6 +84,7 @@ public struct BlackboxConfiguration: Sendable {
         self.rotation = RotationPolicy()
         self.retention = RetentionPolicy()
         self.redactSensitiveValues = true
+        self.capturesLoggedErrors = true
         self.recentLineCapacity = 256
         self.metadataProvider = nil
         self.onArchive = nil

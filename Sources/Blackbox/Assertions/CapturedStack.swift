@@ -99,6 +99,10 @@ struct CapturedStack: Sendable {
         let machinery = [
             "AssertionReporter.", "AssertionFailure.", "ErrorCapture.", "CapturedStack.", "Blackbox.capture(",
         ]
+        // A log call's capture (`error:`): Blackbox's handler and swift-log's frames above the app's
+        // call. Judged by a frame's own function only: swift-log's `Logger.error` is inlinable, and a
+        // release build inlines it into the app's frame, which must stay.
+        let logCall = ["BlackboxLogHandler.", "Logging.Logger.", "Logging.LogHandler.", "Logging.MultiplexLogHandler."]
         // The public entry points, named the Runtime's way (`Blackbox.ensure(_:_:level:file:…)`) or
         // llvm-symbolizer's (`Blackbox.ensure(_: @autoclosure () -> Swift.Bool, …)`).
         let entryPoints = ["ensure", "bug", "unreachable"]
@@ -107,7 +111,11 @@ struct CapturedStack: Sendable {
                 || entryPoints.contains { name.hasPrefix("Blackbox.\($0)(") || name.hasPrefix("\($0)(_:") }
         }
         guard
-            let caller = frames.firstIndex(where: { frame in !frame.symbols.contains { isMachinery($0.function) } }),
+            let caller = frames.firstIndex(where: { frame in
+                let function = frame.symbols.last?.function ?? ""
+                return !frame.symbols.contains { isMachinery($0.function) }
+                    && !logCall.contains { function.contains($0) }
+            }),
             caller > 0
         else { return frames }
         return Array(frames[caller...]).enumerated().map { index, frame in

@@ -42,6 +42,7 @@ public final class LoggingCore: @unchecked Sendable {
     private let synchronousLevel: LogLevel
     private let overflow: OverflowPolicy
     let redactSensitiveValues: Bool
+    let capturesLoggedErrors: Bool
     /// Copied out of `configuration`: read on every swift-log call, where going through the
     /// configuration struct retained and released all of its strings and closures.
     let metadataProvider: Logger.MetadataProvider?
@@ -85,6 +86,7 @@ public final class LoggingCore: @unchecked Sendable {
         self.synchronousLevel = configuration.synchronousLevel ?? .off
         self.overflow = configuration.overflow
         self.redactSensitiveValues = configuration.redactSensitiveValues
+        self.capturesLoggedErrors = configuration.capturesLoggedErrors
         self.metadataProvider = configuration.metadataProvider
         self.recent = RecentLines(lineCapacity: configuration.recentLineCapacity)
 

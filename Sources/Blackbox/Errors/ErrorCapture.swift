@@ -26,22 +26,24 @@ extension Blackbox {
         _ error: any Error, _ message: @autoclosure () -> String = "", level: Logger.Level = .error,
         file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line
     ) {
-        ErrorCapture(error: error, message: message(), file: file, function: function, line: line).handle(
+        ErrorCapture(error: error, message: message(), file: "\(file)", function: "\(function)", line: line).handle(
             level: level)
     }
 }
 
-/// One captured error: the rate limit, the log line and the report.
+/// One captured error: the rate limit, the log line and the report. Made by `Blackbox.capture` and
+/// by a swift-log call with an `error:` at `.error` or above (`BlackboxLogHandler`), whose own line
+/// is the log line.
 struct ErrorCapture {
     let error: any Error
     let message: String
-    let file: StaticString
-    let function: StaticString
+    let file: String
+    let function: String
     let line: UInt
     /// Where the error was thrown, when the error or the request's scope knows (`ThrowSite`).
     let throwSite: (site: ThrowSite, origin: ThrowSite.Origin)?
 
-    init(error: any Error, message: String, file: StaticString, function: StaticString, line: UInt) {
+    init(error: any Error, message: String, file: String, function: String, line: UInt) {
         self.error = error
         self.message = message
         self.file = file
@@ -75,16 +77,27 @@ struct ErrorCapture {
 
     /// What the rate limit counts as one call site: the capture's line with the throw site when known,
     /// else with the request's route (a framework integration's one capture line serves every handler).
+    /// The type by its identity, not its name: naming a type demangles it, on every call.
     private var rateLimitKey: String {
         let site = throwSite.map { "\($0.site)" } ?? Blackbox.scope?.route.map { "route \($0)" } ?? ""
-        return "\(file):\(line) \(site) \(typeName)"
+        return "\(file):\(line) \(site) \(ObjectIdentifier(type(of: error)))"
     }
 
-    func handle(level: Logger.Level) {
+    /// `fromLogCall`: the capture of a log call with the error, whose own line is the capture's. A
+    /// request reports one error type once: after its log call captured it, a later capture (the
+    /// framework's, of the error the handler threw on) logs only.
+    func handle(level: Logger.Level, fromLogCall: Bool = false) {
+        let sites = ScopeBinding.current?.throwSites
+        if fromLogCall {
+            sites?.noteCaptured(error)
+        } else {
+            let again = sites?.wasCaptured(error) == true
+            Self.logger.log(
+                level: level, "captured error: \(reason)\(again ? " (reported by its log call)" : "")",
+                metadata: ["error.type": "\(typeName)"], file: file, function: function, line: line)
+            if again { return }
+        }
         let (due, suppressed) = CallSiteLimiter.shared.shouldReport(rateLimitKey)
-        Self.logger.log(
-            level: level, "captured error: \(reason)", metadata: ["error.type": "\(typeName)"], file: "\(file)",
-            function: "\(function)", line: line)
         guard due, let reporter = AssertionReporter.current else { return }
         reporter.write(
             kind: .error, reason: reason, metadata: metadata, suppressed: suppressed, stack: CapturedStack.capture())

@@ -73,6 +73,18 @@ final class ThrowSiteNotes: Sendable {
 
     private static let capacity = 8
     private let notes = Mutex<[Note]>([])
+    /// Error types a log call of this request captured already (`BlackboxLogHandler`): a later
+    /// capture of the same type in the request (the framework's, when the handler logged the error
+    /// and threw it on) reports it no second time.
+    private let captured = Mutex<Set<ObjectIdentifier>>([])
+
+    func noteCaptured(_ error: any Error) {
+        _ = captured.withLock { $0.insert(ObjectIdentifier(type(of: error))) }
+    }
+
+    func wasCaptured(_ error: any Error) -> Bool {
+        captured.withLock { $0.contains(ObjectIdentifier(type(of: error))) }
+    }
 
     func note(_ error: any Error, at site: ThrowSite, origin: ThrowSite.Origin) {
         let note = Note(errorType: ObjectIdentifier(type(of: error)), site: site, origin: origin)
