@@ -204,6 +204,25 @@ struct OTLPForwardingTests {
         #expect(try await OTLPIngestTests.search(collector, "line", expecting: 50).count == 50, "a page of 50")
     }
 
+    @Test("the queue is bounded in bytes too: long lines fill it sooner")
+    func boundedQueueBytes() async throws {
+        let receiver = Receiver()
+        try await receiver.start()
+        defer { Task { await receiver.stop() } }
+        let lines = (0..<100).map { "2026-12-01T08:00:00.000Z INFO  shop: line \(String(format: "%03d", $0))" }
+        let collector = try await Self.collector(forwardingTo: receiver) {
+            $0.maxQueuedBytes = 25 * (lines[0].utf8.count + OTLPForwarder.recordOverhead)
+        }
+        defer { Task { await collector.stop() } }
+        #expect(try await HTTP.upload(collector, Self.bundle(lines)).status == 201)
+        try await receiver.wait(for: 25)
+        #expect(
+            receiver.records.map { OTLPLogLines.text($0.record.body) }
+                == (0..<25).map { String(format: "line %03d", $0) })
+        let metrics = try await HTTP.get(collector, "/metrics").text
+        #expect(metrics.contains(#"blackbox_logs_forwarded_total{outcome="dropped_queue_full"} 75"#), "\(metrics)")
+    }
+
     @Test("headers and URLs as the options take them")
     func settings() throws {
         let headers = try OTLPForwarding.headers("Authorization=Bearer%20abc, X-Scope-OrgID=team-7")

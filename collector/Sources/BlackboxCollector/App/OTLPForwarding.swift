@@ -10,6 +10,9 @@ public struct OTLPForwarding: Sendable {
     public var headers: [(name: String, value: String)]
     /// Records waiting in memory at most; lines beyond are dropped and counted. Default 100,000.
     public var maxQueuedRecords = 100_000
+    /// Bytes of lines waiting in memory at most (each record counted with 256 bytes of its own);
+    /// lines beyond are dropped and counted. Default 64 MiB.
+    public var maxQueuedBytes = 64 << 20
     /// Records in one request at most. Default 1,000.
     public var maxRecordsPerRequest = 1_000
     /// One request's time limit. Default 10 s.

@@ -29,11 +29,18 @@ final class OTLPForwarder: Service, Sendable {
     struct Unit {
         var resource: Opentelemetry_Proto_Logs_V1_ResourceLogs
         var records: Int
+        /// What the queue counts it as: its lines' bytes and a record's overhead each.
+        var bytes = 0
     }
+
+    /// What a waiting record holds beside its line's text (its model's fields, ids, time).
+    static let recordOverhead = 256
 
     private struct Queue {
         var units: [Unit] = []
+        /// Records and bytes waiting or in flight, reserved as lines are offered.
         var records = 0
+        var bytes = 0
         /// Records dropped since the last time that was said.
         var droppedUnsaid = 0
     }
@@ -45,24 +52,32 @@ final class OTLPForwarder: Service, Sendable {
         client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
     }
 
-    /// Lines of `path` in `bundle`, as the indexer read them. Never waits.
+    /// Lines of `path` in `bundle`, as the indexer read them. Never waits: what does not fit in the
+    /// queue (records or bytes) is dropped and counted.
     func offer(bundle: BundleRecord, path: String, lines: [String]) {
         guard !lines.isEmpty, !bundle.blob.hasSuffix(".\(OTLPLogsFormat.blobExtension)") else { return }
+        let sizes = lines.map { $0.utf8.count + Self.recordOverhead }
         let taken = queue.withLock { queue in
-            let room = max(0, settings.maxQueuedRecords - queue.records)
-            let taken = min(room, lines.count)
+            let records = min(lines.count, max(0, settings.maxQueuedRecords - queue.records))
+            let room = settings.maxQueuedBytes - queue.bytes
+            var taken = 0
+            var bytes = 0
+            while taken < records, bytes + sizes[taken] <= room {
+                bytes += sizes[taken]
+                taken += 1
+            }
+            queue.records += taken
+            queue.bytes += bytes
             queue.droppedUnsaid += lines.count - taken
             return taken
         }
         metrics.logsForwarded(lines.count - taken, outcome: "dropped_queue_full")
         guard taken > 0 else { return }
         for start in stride(from: 0, to: taken, by: settings.maxRecordsPerRequest) {
-            let part = lines[start..<min(taken, start + settings.maxRecordsPerRequest)]
-            let unit = Self.unit(bundle: bundle, path: path, lines: part)
-            queue.withLock { queue in
-                queue.units.append(unit)
-                queue.records += unit.records
-            }
+            let end = min(taken, start + settings.maxRecordsPerRequest)
+            var unit = Self.unit(bundle: bundle, path: path, lines: lines[start..<end])
+            unit.bytes = sizes[start..<end].reduce(0, +)
+            queue.withLock { $0.units.append(unit) }
         }
         loop.wake()
     }
@@ -122,7 +137,11 @@ final class OTLPForwarder: Service, Sendable {
     /// Sends until the queue is empty, the loop stops, or `deadline` passes.
     private func sendQueued(until deadline: ContinuousClock.Instant? = nil) async {
         var backoff = settings.initialBackoff
-        while let (request, records) = nextRequest() {
+        while let units = nextUnits() {
+            let records = units.reduce(0) { $0 + $1.records }
+            var request = OTLPLogsRequest()
+            request.resourceLogs = units.map(\.resource)
+            defer { release(units) }
             while true {
                 let outcome = await send(request)
                 switch outcome {
@@ -138,7 +157,7 @@ final class OTLPForwarder: Service, Sendable {
                     backoff = min(backoff * 2, settings.maxBackoff)
                     let stopping = deadline.map { ContinuousClock.now + wait > $0 } ?? loop.isStopping
                     if stopping {
-                        putBack(request)
+                        putBack(units)
                         return
                     }
                     logger.notice("forwarding \(records) log records: \(reason); again in \(wait)")
@@ -148,7 +167,7 @@ final class OTLPForwarder: Service, Sendable {
                         try? await Task.sleep(for: min(.milliseconds(100), resume - ContinuousClock.now))
                     }
                     if deadline == nil, loop.isStopping {
-                        putBack(request)
+                        putBack(units)
                         return
                     }
                     continue
@@ -163,33 +182,37 @@ final class OTLPForwarder: Service, Sendable {
         sayDropped()
     }
 
-    /// The oldest units, up to a request's worth of records, taken off the queue.
-    private func nextRequest() -> (OTLPLogsRequest, Int)? {
+    /// The oldest units, up to a request's worth of records, taken off the queue (still counted in
+    /// its bounds until `release`).
+    private func nextUnits() -> [Unit]? {
         queue.withLock { queue in
             guard !queue.units.isEmpty else { return nil }
-            var request = OTLPLogsRequest()
             var records = 0
             var taken = 0
             for unit in queue.units {
                 if records > 0, records + unit.records > settings.maxRecordsPerRequest { break }
-                request.resourceLogs.append(unit.resource)
                 records += unit.records
                 taken += 1
             }
-            queue.units.removeFirst(taken)
-            queue.records -= records
-            return (request, records)
+            defer { queue.units.removeFirst(taken) }
+            return Array(queue.units.prefix(taken))
         }
     }
 
-    /// A request that could not go yet, back at the front of the queue (where it was).
-    private func putBack(_ request: OTLPLogsRequest) {
-        let units = request.resourceLogs.map { resource in
-            Unit(resource: resource, records: resource.scopeLogs.reduce(0) { $0 + $1.logRecords.count })
+    /// Units sent or given up on: their room in the queue is free again.
+    private func release(_ units: [Unit]) {
+        queue.withLock { queue in
+            queue.records -= units.reduce(0) { $0 + $1.records }
+            queue.bytes -= units.reduce(0) { $0 + $1.bytes }
         }
+    }
+
+    /// Units that could not go yet, back at the front of the queue (where they were), counted again.
+    private func putBack(_ units: [Unit]) {
         queue.withLock { queue in
             queue.units.insert(contentsOf: units, at: 0)
             queue.records += units.reduce(0) { $0 + $1.records }
+            queue.bytes += units.reduce(0) { $0 + $1.bytes }
         }
     }
 
