@@ -16,7 +16,7 @@ package struct OTLPLogRecords {
 
         package func decoded() throws(OTLPDecodingError) -> OTLPLogRecord {
             do {
-                return try OTLPLogRecord(serializedBytes: bytes, options: OTLPLogRecords.options)
+                return try OTLPLogRecord(serializedBytes: bytes, options: OTLPLogsRequest.binaryOptions)
             } catch {
                 throw OTLPDecodingError(description: "\(error)")
             }
@@ -72,19 +72,16 @@ package struct OTLPLogRecords {
     package func census() throws -> Census {
         var census = Census()
         try fields(of: nil, number: 1) { resourceLogs in
-            var fields = ProtobufFields(data, in: resourceLogs)
-            while let field = fields.next() {
-                guard let bytes = field.bytes else { continue }
-                if field.number == 1 { census.largestResource = max(census.largestResource, bytes.count) }
-            }
-            try self.fields(of: resourceLogs, number: 2) { scopeLogs in
-                var fields = ProtobufFields(data, in: scopeLogs)
-                while let field = fields.next() {
-                    guard let bytes = field.bytes else { continue }
-                    if field.number == 1 { census.largestScope = max(census.largestScope, bytes.count) }
+            try forEachField(of: resourceLogs) { field in
+                guard let part = field.bytes else { return }
+                if field.number == 1 { census.largestResource = max(census.largestResource, part.count) }
+                guard field.number == 2 else { return }
+                try forEachField(of: part) { field in
+                    guard let part = field.bytes else { return }
+                    if field.number == 1 { census.largestScope = max(census.largestScope, part.count) }
                     if field.number == 2 {
                         census.records += 1
-                        census.largestRecord = max(census.largestRecord, bytes.count)
+                        census.largestRecord = max(census.largestRecord, part.count)
                     }
                 }
             }
@@ -92,27 +89,26 @@ package struct OTLPLogRecords {
         return census
     }
 
-    fileprivate static let options: BinaryDecodingOptions = {
-        var options = BinaryDecodingOptions()
-        options.messageDepthLimit = OTLPLogsRequest.maxNestingDepth
-        options.discardUnknownFields = true
-        return options
-    }()
+    /// The fields of the message at `range` (the request itself when nil), in order; a broken wire
+    /// form throws once the fields before the break were handed on.
+    private func forEachField(of range: Range<Data.Index>?, _ body: (ProtobufFields.Field) throws -> Void) throws {
+        var fields = ProtobufFields(data, in: range)
+        while let field = fields.next() { try body(field) }
+        if let failure = fields.failure {
+            throw OTLPDecodingError(description: "not an OTLP logs request in protobuf: \(failure.reason)")
+        }
+    }
 
     /// The length-delimited fields numbered `number` of the message at `range` (the request itself when nil).
     private func fields(of range: Range<Data.Index>?, number: UInt64, _ body: (Range<Data.Index>) throws -> Void)
         throws
     {
-        var fields = ProtobufFields(data, in: range)
-        while let field = fields.next() {
-            guard field.number == number else { continue }
+        try forEachField(of: range) { field in
+            guard field.number == number else { return }
             guard let bytes = field.bytes else {
                 throw OTLPDecodingError(description: "field \(number) is not a message")
             }
             try body(bytes)
-        }
-        if let failure = fields.failure {
-            throw OTLPDecodingError(description: "not an OTLP logs request in protobuf: \(failure.reason)")
         }
     }
 
@@ -131,7 +127,7 @@ package struct OTLPLogRecords {
                 description: "a \(Part.protoMessageName) of \(range.count) bytes, past \(maxPartBytes)")
         }
         do {
-            return try Part(serializedBytes: data[range], options: Self.options)
+            return try Part(serializedBytes: data[range], options: OTLPLogsRequest.binaryOptions)
         } catch {
             throw OTLPDecodingError(description: "not an OTLP logs request in protobuf: \(error)")
         }

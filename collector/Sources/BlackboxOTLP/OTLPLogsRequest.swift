@@ -45,6 +45,14 @@ extension OTLPLogsRequest {
     /// a recursive call and a heap allocation, and no exporter sends more than a few.
     package static let maxNestingDepth = 24
 
+    /// How every part of a request is decoded from protobuf: nesting bounded, unknown fields dropped.
+    static let binaryOptions: BinaryDecodingOptions = {
+        var options = BinaryDecodingOptions()
+        options.messageDepthLimit = maxNestingDepth
+        options.discardUnknownFields = true
+        return options
+    }()
+
     /// Reads a body in either encoding. Unknown fields are ignored (OTLP's rule for receivers).
     ///
     /// OTLP's JSON writes trace and span ids as hex, where protobuf's JSON mapping (and swift-otel,
@@ -55,10 +63,7 @@ extension OTLPLogsRequest {
         do {
             switch encoding {
             case .protobuf:
-                var options = BinaryDecodingOptions()
-                options.messageDepthLimit = Self.maxNestingDepth
-                options.discardUnknownFields = true
-                self = try OTLPLogsRequest(serializedBytes: bytes, options: options)
+                self = try OTLPLogsRequest(serializedBytes: bytes, options: Self.binaryOptions)
             case .json:
                 var options = JSONDecodingOptions()
                 options.messageDepthLimit = Self.maxNestingDepth
@@ -66,8 +71,6 @@ extension OTLPLogsRequest {
                 self = try OTLPLogsRequest(jsonUTF8Bytes: bytes, options: options)
                 normalizeHexIDs()
             }
-        } catch let error as OTLPDecodingError {
-            throw error
         } catch {
             throw OTLPDecodingError(description: "not an OTLP logs request in \(encoding): \(error)")
         }
@@ -83,12 +86,6 @@ extension OTLPLogsRequest {
         }
     }
 
-    /// How many records the request holds.
-    package var recordCount: Int {
-        resourceLogs.reduce(0) { total, resource in
-            resource.scopeLogs.reduce(total) { $0 + $1.logRecords.count }
-        }
-    }
 }
 
 extension SwiftProtobuf.Message {
@@ -115,6 +112,15 @@ extension Data {
     fileprivate init?(hexDigitsReadAsBase64 base64Decoded: Data) {
         guard let bytes = BlackboxFormat.bytes(fromHex: base64Decoded.base64EncodedString()) else { return nil }
         self.init(bytes)
+    }
+}
+
+extension OTLPKeyValue {
+    /// An attribute with a text value.
+    package init(_ key: String, _ text: String) {
+        self.init()
+        self.key = key
+        value.stringValue = text
     }
 }
 

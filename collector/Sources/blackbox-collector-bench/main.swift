@@ -381,19 +381,13 @@ extension WrkBodies {
     static func otlpLogs(count: Int, records: Int) throws -> WrkBodies {
         let directory = "\(workDirectory)/wrk-otlp-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        func attribute(_ key: String, _ value: String) -> OTLPKeyValue {
-            var attribute = OTLPKeyValue()
-            attribute.key = key
-            attribute.value.stringValue = value
-            return attribute
-        }
         var total = 0
         for index in 0..<count {
             var resource = Opentelemetry_Proto_Logs_V1_ResourceLogs()
             resource.resource.attributes = [
-                attribute("service.name", "checkout"), attribute("service.version", "2.3.1"),
-                attribute("telemetry.sdk.language", "python"), attribute("telemetry.sdk.name", "opentelemetry"),
-                attribute("telemetry.sdk.version", "1.45.2"),
+                OTLPKeyValue("service.name", "checkout"), OTLPKeyValue("service.version", "2.3.1"),
+                OTLPKeyValue("telemetry.sdk.language", "python"), OTLPKeyValue("telemetry.sdk.name", "opentelemetry"),
+                OTLPKeyValue("telemetry.sdk.version", "1.45.2"),
             ]
             var scope = Opentelemetry_Proto_Logs_V1_ScopeLogs()
             scope.scope.name = "payments"
@@ -410,8 +404,10 @@ extension WrkBodies {
                 record.spanID = Data((0..<8).map { _ in UInt8.random(in: 0...255) })
                 record.flags = 1
                 record.attributes = [
-                    attribute("code.file.path", "/srv/checkout/payments.py"), attribute("code.function.name", "charge"),
-                    attribute("code.line.number", "\(40 + number % 30)"), attribute("order", "\(index)-\(number)"),
+                    OTLPKeyValue("code.file.path", "/srv/checkout/payments.py"),
+                    OTLPKeyValue("code.function.name", "charge"),
+                    OTLPKeyValue("code.line.number", "\(40 + number % 30)"),
+                    OTLPKeyValue("order", "\(index)-\(number)"),
                 ]
                 return record
             }

@@ -82,7 +82,7 @@ final class LogIndexer: Service, Sendable {
                 for (file, lines) in read {
                     batch.append(LogFileLines(fileID: file.id, lines: lines))
                     if forwarder != nil, let bundle {
-                        offers[file.id] = ForwardedFile(bundle: bundle, path: file.path, lines: lines)
+                        offers[file.id] = ForwardedFile(bundle: bundle, path: file.path)
                     }
                     batchBytes += lines.reduce(0) { $0 + $1.utf8.count }
                     batchLines += lines.count
@@ -99,11 +99,10 @@ final class LogIndexer: Service, Sendable {
         }
     }
 
-    /// A stored file's lines, for the forwarder.
+    /// Where a stored file's lines came from, for the forwarder (the lines are the batch's).
     struct ForwardedFile {
         var bundle: BundleRecord
         var path: String
-        var lines: [String]
     }
 
     static let filesPerBatch = 32
@@ -170,13 +169,13 @@ final class LogIndexer: Service, Sendable {
     @discardableResult
     private func store(_ batch: [LogFileLines], offering offers: [Int64: ForwardedFile]) async -> Bool {
         guard !batch.isEmpty else { return true }
-        func offer(_ fileID: Int64) {
-            guard let file = offers[fileID] else { return }
-            forwarder?.offer(bundle: file.bundle, path: file.path, lines: file.lines)
+        func offer(_ stored: LogFileLines) {
+            guard let file = offers[stored.fileID] else { return }
+            forwarder?.offer(bundle: file.bundle, path: file.path, lines: stored.lines)
         }
         do {
             try await store.storeLogLines(batch)
-            for file in batch { offer(file.fileID) }
+            for file in batch { offer(file) }
             return true
         } catch {
             logger.warning("storing the lines of \(batch.count) log files failed (\(error)); retrying one by one")
@@ -184,7 +183,7 @@ final class LogIndexer: Service, Sendable {
             for file in batch {
                 do {
                     try await store.storeLogLines([file])
-                    offer(file.fileID)
+                    offer(file)
                 } catch {
                     logger.warning("cannot store the lines of log file \(file.fileID) (\(error)); it stays queued")
                     stored = false

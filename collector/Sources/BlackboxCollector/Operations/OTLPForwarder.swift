@@ -11,8 +11,9 @@ import Synchronization
 /// OTLP/HTTP endpoint (Loki's `/otlp/v1/logs`, an OpenTelemetry Collector, Elastic), so that the place
 /// where all their logs live has these too (`OTLPForwarding` configures it; docs/otlp.md).
 ///
-/// The log indexer offers each file's lines as it reads them. They wait in memory, at most
-/// `maxQueuedRecords` (lines past it are dropped, counted and said once per burst), and go in
+/// The log indexer offers each file's lines once it stored them. They wait in memory, at most
+/// `maxQueuedRecords` and `maxQueuedBytes` (lines past either are dropped, counted and said once per
+/// burst), and go in
 /// requests of at most `maxRecordsPerRequest`, protobuf with gzip. A request the endpoint could not
 /// take (no connection, a timeout, 429, 5xx) is sent again after a backoff (its `Retry-After` when
 /// it gives one), the same request, so nothing is reordered; one it refuses (another 4xx) is dropped
@@ -25,12 +26,15 @@ final class OTLPForwarder: Service, Sendable {
     private let loop = WorkerLoop(interval: nil)
     private let logger = Logger(label: "collector.forwarder")
 
-    /// One file's lines as OTLP's resource (which app, which bundle) and its records by scope.
+    /// Lines of one file waiting to go, with where they came from; they become OTLP records when a
+    /// request is made of them, on the forwarder's turn, not on the indexer's.
     struct Unit {
-        var resource: Opentelemetry_Proto_Logs_V1_ResourceLogs
-        var records: Int
+        var bundle: BundleRecord
+        var path: String
+        var lines: ArraySlice<String>
         /// What the queue counts it as: its lines' bytes and a record's overhead each.
-        var bytes = 0
+        var bytes: Int
+        var records: Int { lines.count }
     }
 
     /// What a waiting record holds beside its line's text (its model's fields, ids, time).
@@ -73,36 +77,30 @@ final class OTLPForwarder: Service, Sendable {
         }
         metrics.logsForwarded(lines.count - taken, outcome: "dropped_queue_full")
         guard taken > 0 else { return }
-        for start in stride(from: 0, to: taken, by: settings.maxRecordsPerRequest) {
+        let units = stride(from: 0, to: taken, by: settings.maxRecordsPerRequest).map { start in
             let end = min(taken, start + settings.maxRecordsPerRequest)
-            var unit = Self.unit(bundle: bundle, path: path, lines: lines[start..<end])
-            unit.bytes = sizes[start..<end].reduce(0, +)
-            queue.withLock { $0.units.append(unit) }
+            return Unit(bundle: bundle, path: path, lines: lines[start..<end], bytes: sizes[start..<end].reduce(0, +))
         }
+        queue.withLock { $0.units += units }
         loop.wake()
     }
 
-    /// The resource names the app as its bundle's manifest does, and where the lines came from.
-    static func unit(bundle: BundleRecord, path: String, lines: ArraySlice<String>) -> Unit {
-        func attribute(_ key: String, _ value: String) -> OTLPKeyValue {
-            var attribute = OTLPKeyValue()
-            attribute.key = key
-            attribute.value.stringValue = value
-            return attribute
-        }
+    /// A unit's lines as OTLP records under their resource, which names the app as its bundle's
+    /// manifest does and says where the lines came from.
+    static func resourceLogs(of unit: Unit) -> Opentelemetry_Proto_Logs_V1_ResourceLogs {
+        let bundle = unit.bundle
         var resource = Opentelemetry_Proto_Logs_V1_ResourceLogs()
-        resource.resource.attributes = [attribute("service.name", bundle.appName ?? "unknown_service")]
+        resource.resource.attributes = [OTLPKeyValue("service.name", bundle.appName ?? "unknown_service")]
         if let version = bundle.appVersion {
-            resource.resource.attributes.append(attribute("service.version", version))
+            resource.resource.attributes.append(OTLPKeyValue("service.version", version))
         }
-        if let host = bundle.host { resource.resource.attributes.append(attribute("host.name", host)) }
+        if let host = bundle.host { resource.resource.attributes.append(OTLPKeyValue("host.name", host)) }
         resource.resource.attributes += [
-            attribute("blackbox.project.id", String(bundle.projectID)),
-            attribute("blackbox.bundle.id", String(bundle.id)),
-            attribute("log.file.path", path),
+            OTLPKeyValue("blackbox.project.id", String(bundle.projectID)),
+            OTLPKeyValue("blackbox.bundle.id", String(bundle.id)), OTLPKeyValue("log.file.path", unit.path),
         ]
         var scopes: [String: Int] = [:]
-        for text in lines {
+        for text in unit.lines {
             let (label, record) = OTLPLogLines.record(ofLine: text, fallbackTime: bundle.receivedAt)
             let name = label ?? ""
             if let index = scopes[name] {
@@ -115,7 +113,7 @@ final class OTLPForwarder: Service, Sendable {
                 resource.scopeLogs.append(scope)
             }
         }
-        return Unit(resource: resource, records: lines.count)
+        return resource
     }
 
     func run() async throws {
@@ -140,7 +138,7 @@ final class OTLPForwarder: Service, Sendable {
         while let units = nextUnits() {
             let records = units.reduce(0) { $0 + $1.records }
             var request = OTLPLogsRequest()
-            request.resourceLogs = units.map(\.resource)
+            request.resourceLogs = units.map(Self.resourceLogs)
             defer { release(units) }
             while true {
                 let outcome = await send(request)
