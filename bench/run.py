@@ -25,7 +25,7 @@ COMPETITORS = {
     "W4": ["swiftlog", "noop", "noop-bare", "spdlog-sync", "spdlog-async"],
     # W1's call at .error with one metadata value: plain, with an `error:` (captured as an error,
     # rate-limited per site), with the value marked sensitive (blackbox-bench's W5).
-    "W5": ["swiftlog", "swiftlog+error", "swiftlog+private"],
+    "W5": ["swiftlog", "swiftlog+error", "swiftlog+describederror", "swiftlog+private"],
 }
 FIELDS = ["mean_ns", "p50_ns", "p99_ns", "p999_ns", "msgs_per_s", "peak_rss_mb"]
 # Not in the table: CPU per line of the whole process and of the calling threads alone (W2), and of
@@ -218,6 +218,7 @@ def main():
             if caller:
                 print(f"  W5 {competitor}: the caller's CPU per call {caller:.0f} ns")
         bar("W5 with error: caller CPU / without", ratio(value("W5", "swiftlog+error", "caller_cpu_ns_per_line"), value("W5", "swiftlog", "caller_cpu_ns_per_line")), 1.1)
+        bar("W5 with a self-describing error: caller CPU / without", ratio(value("W5", "swiftlog+describederror", "caller_cpu_ns_per_line"), value("W5", "swiftlog", "caller_cpu_ns_per_line")), 1.1)
         bar("W5 private value caller CPU / plain value", ratio(value("W5", "swiftlog+private", "caller_cpu_ns_per_line"), value("W5", "swiftlog", "caller_cpu_ns_per_line")), 1.1)
         bar("W5 with error: mean / without mean", ratio(value("W5", "swiftlog+error", "mean_ns"), value("W5", "swiftlog", "mean_ns")), 1.1)
         bar("W5 private value mean / plain value mean", ratio(value("W5", "swiftlog+private", "mean_ns"), value("W5", "swiftlog", "mean_ns")), 1.1)

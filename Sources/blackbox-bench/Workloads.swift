@@ -74,7 +74,8 @@ struct Subject: Sendable {
 
     /// W5: W1's message at `.error` with one metadata value, as `form` says: the value plain
     /// (`plain`), the call with an `error:` (`error`: captured, rate-limited per call site), the value
-    /// marked sensitive (`private`).
+    /// marked sensitive (`private`), the call with an error that describes itself (`describedError`:
+    /// Swift prints an enum without a `description` by reflection, several microseconds).
     @inline(__always)
     func logError(_ i: Int, form: ErrorCallForm) {
         switch form {
@@ -83,6 +84,10 @@ struct Subject: Sendable {
         case .error:
             logger.error(
                 "request id=\(i) user=\(user) took \(i % 1000) ms", error: BenchError.declined(order: i),
+                metadata: ["user": "\(user)"])
+        case .describedError:
+            logger.error(
+                "request id=\(i) user=\(user) took \(i % 1000) ms", error: DescribedBenchError(order: i),
                 metadata: ["user": "\(user)"])
         case .private:
             logger.error("request id=\(i) user=\(user) took \(i % 1000) ms", metadata: ["user": .sensitive(user)])
@@ -100,11 +105,18 @@ struct Subject: Sendable {
 }
 
 enum ErrorCallForm: String {
-    case plain, error, `private`
+    case plain, error
+    case describedError = "describederror"
+    case `private`
 }
 
 enum BenchError: Error {
     case declined(order: Int)
+}
+
+struct DescribedBenchError: Error, CustomStringConvertible {
+    let order: Int
+    var description: String { "declined order \(order)" }
 }
 
 /// Calls `call` `count` times: the mean of all calls, and the percentiles of every 100th call timed
@@ -182,6 +194,9 @@ func runBenchmark(workload: String, competitor: String, directory: String) -> St
     if getenv("BLACKBOX_BENCH_NO_SWEEP") != nil {
         configuration.crashReporting.alternateStackSweep = nil  // for experiments: what the sweep costs
     }
+    if getenv("BLACKBOX_BENCH_NO_ERROR_CAPTURE") != nil {
+        configuration.capturesLoggedErrors = false  // for experiments: W5's error line without its capture
+    }
     if getenv("BLACKBOX_BENCH_NO_SINKS") != nil {
         configuration.sinks = []  // for experiments: the producer's cost without the writer's formatting
     }
@@ -198,9 +213,10 @@ func runBenchmark(workload: String, competitor: String, directory: String) -> St
     // heartbeat (beaten off the measured threads) — what a healthy app pays for hang detection.
     let watchingHangs = competitor.hasSuffix("+hang")
     if watchingHangs { competitor.removeLast("+hang".count) }
-    // W5's `swiftlog+error`, `swiftlog+private`: the same call with an error, with a private value.
+    // W5's `swiftlog+error`, `swiftlog+describederror`, `swiftlog+private`: the same call with an error
+    // (printed by reflection, or describing itself), with a private value.
     var errorCallForm = ErrorCallForm.plain
-    for form in [ErrorCallForm.error, .private] where competitor.hasSuffix("+\(form.rawValue)") {
+    for form in [ErrorCallForm.error, .describedError, .private] where competitor.hasSuffix("+\(form.rawValue)") {
         errorCallForm = form
         competitor.removeLast(form.rawValue.count + 1)
     }

@@ -275,6 +275,11 @@ case "journald":
     logger.critical("critical line")
     logger.info("\(String(repeating: "0123456789abcdef", count: size / 16))", metadata: ["big": "yes"])
     FastLogger(label: "journal.fast", core: journalCore).info("fast \(42) \(true)")
+    func loggedInAFunction(_ fast: FastLogger) {
+        Logger(label: "journal.test").info("line in a function")
+        fast.info("fast line in a function")
+    }
+    loggedInAFunction(FastLogger(label: "journal.fast", core: journalCore))
     for (_, run) in RunRecord.all(in: DiagnosticsDirectory(directory)) where run.pid == getpid() {
         say("outputs: \((run.outputs ?? []).joined(separator: ", "))")
     }

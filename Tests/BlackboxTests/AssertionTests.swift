@@ -97,10 +97,20 @@ struct AssertionPolicyTests {
         bug("went on after bug()")
 
         let limiter = CallSiteLimiter()
-        #expect(limiter.shouldReport("A.swift:1") == (true, 0))
-        #expect(limiter.shouldReport("A.swift:1") == (false, 1))
-        #expect(limiter.shouldReport("A.swift:1") == (false, 2))
-        #expect(limiter.shouldReport("B.swift:9") == (true, 0), "another site has its own budget")
+        let site = CallSiteKey(file: "A.swift", line: 1)
+        #expect(limiter.shouldReport(site) == (true, 0))
+        #expect(limiter.shouldReport(site) == (false, 1))
+        #expect(limiter.shouldReport(site) == (false, 2))
+        #expect(
+            limiter.shouldReport(CallSiteKey(file: "B.swift", line: 9)) == (true, 0), "another site has its own budget")
+        #expect(limiter.shouldReport(CallSiteKey(file: "A.swift", line: 2)) == (true, 0), "another line too")
+        // A captured error's site is also its type and where it was thrown.
+        var typed = site
+        typed.errorType = ObjectIdentifier(Int.self)
+        #expect(limiter.shouldReport(typed) == (true, 0), "another error type at the same line")
+        #expect(limiter.shouldReport(typed) == (false, 1))
+        typed.throwSite = ThrowSite(fileID: "C.swift", line: 3, function: "f()")
+        #expect(limiter.shouldReport(typed) == (true, 0), "the same type thrown elsewhere")
     }
 
     @Test("the policy decides whether to trap")

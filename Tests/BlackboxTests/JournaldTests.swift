@@ -52,6 +52,11 @@ struct JournaldTests {
             #expect(JournaldHarness.text(found?["PRIORITY"]) == priority, "\(message)")
         }
         #expect(JournaldHarness.text(entry("fast 42 true")?["LOGGER"]) == "journal.fast")
+        for message in ["line in a function", "fast line in a function"] {
+            let function = JournaldHarness.text(entry(message)?["CODE_FUNC"])
+            #expect(function == "loggedInAFunction(_:)", "\(message): CODE_FUNC \(function ?? "none")")
+            #expect(JournaldHarness.text(entry(message)?["CODE_FILE"]) == "blackbox_test_child/main.swift")
+        }
 
         let big = String(repeating: "0123456789abcdef", count: Self.bigSize / 16)
         let bigEntry = entries.first { JournaldHarness.text($0["BIG"]) == "yes" }
@@ -63,6 +68,12 @@ struct JournaldTests {
         for line in ["plain line", "error line", "critical line", "fast 42 true"] {
             #expect(fileLines.contains { $0.contains(line) }, "\(line) in the log file")
         }
+        // The records carry the function for the journal; the file's lines still name only the file.
+        for line in fileLines where line.contains("line in a function") {
+            #expect(
+                line.contains("main.swift:") && !line.contains("loggedInAFunction") && !line.contains("\0"), "\(line)")
+        }
+        #expect(fileLines.filter { $0.contains("line in a function") }.count == 2)
     }
 
     @Test("under systemd (JOURNAL_STREAM names stderr), the default outputs are the file and the journal")

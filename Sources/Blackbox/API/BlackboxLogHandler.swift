@@ -43,12 +43,6 @@ public struct BlackboxLogHandler: LogHandler {
         let level = LogLevel(event.level)
         // `logLevel` cannot say "off" to swift-log, so the label's own level is checked here again.
         guard level >= (levelOverride ?? label.level) else { return }
-        if let error = event.error {
-            // Where the app handled an error is its best-known site when the error is captured later
-            // in this request by code that has none of the app's frames (`ThrowSite`).
-            ScopeBinding.current?.throwSites.note(
-                error, at: ThrowSite(fileID: event.file, line: event.line, function: event.function), origin: .logged)
-        }
         // Cores are immortal, so the core is used without retaining it: every thread logs through
         // the same core, and a retain/release pair on it per call (what `unowned(unsafe)` compiled
         // to) made all callers bounce its reference count's cache line between cores.
@@ -64,15 +58,25 @@ public struct BlackboxLogHandler: LogHandler {
             }
             core.appendText(
                 level: level, label: label, message: event.message.description, metadata: encoded, file: event.file,
-                line: event.line)
-            // A log call's error is a captured error too (`capturesLoggedErrors`), its line the capture's.
-            if level >= .error, let error = event.error, core.capturesLoggedErrors {
-                ErrorCapture(
-                    error: error, message: event.message.description, file: event.file, function: event.function,
-                    line: event.line
-                ).handle(level: event.level, fromLogCall: true)
+                function: event.function, line: event.line)
+            if let error = event.error {
+                noteOrCapture(error, of: event, capturing: level >= .error && core.capturesLoggedErrors)
             }
         }
+    }
+
+    /// A log call's error is a captured error (`capturesLoggedErrors`, at `.error` and above), its line
+    /// the capture's. Where the app handled an error is its best-known site when the error is captured
+    /// later in this request by code that has none of the app's frames (`ThrowSite`), so it is noted
+    /// in the request's scope either way.
+    private func noteOrCapture(_ error: any Error, of event: LogEvent, capturing: Bool) {
+        let here = ThrowSite(fileID: event.file, line: event.line, function: event.function)
+        let site = ScopeBinding.current?.throwSites.noteLogged(error, at: here, captured: capturing)
+        guard capturing else { return }
+        ErrorCapture(
+            error: error, message: event.message.description, file: event.file, function: event.function,
+            line: event.line, throwSite: site
+        ).handleFromLogCall()
     }
 
     /// Handler metadata, then the provider's, then the call's (later sources win), sorted by key.

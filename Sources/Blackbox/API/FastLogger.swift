@@ -22,43 +22,62 @@ public struct FastLogger: Sendable {
     @inlinable
     public func log(
         _ level: LogLevel, _ message: @autoclosure () -> FastLogMessage, file: StaticString = #fileID,
-        line: UInt = #line
+        function: StaticString = #function, line: UInt = #line
     ) {
         guard label.isEnabled(level) else { return }
         var message = message()
         label.core._withUnsafeGuaranteedRef {
-            $0.appendSegments(level: level, label: label, message: &message, file: file, line: line)
+            $0.appendSegments(level: level, label: label, message: &message, file: file, function: function, line: line)
         }
     }
 
     @inlinable
-    public func trace(_ message: @autoclosure () -> FastLogMessage, file: StaticString = #fileID, line: UInt = #line) {
-        log(.trace, message(), file: file, line: line)
+    public func trace(
+        _ message: @autoclosure () -> FastLogMessage, file: StaticString = #fileID,
+        function: StaticString = #function, line: UInt = #line
+    ) {
+        log(.trace, message(), file: file, function: function, line: line)
     }
     @inlinable
-    public func debug(_ message: @autoclosure () -> FastLogMessage, file: StaticString = #fileID, line: UInt = #line) {
-        log(.debug, message(), file: file, line: line)
+    public func debug(
+        _ message: @autoclosure () -> FastLogMessage, file: StaticString = #fileID,
+        function: StaticString = #function, line: UInt = #line
+    ) {
+        log(.debug, message(), file: file, function: function, line: line)
     }
     @inlinable
-    public func info(_ message: @autoclosure () -> FastLogMessage, file: StaticString = #fileID, line: UInt = #line) {
-        log(.info, message(), file: file, line: line)
+    public func info(
+        _ message: @autoclosure () -> FastLogMessage, file: StaticString = #fileID,
+        function: StaticString = #function, line: UInt = #line
+    ) {
+        log(.info, message(), file: file, function: function, line: line)
     }
     @inlinable
-    public func notice(_ message: @autoclosure () -> FastLogMessage, file: StaticString = #fileID, line: UInt = #line) {
-        log(.notice, message(), file: file, line: line)
+    public func notice(
+        _ message: @autoclosure () -> FastLogMessage, file: StaticString = #fileID,
+        function: StaticString = #function, line: UInt = #line
+    ) {
+        log(.notice, message(), file: file, function: function, line: line)
     }
     @inlinable
-    public func warning(_ message: @autoclosure () -> FastLogMessage, file: StaticString = #fileID, line: UInt = #line)
-    {
-        log(.warning, message(), file: file, line: line)
+    public func warning(
+        _ message: @autoclosure () -> FastLogMessage, file: StaticString = #fileID,
+        function: StaticString = #function, line: UInt = #line
+    ) {
+        log(.warning, message(), file: file, function: function, line: line)
     }
     @inlinable
-    public func error(_ message: @autoclosure () -> FastLogMessage, file: StaticString = #fileID, line: UInt = #line) {
-        log(.error, message(), file: file, line: line)
+    public func error(
+        _ message: @autoclosure () -> FastLogMessage, file: StaticString = #fileID,
+        function: StaticString = #function, line: UInt = #line
+    ) {
+        log(.error, message(), file: file, function: function, line: line)
     }
     @inlinable
-    public func critical(_ message: @autoclosure () -> FastLogMessage, file: StaticString = #fileID, line: UInt = #line)
-    {
-        log(.critical, message(), file: file, line: line)
+    public func critical(
+        _ message: @autoclosure () -> FastLogMessage, file: StaticString = #fileID,
+        function: StaticString = #function, line: UInt = #line
+    ) {
+        log(.critical, message(), file: file, function: function, line: line)
     }
 }

@@ -15,7 +15,10 @@ public enum Sensitivity: Int64, Logger.MetadataValueAttributes.Attribute, Sendab
 
 extension Logger.MetadataValue {
     public static func sensitive(_ value: some CustomStringConvertible & Sendable) -> Logger.MetadataValue {
-        .attributed(value, attributes: [Sensitivity.sensitive])
+        // By the attributes' subscript: their array literal boxes each element (swift-log says so).
+        var attributes = Logger.MetadataValueAttributes()
+        attributes[Sensitivity.self] = .sensitive
+        return .attributed(value, attributes: attributes)
     }
 
     var isSensitive: Bool { attributes[Sensitivity.self] == .sensitive }

@@ -1,10 +1,5 @@
 import BlackboxFormat
 import Logging
-import Synchronization
-
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 /// One failed assertion: what to log, whether to report (rate limit per call site), how to trap.
 struct AssertionFailure {
@@ -27,7 +22,7 @@ struct AssertionFailure {
     private static let logger = Logger(label: "blackbox.assertions")
 
     func handle(trap: Bool) {
-        let (due, suppressed) = CallSiteLimiter.shared.shouldReport(location)
+        let (due, suppressed) = CallSiteLimiter.shared.shouldReport(CallSiteKey(file: "\(file)", line: line))
         if trap {
             Self.logger.critical("\(summary)", file: "\(file)", function: "\(function)", line: line)
             // The line must be in the file before the process dies (the journal would recover it on the
@@ -47,40 +42,5 @@ struct AssertionFailure {
         Self.logger.log(
             level: level, "\(text)\n\(backtrace)", metadata: ["assertion": "\(kind.rawValue)"], file: "\(file)",
             function: "\(function)", line: line)
-    }
-}
-
-/// At most one report per call site per interval; counts the failures in between.
-final class CallSiteLimiter: Sendable {
-    static let shared = CallSiteLimiter()
-    /// A key may hold a request's route, which for an unmatched route is the client's path: the table
-    /// starts over when full rather than grow with them (a few extra reports, never unbounded memory).
-    static let maxSites = 4096
-    private struct Site {
-        var lastReport: UInt64
-        var suppressed: Int
-    }
-    private let sites = Mutex<[String: Site]>([:])
-
-    /// (report now?, failures suppressed since the last report)
-    func shouldReport(_ location: String) -> (Bool, Int) {
-        let now = monotonicNanoseconds()
-        let interval = Assertions.reportIntervalNanoseconds
-        return sites.withLock { sites in
-            guard var site = sites[location] else {
-                if sites.count >= Self.maxSites { sites.removeAll(keepingCapacity: true) }
-                sites[location] = Site(lastReport: now, suppressed: 0)
-                return (true, 0)
-            }
-            if now &- site.lastReport >= interval {
-                let suppressed = site.suppressed
-                site = Site(lastReport: now, suppressed: 0)
-                sites[location] = site
-                return (true, suppressed)
-            }
-            site.suppressed += 1
-            sites[location] = site
-            return (false, site.suppressed)
-        }
     }
 }

@@ -3,16 +3,30 @@ extension LoggingCore {
     /// The longest source file name kept in a record.
     static let maxFileNameBytes = 512
 
+    /// The longest function name kept in a record (when one is: `recordsFunctions`).
+    static let maxFunctionNameBytes = 256
+
+    /// `function` is kept only when an output shows it (`recordsFunctions`).
     func appendText(
-        level: LogLevel, label: LabelHandle, message: String, metadata: EncodedMetadata, file: String, line: UInt
+        level: LogLevel, label: LabelHandle, message: String, metadata: EncodedMetadata, file: String,
+        function: String = "", line: UInt
     ) {
         let timestamp = wallClockNanoseconds()
         let threadID = currentThreadID()
         withUTF8Bytes(message) { messageBytes in
             withUTF8Bytes(file) { fileBytes in
-                appendText(
-                    level: level, label: label, message: UnsafeRawBufferPointer(messageBytes), metadata: metadata,
-                    file: UnsafeRawBufferPointer(fileBytes), line: line, timestamp: timestamp, threadID: threadID)
+                guard recordsFunctions, !function.isEmpty else {
+                    return appendText(
+                        level: level, label: label, message: UnsafeRawBufferPointer(messageBytes), metadata: metadata,
+                        file: UnsafeRawBufferPointer(fileBytes), function: nil, line: line, timestamp: timestamp,
+                        threadID: threadID)
+                }
+                withUTF8Bytes(function) { functionBytes in
+                    appendText(
+                        level: level, label: label, message: UnsafeRawBufferPointer(messageBytes), metadata: metadata,
+                        file: UnsafeRawBufferPointer(fileBytes), function: UnsafeRawBufferPointer(functionBytes),
+                        line: line, timestamp: timestamp, threadID: threadID)
+                }
             }
         }
     }
@@ -21,13 +35,15 @@ extension LoggingCore {
     /// copied (the metadata in particular is only borrowed).
     private func appendText(
         level: LogLevel, label: LabelHandle, message: UnsafeRawBufferPointer, metadata: borrowing EncodedMetadata,
-        file: UnsafeRawBufferPointer, line: UInt, timestamp: UInt64, threadID: UInt32
+        file: UnsafeRawBufferPointer, function: UnsafeRawBufferPointer?, line: UInt, timestamp: UInt64,
+        threadID: UInt32
     ) {
         let labelBytes = label.bytes
         let fileCount = min(file.count, Self.maxFileNameBytes)
-        let fixed = RecordLayout.headerSize + labelBytes.count + fileCount
+        let functionCount = function.map { 1 + utf8Prefix($0, Self.maxFunctionNameBytes) } ?? 0
+        let fixed = RecordLayout.headerSize + labelBytes.count + fileCount + functionCount
         let limit = journal.maxRecordSize
-        var flags = RecordFlags()
+        var flags: RecordFlags = function == nil ? [] : .carriesFunction
         var metadataCount = metadata.entries.isEmpty ? 0 : metadata.byteCount
         let metadataFits = fixed + metadataCount <= limit / 2
         if !metadataFits {
@@ -44,6 +60,7 @@ extension LoggingCore {
         var writer = RecordWriter(base: slot.record)
         writer.append(labelBytes)
         writer.append(UnsafeRawBufferPointer(start: file.baseAddress, count: fileCount))
+        if let function { writer.appendFunction(function, count: functionCount - 1) }
         writer.append(UnsafeRawBufferPointer(start: message.baseAddress, count: messageCount))
         if !metadataFits {
             Self.metadataCutMarker.write(into: &writer)
@@ -52,7 +69,7 @@ extension LoggingCore {
         }
         writer.writeHeader(
             timestamp: timestamp, threadID: threadID, line: UInt32(truncatingIfNeeded: line), kind: .text,
-            level: level, labelCount: labelBytes.count, fileCount: fileCount, flags: flags,
+            level: level, labelCount: labelBytes.count, fileCount: fileCount + functionCount, flags: flags,
             messageCount: messageCount, metadataCount: metadataCount)
         commit(slot, size: size, level: level)
     }
@@ -61,23 +78,29 @@ extension LoggingCore {
 
     @usableFromInline
     func appendSegments(
-        level: LogLevel, label: LabelHandle, message: inout FastLogMessage, file: StaticString, line: UInt
+        level: LogLevel, label: LabelHandle, message: inout FastLogMessage, file: StaticString,
+        function: StaticString, line: UInt
     ) {
         let timestamp = wallClockNanoseconds()
         let threadID = currentThreadID()
         let labelBytes = label.bytes
         let fileCount = min(file.utf8CodeUnitCount, Self.maxFileNameBytes)
+        let function =
+            recordsFunctions && function.hasPointerRepresentation
+            ? UnsafeRawBufferPointer(start: function.utf8Start, count: function.utf8CodeUnitCount) : nil
+        let functionCount = function.map { 1 + utf8Prefix($0, Self.maxFunctionNameBytes) } ?? 0
         let messageCount = message.segments.encodedCount
-        let size = RecordLayout.headerSize + labelBytes.count + fileCount + messageCount
+        let size = RecordLayout.headerSize + labelBytes.count + fileCount + functionCount + messageCount
         guard let slot = reserve(size, level: level) else { return }
         var writer = RecordWriter(base: slot.record)
         writer.append(labelBytes)
         writer.append(UnsafeRawBufferPointer(start: file.utf8Start, count: fileCount))
+        if let function { writer.appendFunction(function, count: functionCount - 1) }
         message.segments.copy(to: slot.record + writer.offset)
         writer.writeHeader(
             timestamp: timestamp, threadID: threadID, line: UInt32(truncatingIfNeeded: line), kind: .segments,
-            level: level, labelCount: labelBytes.count, fileCount: fileCount, flags: [], messageCount: messageCount,
-            metadataCount: 0)
+            level: level, labelCount: labelBytes.count, fileCount: fileCount + functionCount,
+            flags: function == nil ? [] : .carriesFunction, messageCount: messageCount, metadataCount: 0)
         commit(slot, size: size, level: level)
     }
 }

@@ -43,6 +43,8 @@ public final class LoggingCore: @unchecked Sendable {
     private let overflow: OverflowPolicy
     let redactSensitiveValues: Bool
     let capturesLoggedErrors: Bool
+    /// Records keep their calling function (`RecordFlags.carriesFunction`): an output shows it.
+    let recordsFunctions: Bool
     /// Copied out of `configuration`: read on every swift-log call, where going through the
     /// configuration struct retained and released all of its strings and closures.
     let metadataProvider: Logger.MetadataProvider?
@@ -115,6 +117,7 @@ public final class LoggingCore: @unchecked Sendable {
         }
         var settings = plan.writerSettings
         settings.outputs = settings.outputs.map { $0.available() }
+        self.recordsFunctions = settings.outputs.contains { $0.showsFunction }
 
         // Replay what a dead process left, then, if the configured size changed, start a new journal.
         var recovered = Journal.RecoveryOutcome()

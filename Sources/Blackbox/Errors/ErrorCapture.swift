@@ -43,7 +43,12 @@ struct ErrorCapture {
     /// Where the error was thrown, when the error or the request's scope knows (`ThrowSite`).
     let throwSite: (site: ThrowSite, origin: ThrowSite.Origin)?
 
-    init(error: any Error, message: String, file: String, function: String, line: UInt) {
+    /// `throwSite`: where the caller knows the error was thrown (a log call: `ThrowSiteNotes.noteLogged`);
+    /// else the request's scope is asked. The error's own site comes first either way.
+    init(
+        error: any Error, message: String, file: String, function: String, line: UInt,
+        throwSite known: (site: ThrowSite, origin: ThrowSite.Origin)? = nil
+    ) {
         self.error = error
         self.message = message
         self.file = file
@@ -52,7 +57,7 @@ struct ErrorCapture {
         if let site = (error as? any ReportableError)?.reportThrowSite {
             throwSite = (site, .error)
         } else {
-            throwSite = ScopeBinding.current?.throwSites.site(of: error)
+            throwSite = known ?? ScopeBinding.current?.throwSites.site(of: error)
         }
     }
 
@@ -77,26 +82,29 @@ struct ErrorCapture {
 
     /// What the rate limit counts as one call site: the capture's line with the throw site when known,
     /// else with the request's route (a framework integration's one capture line serves every handler).
-    /// The type by its identity, not its name: naming a type demangles it, on every call.
-    private var rateLimitKey: String {
-        let site = throwSite.map { "\($0.site)" } ?? Blackbox.scope?.route.map { "route \($0)" } ?? ""
-        return "\(file):\(line) \(site) \(ObjectIdentifier(type(of: error)))"
+    /// The type by its identity, not its name: naming a type demangles it.
+    private var rateLimitKey: CallSiteKey {
+        CallSiteKey(
+            file: file, line: line, throwSite: throwSite?.site, route: throwSite == nil ? Blackbox.scope?.route : nil,
+            errorType: ObjectIdentifier(type(of: error)))
     }
 
-    /// `fromLogCall`: the capture of a log call with the error, whose own line is the capture's. A
-    /// request reports one error type once: after its log call captured it, a later capture (the
-    /// framework's, of the error the handler threw on) logs only.
-    func handle(level: Logger.Level, fromLogCall: Bool = false) {
-        let sites = ScopeBinding.current?.throwSites
-        if fromLogCall {
-            sites?.noteCaptured(error)
-        } else {
-            let again = sites?.wasCaptured(error) == true
-            Self.logger.log(
-                level: level, "captured error: \(reason)\(again ? " (reported by its log call)" : "")",
-                metadata: ["error.type": "\(typeName)"], file: file, function: function, line: line)
-            if again { return }
-        }
+    /// `Blackbox.capture`: logs the error, and reports it unless a log call of this request reported
+    /// its type already (a framework's capture of the error the handler logged and threw on).
+    func handle(level: Logger.Level) {
+        let again = ScopeBinding.current?.throwSites.wasCaptured(error) == true
+        Self.logger.log(
+            level: level, "captured error: \(reason)\(again ? " (reported by its log call)" : "")",
+            metadata: ["error.type": "\(typeName)"], file: file, function: function, line: line)
+        if !again { reportIfDue() }
+    }
+
+    /// A log call's capture: its own line is the capture's, its type noted as captured by the caller.
+    func handleFromLogCall() {
+        reportIfDue()
+    }
+
+    private func reportIfDue() {
         let (due, suppressed) = CallSiteLimiter.shared.shouldReport(rateLimitKey)
         guard due, let reporter = AssertionReporter.current else { return }
         reporter.write(

@@ -88,9 +88,20 @@ final class ThrowSiteNotes: Sendable {
 
     func note(_ error: any Error, at site: ThrowSite, origin: ThrowSite.Origin) {
         let note = Note(errorType: ObjectIdentifier(type(of: error)), site: site, origin: origin)
-        notes.withLock { notes in
-            if notes.count == Self.capacity { notes.removeFirst() }
-            notes.append(note)
+        notes.withLock { Self.append(note, to: &$0) }
+    }
+
+    /// A log call's error, in one lock: notes the call as the site of errors of its type, and returns
+    /// the site its capture is grouped by (`site(of:)`, which is this call unless one was thrown).
+    /// `captured`: the call captures it (`noteCaptured`).
+    func noteLogged(
+        _ error: any Error, at site: ThrowSite, captured isCaptured: Bool
+    ) -> (site: ThrowSite, origin: ThrowSite.Origin) {
+        let errorType = ObjectIdentifier(type(of: error))
+        if isCaptured { _ = captured.withLock { $0.insert(errorType) } }
+        return notes.withLock { notes in
+            Self.append(Note(errorType: errorType, site: site, origin: .logged), to: &notes)
+            return Self.site(of: errorType, in: notes) ?? (site, .logged)
         }
     }
 
@@ -98,10 +109,19 @@ final class ThrowSiteNotes: Sendable {
     /// log call is where the error was handled, after it was thrown), the latest of each.
     func site(of error: any Error) -> (site: ThrowSite, origin: ThrowSite.Origin)? {
         let errorType = ObjectIdentifier(type(of: error))
-        return notes.withLock { notes in
-            let matching = notes.filter { $0.errorType == errorType }
-            guard let note = matching.last(where: { $0.origin == .thrown }) ?? matching.last else { return nil }
-            return (note.site, note.origin)
-        }
+        return notes.withLock { Self.site(of: errorType, in: $0) }
+    }
+
+    private static func site(
+        of errorType: ObjectIdentifier, in notes: [Note]
+    ) -> (site: ThrowSite, origin: ThrowSite.Origin)? {
+        let note =
+            notes.last { $0.errorType == errorType && $0.origin == .thrown } ?? notes.last { $0.errorType == errorType }
+        return note.map { ($0.site, $0.origin) }
+    }
+
+    private static func append(_ note: Note, to notes: inout [Note]) {
+        if notes.count == capacity { notes.removeFirst() }
+        notes.append(note)
     }
 }

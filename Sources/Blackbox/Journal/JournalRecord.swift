@@ -52,6 +52,9 @@ struct RecordFlags: OptionSet {
     let rawValue: UInt16
     /// The message or metadata was cut to fit the journal; a marker says how much was lost.
     static let truncated = RecordFlags(rawValue: 1)
+    /// The source file part holds the file, a NUL and the calling function: written only when an
+    /// output shows the function (journald's `CODE_FUNC`), so other records pay no bytes for it.
+    static let carriesFunction = RecordFlags(rawValue: 2)
 }
 
 /// A read-only view of a committed record inside the ring. Valid until the writer releases it.
@@ -74,7 +77,21 @@ struct RecordView {
     var label: UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(start: base + RecordLayout.headerSize, count: labelCount)
     }
+    /// The source file, without the function a record may carry after it.
     var file: UnsafeRawBufferPointer {
+        let part = sourcePart
+        guard flags.contains(.carriesFunction), let end = part.firstIndex(of: 0) else { return part }
+        return UnsafeRawBufferPointer(rebasing: part[..<end])
+    }
+    /// The calling function, when the record carries it (`RecordFlags.carriesFunction`); else empty.
+    var function: UnsafeRawBufferPointer {
+        let part = sourcePart
+        guard flags.contains(.carriesFunction), let end = part.firstIndex(of: 0) else {
+            return UnsafeRawBufferPointer(start: nil, count: 0)
+        }
+        return UnsafeRawBufferPointer(rebasing: part[(end + 1)...])
+    }
+    private var sourcePart: UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(start: base + RecordLayout.headerSize + labelCount, count: fileCount)
     }
     var message: UnsafeRawBufferPointer {
@@ -105,6 +122,14 @@ struct RecordWriter {
         guard let source = bytes.baseAddress, bytes.count > 0 else { return }
         copyBytes(to: base + offset, from: source, count: bytes.count)
         offset += bytes.count
+    }
+
+    /// The NUL that ends the file part, then the first `count` bytes of `function`
+    /// (`RecordFlags.carriesFunction`).
+    @inline(__always)
+    mutating func appendFunction(_ function: UnsafeRawBufferPointer, count: Int) {
+        append(UInt8(0))
+        append(UnsafeRawBufferPointer(rebasing: function[..<count]))
     }
 
     @inline(__always)

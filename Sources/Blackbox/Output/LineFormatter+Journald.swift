@@ -7,6 +7,7 @@
 /// SYSLOG_IDENTIFIER  the configured identifier (the app's name)
 /// LOGGER        the swift-log label
 /// CODE_FILE, CODE_LINE  the call site, when known
+/// CODE_FUNC     the calling function, when known (records keep it only while a journald output runs)
 /// TID           the calling thread (journald's own _PID is the process)
 /// <KEY>         each metadata value, its key as a journal field name (below)
 /// ```
@@ -45,6 +46,12 @@ extension LineFormatter {
             out.appendDecimal(UInt64(record.line))
             out.append(UInt8(ascii: "\n"))
         }
+        let function = record.function
+        if function.count > 0 {
+            field = beginFramedField("CODE_FUNC", in: &out)
+            out.append(function)
+            endFramedField(field, in: &out)
+        }
         if record.threadID != 0 {
             out.append(literal: "TID=")
             out.appendDecimal(UInt64(record.threadID))
@@ -71,7 +78,7 @@ extension LineFormatter {
 
     /// The fields an entry writes of itself, which a metadata key may not name.
     private static let ownFields: [StaticString] = [
-        "MESSAGE", "PRIORITY", "SYSLOG_IDENTIFIER", "LOGGER", "CODE_FILE", "CODE_LINE", "TID",
+        "MESSAGE", "PRIORITY", "SYSLOG_IDENTIFIER", "LOGGER", "CODE_FILE", "CODE_LINE", "CODE_FUNC", "TID",
     ]
     private static let maxFieldNameLength = 64
 

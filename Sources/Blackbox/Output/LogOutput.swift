@@ -31,6 +31,12 @@ final class LogOutput {
         var format: LogFormat
         var colored = false
 
+        /// The output shows a record's calling function (journald's `CODE_FUNC`), so records keep it.
+        var showsFunction: Bool {
+            if case .journald = destination { return true }
+            return false
+        }
+
         /// This spec, or what stands in for it when its destination is not there: a journald output
         /// with no journal socket becomes text on stderr (where a service's unit usually sends its
         /// output anyway), said once on stderr. Reads the file system: called when a core opens.
