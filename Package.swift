@@ -155,7 +155,9 @@ let package = Package(
         .executableTarget(
             name: "blackbox-test-child",
             dependencies: [
-                "Blackbox", "BlackboxErrors", "BlackboxFormat", .product(name: "Logging", package: "swift-log"),
+                "Blackbox", "BlackboxErrors", "BlackboxFormat", "BlackboxServiceLifecycle",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: serviceLifecycle),
             ]),
         // Crashes on purpose for the crash-capture tests, in debug and release builds.
         .target(name: "CBlackboxTestCrashes", dependencies: ["CCrashHandler"]),

@@ -285,6 +285,16 @@ case "journald":
     }
     Blackbox.shutdown()
 
+case "service-stall", "service-healthy", "service-failure":
+    #if ServiceLifecycle
+        _ = start(configuration())
+        guard let scene = ServiceGroupScenes.Scene(rawValue: mode) else { fail("unknown scene \(mode)") }
+        DispatchBlocking.run { await ServiceGroupScenes.run(scene) }
+        Blackbox.shutdown()
+    #else
+        fail("built without the ServiceLifecycle trait")
+    #endif
+
 case "exit-drain":
     _ = start(configuration())
     let logger = Logger(label: "exit")

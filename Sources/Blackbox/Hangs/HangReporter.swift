@@ -15,6 +15,17 @@ import CCrashHandler
 enum HangReporter {
     /// The report's path in `core`'s outbox, or nil when the capture failed.
     static func write(_ target: HangTarget, unresponsiveFor silent: UInt64, core: LoggingCore) -> String? {
+        let hung = target.lastThread.load(ordering: .relaxed)
+        return write(
+            reason:
+                "\(target.name) did not respond for \(HangWatchdog.seconds(silent)) s (deadline \(HangWatchdog.seconds(target.deadline.nanoseconds)) s)",
+            unresponsiveThread: hung,
+            notes: hung == 0 ? ["which thread serves \(target.name) is not known yet: the main thread is first"] : [],
+            core: core)
+    }
+
+    /// A `hang` report for a stall: `unresponsiveThread` (0: not known, the main thread) first.
+    static func write(reason: String, unresponsiveThread hung: UInt32, notes: [String], core: LoggingCore) -> String? {
         let configuration = core.configuration
         let directory = DiagnosticsDirectory(configuration.directory)
         // Without the other threads (another capture still running) the report still says what hung.
@@ -29,7 +40,6 @@ enum HangReporter {
         // The builder made a crashed thread of nobody (this one is left out of the capture); the
         // unresponsive thread takes its place: the one that last showed life, else the main thread.
         var others = Array((report.threads ?? []).dropFirst())
-        let hung = target.lastThread.load(ordering: .relaxed)
         report.thread = .init(id: hung != 0 ? Int32(bitPattern: hung) : getpid(), name: nil)
         let index =
             others.firstIndex { $0.id == Int32(bitPattern: hung) } ?? others.firstIndex { $0.id == getpid() } ?? 0
@@ -44,12 +54,8 @@ enum HangReporter {
             report.frames = first.frames
             report.frameSource = first.frameSource
         }
-        report.reason =
-            "\(target.name) did not respond for \(HangWatchdog.seconds(silent)) s (deadline \(HangWatchdog.seconds(target.deadline.nanoseconds)) s)"
-        report.notes = report.notes.filter { !$0.hasPrefix("no libunwind walk") }
-        if hung == 0 {
-            report.notes.append("which thread serves \(target.name) is not known yet: the main thread is first")
-        }
+        report.reason = reason
+        report.notes = report.notes.filter { !$0.hasPrefix("no libunwind walk") } + notes
         report.logTail = core.recentLines(configuration.crashReporting.logTailLines)
         // If the run never recovers, the next start counts its session as hung, not killed. Marked
         // before the report is published: whoever sees the report (a supervisor, a test) and kills
