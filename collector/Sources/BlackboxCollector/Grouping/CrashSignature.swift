@@ -152,16 +152,20 @@ public enum CrashSignature {
 
     /// `specialized closure #2 (Swift.Int) -> () in app.run(x: Swift.Int) -> ()` → `closure in app.run(x:)`.
     static func normalizeFunction(_ name: String) -> String {
+        // Each rewrite only where its pattern can match: most names (every Python or JavaScript
+        // frame of a Sentry event) have none, and the passes were 3 % of the collector's CPU there.
         var result = InAppRules.withoutSpecializationMarkers(name)
-        for marker in ["specialized ", "merged ", "static ", "@objc ", "outlined "] {
+        for marker in ["specialized ", "merged ", "static ", "@objc ", "outlined "] where result.contains(marker) {
             result = result.replacingOccurrences(of: marker, with: "")
         }
         // `implicit closure #2` too: the pattern matches its tail.
-        result = Patterns.closureNumber.replacingMatches(in: result, with: "closure")
+        if result.contains("closure #") {
+            result = Patterns.closureNumber.replacingMatches(in: result, with: "closure")
+        }
         // Drop parameter types and return types: `f(x: Swift.Int) -> Swift.Int` → `f(x:)`.
-        result = Patterns.parameters.replacingMatches(in: result, with: "(…)")
-        result = Patterns.hexNumber.replacingMatches(in: result, with: "")
-        result = Patterns.trailingOffset.replacingMatches(in: result, with: "")
+        if result.contains("(") { result = Patterns.parameters.replacingMatches(in: result, with: "(…)") }
+        if result.contains("0x") { result = Patterns.hexNumber.replacingMatches(in: result, with: "") }
+        if result.contains(" + ") { result = Patterns.trailingOffset.replacingMatches(in: result, with: "") }
         return result.trimmingCharacters(in: .whitespaces)
     }
 
