@@ -28,6 +28,8 @@ public struct SentryEnvelope: Sendable, Equatable {
         public var eventID: String?
         public var dsn: String?
         public var sdk: SDK?
+        /// The dynamic sampling context (`trace`): where an envelope without an event names its release.
+        public var trace: TraceContext?
 
         public init(eventID: String? = nil, dsn: String? = nil, sdk: SDK? = nil) {
             self.eventID = eventID
@@ -37,7 +39,7 @@ public struct SentryEnvelope: Sendable, Equatable {
 
         enum CodingKeys: String, CodingKey {
             case eventID = "event_id"
-            case dsn, sdk
+            case dsn, sdk, trace
         }
 
         public init(from decoder: any Decoder) throws {
@@ -45,6 +47,24 @@ public struct SentryEnvelope: Sendable, Equatable {
             eventID = try? container.decodeIfPresent(String.self, forKey: .eventID)
             dsn = try? container.decodeIfPresent(String.self, forKey: .dsn)
             sdk = try? container.decodeIfPresent(SDK.self, forKey: .sdk)
+            trace = try? container.decodeIfPresent(TraceContext.self, forKey: .trace)
+        }
+    }
+
+    /// The part of an envelope header's dynamic sampling context Blackbox reads and writes.
+    public struct TraceContext: Codable, Sendable, Equatable {
+        public var release: String?
+        public var environment: String?
+
+        public init(release: String? = nil, environment: String? = nil) {
+            self.release = release
+            self.environment = environment
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            release = try? container.decodeIfPresent(String.self, forKey: .release)
+            environment = try? container.decodeIfPresent(String.self, forKey: .environment)
         }
     }
 

@@ -358,6 +358,45 @@
             return DeliveryContext(configuration: configuration, core: core)
         }
 
+        @Test("what the server refused is counted, and the next pass sends the counts as a client report, once")
+        func refusalsBecomeAClientReport() async throws {
+            let scratch = TemporaryDirectory()
+            defer { scratch.remove() }
+            let context = try app(scratch)
+            defer { context.core.shutdown() }
+            let spool = Spool.sentry(diagnosticsDirectory: scratch.path)
+            // Three envelopes (the two reports, the run counts): the first is refused as too large.
+            let refusing = try await StubCollector.start(script: [.init(status: 413, body: "{}")])
+            let delivery = try SentryDelivery(dsn: "http://k@127.0.0.1:\(refusing.port)/42")
+            let first = try #require(await delivery.runPass(context))
+            await refusing.stop()
+            #expect(first.rejected == 1 && first.uploaded == 2, "\(first)")
+            let ledger = DeliveryLosses(spool: spool, appVersion: "1.2", category: "error")
+            #expect(
+                ledger.pending == [DeliveryLoss(appVersion: "1.2", category: "error", reason: "too_large", quantity: 1)]
+            )
+
+            // The next pass has nothing new but the counts: one envelope of one client report, which is
+            // itself refused here, and that refusal is not counted again.
+            let server = try await StubCollector.start(script: [.init(status: 400, body: "{}")])
+            let retrying = try SentryDelivery(dsn: "http://k@127.0.0.1:\(server.port)/42")
+            let second = try #require(await retrying.runPass(context))
+            await server.stop()
+            #expect(second.rejected == 1 && server.received.count == 1)
+            let body = try GzipData.decompress(try #require(server.received.first).body, limit: 1 << 20)
+            let envelope = try SentryEnvelope(parsing: Data(body))
+            #expect(envelope.items.map(\.type) == ["client_report"])
+            #expect(envelope.header.trace?.release == "shop@1.2", "the release a client report has no field for")
+            let item = try #require(envelope.items.first)
+            let report = try #require(try JSONSerialization.jsonObject(with: item.payload) as? [String: Any])
+            let discarded = report["discarded_events"] as? [[String: Any]] ?? []
+            let loss = try #require(discarded.first)
+            #expect(discarded.count == 1 && loss["reason"] as? String == "too_large", "\(report)")
+            #expect(loss["category"] as? String == "error" && loss["quantity"] as? Int == 1, "\(loss)")
+            #expect(ledger.pending.isEmpty, "sent, and its own refusal not counted")
+            #expect(await retrying.runPass(context) == nil, "nothing left to send")
+        }
+
         @Test func aPassTurnsTheOutboxIntoEnvelopesAndKeepsThemUntilAccepted() async throws {
             let scratch = TemporaryDirectory()
             defer { scratch.remove() }

@@ -17,7 +17,7 @@
 
         init?(
             _ context: DeliveryContext, spool: Spool, options: BundleOptions, consent: UploadConsent, logger: Logger,
-            liveLog: (shipping: LiveLogShipping, writer: BundleWriter)? = nil
+            liveLog: (shipping: LiveLogShipping, writer: BundleWriter)? = nil, losses: DeliveryLosses? = nil
         ) async {
             guard let lock = SpoolLock(spool: spool) else {
                 logger.debug("another process is uploading from \(context.directory); skipping this pass")
@@ -37,7 +37,8 @@
             var selection = snapshot.select()
             let waiting = spool.pending().count
             let liveLines = liveLog?.shipping.hasNewLines() == true
-            guard !selection.isEmpty || waiting > 0 || liveLines else { return nil }
+            let lossesToSend = losses?.pending.isEmpty == false
+            guard !selection.isEmpty || waiting > 0 || liveLines || lossesToSend else { return nil }
             let request = ConsentRequest(
                 reports: selection.reports.count,
                 logFiles: selection.archives.count + (selection.activeLog == nil && !liveLines ? 0 : 1),
@@ -71,6 +72,7 @@
             // Held, not sent, since the server stopped answering: no more log than the retention keeps.
             let pruned = spool.enforce(options.spoolCap ?? SpoolCap(retention: context.configuration.retention))
             if !pruned.dropped.isEmpty || pruned.rejectedRemoved > 0 {
+                losses?.record("cache_overflow", quantity: pruned.dropped.count, category: "log_item")
                 let bytes = pruned.dropped.reduce(Int64(0)) { $0 + $1.size }
                 logger.warning(
                     "the upload spool is over its cap: removed \(pruned.dropped.count) waiting log-only files (\(bytes) bytes) and \(pruned.rejectedRemoved) refused ones; reports are kept"

@@ -88,9 +88,10 @@
             let logger = Logger(label: "blackbox.upload.sentry")
             let configuration = context.configuration
             let spool = Spool.sentry(diagnosticsDirectory: context.directory)
+            let losses = DeliveryLosses(spool: spool, appVersion: configuration.appVersion, category: "error")
             guard
                 let pass = await DeliveryPass(
-                    context, spool: spool, options: options, consent: consent, logger: logger)
+                    context, spool: spool, options: options, consent: consent, logger: logger, losses: losses)
             else { return nil }
             if !pass.selection.isEmpty {
                 let writer = SentryEnvelopeWriter(
@@ -106,10 +107,19 @@
                     logger.error("cannot write Sentry envelopes: \(error)")
                 }
             }
+            do {
+                let app = CrashReport.App(
+                    name: configuration.appName, version: configuration.appVersion, build: configuration.appBuild)
+                try losses.writeClientReport(
+                    into: spool, release: release.map(SentryEvent.releaseName) ?? SentryEvent.release(of: app))
+            } catch {
+                logger.error("cannot write the client report of what was lost: \(error)")
+            }
             let client = SentryClient(dsn: dsn, rateLimits: rateLimits)
-            let uploader = SpoolUploader(spool: spool, transport: client, retry: retry) { event in
+            var uploader = SpoolUploader(spool: spool, transport: client, retry: retry) { event in
                 if let (level, text) = event.logLine { logger.log(level: level, "\(text)") }
             }
+            uploader.losses = losses
             let summary = await uploader.drain()
             withExtendedLifetime(pass.lock) {}
             return summary

@@ -13,6 +13,8 @@
         public var retry: RetryPolicy
         /// Progress and results, for a progress bar or a log; called on the uploading task.
         public var events: @Sendable (UploadEvent) -> Void
+        /// Where refusals are counted as losses, to be sent as a client report; nil: not counted.
+        public var losses: DeliveryLosses?
         /// Replaceable in tests; [0, 1].
         var random: @Sendable () -> Double = { Double.random(in: 0...1) }
         var sleep: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
@@ -82,6 +84,7 @@
                         events(.localProblem(bundle, "\(error)"))
                     }
                     summary.rejected += 1
+                    losses?.refused(bundle, status: answer.status)
                     events(.rejected(bundle, answer))
                     return nil
                 case .unauthorized(let answer):

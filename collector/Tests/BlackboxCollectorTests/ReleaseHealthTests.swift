@@ -133,8 +133,22 @@ struct ReleaseHealthTests {
         let again = try await HTTP.get(collector, "/api/v1/releases").json["items"] as? [[String: Any]] ?? []
         #expect(again.first?["sessions"] as? Int == 5)
 
+        // What a sender lost before arrival (a Sentry SDK's client report) shows beside the releases.
+        let clientReport =
+            #"{"timestamp":1,"discarded_events":[{"reason":"ratelimit_backoff","category":"error","quantity":3}]}"#
+        let reported = try await HTTP.request(
+            collector.baseURL + "/api/1/envelope/", method: .POST,
+            headers: [("X-Sentry-Auth", "Sentry sentry_key=\(collector.ingestKey)")],
+            body: Data("{}\n{\"type\":\"client_report\"}\n\(clientReport)\n".utf8))
+        #expect(reported.status == 200, "\(reported.text)")
+
         let page = try await HTTP.get(collector, "/releases").text
         #expect(page.contains("<td class=\"number crash-free\">60.0 %</td>"), "\(page)")
+        #expect(
+            page.contains(
+                "<tr class=\"loss\"><td>unknown</td><td>error</td><td>ratelimit_backoff</td><td class=\"number\">3</td>"
+            ),
+            "\(page)")
         let detail = try await HTTP.get(collector, "/releases?version=1.0").text
         #expect(detail.contains("<dd class=\"sessions\">5</dd>") && detail.contains("1 crashed"))
         #expect(detail.components(separatedBy: "svg class=\"chart chart-sessions\"").count == 2)
@@ -155,6 +169,7 @@ struct ReleaseHealthTests {
             [
                 .navigate("\(collector.baseURL)\(signIn)?next=%2Freleases"),
                 .evaluate("document.querySelector('tr.release .crash-free').textContent"),
+                .evaluate("document.querySelectorAll('tr.loss').length"),
                 .screenshot("1-releases.png"),
                 .click("tr.release a"),
                 .evaluate("document.querySelectorAll('svg.chart-sessions rect.bar').length"),
@@ -165,9 +180,10 @@ struct ReleaseHealthTests {
                 .screenshot("2-release.png"),
             ], output: output)
         #expect(run.failed == nil && run.errors.isEmpty, "\(run.failed ?? "") \(run.errors)")
-        try #require(run.values.count == 8, "\(run)")
+        try #require(run.values.count == 9, "\(run)")
         #expect(run.values[1] as? String == "60.0 %")
-        #expect(run.values[4] as? Int == 30 && run.values[5] as? Int == 30 && run.values[6] as? Int == 1)
+        #expect(run.values[2] as? Int == 1, "one row lost before arrival")
+        #expect(run.values[5] as? Int == 30 && run.values[6] as? Int == 30 && run.values[7] as? Int == 1)
         print("release health screenshots: \(output)")
     }
 }

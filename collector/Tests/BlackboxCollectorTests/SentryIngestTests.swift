@@ -217,7 +217,7 @@ struct SentryIngestTests {
         #expect((group["title"] as? String)?.contains("failEnsureRepeatedly") == true, "\(group)")
     }
 
-    @Test("attachments are files of the upload; transactions, client reports and unknown items are dropped and counted")
+    @Test("attachments are files of the upload; transactions and unknown items are dropped and counted")
     func itemsKeptAndDropped() async throws {
         let collector = try await TestCollector.start()
         defer { Task { await collector.stop() } }
@@ -246,8 +246,67 @@ struct SentryIngestTests {
 
         let metrics = try await HTTP.request(collector.baseURL + "/metrics").text
         #expect(metrics.contains(#"blackbox_sentry_items_dropped_total{type="transaction"} 2"#), "\(metrics)")
-        #expect(metrics.contains(#"blackbox_sentry_items_dropped_total{type="client_report"} 1"#))
+        #expect(!metrics.contains(#"type="client_report""#), "client reports are read (an empty one counts nothing)")
         #expect(metrics.contains(#"blackbox_sentry_items_dropped_total{type="other"} 1"#))
+    }
+
+    @Test("client reports: what sentry-python dropped is lost before arrival, per release, category and reason")
+    func clientReports() async throws {
+        let collector = try await TestCollector.start()
+        defer { Task { await collector.stop() } }
+        // The SDK's own bookkeeping: before_send drops three events, which it counts and sends as a
+        // client report when it flushes.
+        let script = #"""
+            import sys, sentry_sdk
+            sentry_sdk.init(dsn=sys.argv[1], release="shop@2.0.1", before_send=lambda event, hint: None)
+            for n in range(3):
+                sentry_sdk.capture_message("dropped before sending %d" % n)
+            sentry_sdk.flush(15)
+            """#
+        let result = try await PythonPeers.run(script, [Self.dsn(collector)])
+        #expect(result.status == 0, "\(result.stderr)")
+        func losses() async throws -> [[String: Any]] {
+            try await HTTP.get(collector, "/api/v1/losses").json["items"] as? [[String: Any]] ?? []
+        }
+        let dropped = try #require(try await losses().first { $0["reason"] as? String == "before_send" })
+        #expect(dropped["category"] as? String == "error" && dropped["quantity"] as? Int == 3, "\(dropped)")
+        #expect(dropped["version"] as? String == "unknown", "a client report alone names no release: \(dropped)")
+
+        // Blackbox's own client reports name the release in the header's trace context.
+        let ownReport = #"{"discarded_events":[{"reason":"too_large","category":"error","quantity":2}]}"#
+        let own = try await HTTP.request(
+            collector.baseURL + "/api/1/envelope/", method: .POST,
+            headers: [("X-Sentry-Auth", "Sentry sentry_key=\(collector.ingestKey)")],
+            body: Data("{\"trace\":{\"release\":\"shop@3.1+9\"}}\n{\"type\":\"client_report\"}\n\(ownReport)\n".utf8))
+        #expect(own.status == 200, "\(own.text)")
+        #expect(
+            try await losses().contains {
+                $0["version"] as? String == "3.1" && $0["reason"] as? String == "too_large"
+                    && $0["quantity"] as? Int == 2
+            })
+
+        // Beside an event, its release; older SDKs' lists by the reason they stand for; names cut to
+        // short words; quantities bounded; past 64 entries an item counts no more.
+        var entries = [
+            #"{"reason":"Queue Overflow!","category":"error","quantity":5}"#,
+            #"{"reason":"huge","category":"error","quantity":99999999999}"#,
+        ]
+        entries += (0..<70).map { #"{"reason":"r\#($0)","category":"log_item","quantity":1}"# }
+        let report =
+            #"{"timestamp":1,"discarded_events":[\#(entries.joined(separator: ","))],"rate_limited_events":[{"category":"session","quantity":99999999999}]}"#
+        var body = Data(#"{"event_id":"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"}"#.utf8) + Data("\n".utf8)
+        body += Data(#"{"type":"event"}"#.utf8) + Data("\n".utf8)
+        body += Data(#"{"message":"with a report","release":"shop@2.0.2"}"#.utf8) + Data("\n".utf8)
+        body += Data(#"{"type":"client_report"}"#.utf8) + Data("\n\(report)\n".utf8)
+        let answer = try await HTTP.request(
+            collector.baseURL + "/api/1/envelope/", method: .POST,
+            headers: [("X-Sentry-Auth", "Sentry sentry_key=\(collector.ingestKey)")], body: body)
+        #expect(answer.status == 200, "\(answer.text)")
+        let all = try await losses().filter { $0["version"] as? String == "2.0.2" }
+        #expect(all.count == SentryClientReports.maxEntries, "\(all.count) rows")
+        #expect(all.contains { $0["reason"] as? String == "queueoverflow" && $0["quantity"] as? Int == 5 }, "\(all)")
+        #expect(!all.contains { $0["reason"] as? String == "ratelimit_backoff" }, "the 65th entry is not counted")
+        #expect(all.contains { $0["reason"] as? String == "huge" && $0["quantity"] as? Int == LossRows.maxQuantity })
     }
 
     @Test("a fingerprint decides the group: equal fingerprints join, {{ default }} keeps the usual split")

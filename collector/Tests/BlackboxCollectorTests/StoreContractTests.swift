@@ -710,6 +710,49 @@ struct StoreContractTests {
     }
 
     @Test(
+        "delivery losses add up per version, category and reason; past the day's rows a new one counts as other; retention drops old days",
+        arguments: Kind.allCases)
+    func losses(_ kind: Kind) async throws {
+        let (store, cleanup) = try await Self.makeStore(kind)
+        defer { cleanup() }
+        try await store.migrate()
+        let project = try await store.createProject(name: "p").id
+        let scope = ProjectScope(projectID: project)
+        let now = Date()
+        func bundle(_ losses: [DeliveryLoss], at date: Date = now, _ name: String = UUID().uuidString) -> NewBundle {
+            var bundle = Self.newBundle(project: project, sha256: name, receivedAt: date)
+            bundle.losses = losses
+            return bundle
+        }
+        let dropped = DeliveryLoss(appVersion: "1.0", category: "error", reason: "before_send", quantity: 2)
+        _ = try await store.index([bundle([dropped]), bundle([dropped, dropped])])
+        let old = DeliveryLoss(appVersion: "0.9", category: "session", reason: "network_error", quantity: 7)
+        _ = try await store.index([bundle([old], at: now.addingTimeInterval(-40 * 86_400))])
+        let recent = try await store.losses(in: scope, since: now.addingTimeInterval(-86_400))
+        #expect(recent.map { [$0.version, $0.category, $0.reason] } == [["1.0", "error", "before_send"]])
+        #expect(recent.first?.quantity == 6, "three losses of 2 each, one row")
+        #expect(try await store.losses(in: scope, since: now.addingTimeInterval(-60 * 86_400)).count == 2)
+
+        // The day's rows are bounded: a sender making up reasons fills them, then counts as other.
+        // Today holds one row (before_send): these fill the rest.
+        let madeUp = (0..<ReleaseLoss.maxRowsPerDay - 1).map {
+            DeliveryLoss(appVersion: "1.0", category: "error", reason: "r\($0)", quantity: 1)
+        }
+        _ = try await store.index(
+            stride(from: 0, to: madeUp.count, by: 64).map { bundle(Array(madeUp[$0..<min($0 + 64, madeUp.count)])) })
+        _ = try await store.index([
+            bundle([DeliveryLoss(appVersion: "1.0", category: "error", reason: "late", quantity: 4)])
+        ])
+        let capped = try await store.losses(in: scope, since: now.addingTimeInterval(-86_400))
+        #expect(!capped.contains { $0.reason == "late" })
+        #expect(capped.contains { $0.reason == "other" && $0.version == CrashGroup.otherValues && $0.quantity == 4 })
+
+        _ = try await store.deleteBundles(
+            receivedBefore: now.addingTimeInterval(-30 * 86_400), beyondBytesPerProject: .max)
+        #expect(!(try await store.losses(in: scope, since: .distantPast)).contains { $0.version == "0.9" })
+    }
+
+    @Test(
         "made-up versions crowd real ones into (other) only while they keep arriving: a day later a new version counts by name",
         arguments: Kind.allCases)
     func versionCapIsRecent(_ kind: Kind) async throws {

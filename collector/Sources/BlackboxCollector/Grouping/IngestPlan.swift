@@ -69,6 +69,7 @@ public struct IngestPlan: Sendable {
     var bundle: BundleRow
     var files: [InspectedFile]
     var sessions: [SessionRow] = []
+    var losses: [LossRow] = []
     /// Session summaries dropped as physically impossible (counted in `/metrics`).
     var implausibleSessionSummaries = 0
     /// One per distinct report id of the bundle, in the bundle's order.
@@ -129,6 +130,7 @@ public struct IngestPlan: Sendable {
         self.occurrences = occurrences
         (sessions, implausibleSessionSummaries) = Self.plausibleSessionRows(
             (new.manifest?.sessions ?? []) + new.sessions, receivedAt: new.receivedAt)
+        losses = LossRows.rows(new.losses)
     }
 
     /// A bundle describes the runs of one installation since its last upload, so release health

@@ -19,4 +19,6 @@ public struct NewBundle: Sendable {
     /// Release health from another protocol than the manifest's (Sentry sessions), added to the
     /// manifest's.
     public var sessions: [SessionSummary] = []
+    /// What the sender dropped before this upload (Sentry client reports).
+    public var losses: [DeliveryLoss] = []
 }

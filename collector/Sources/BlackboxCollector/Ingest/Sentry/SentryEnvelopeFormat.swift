@@ -33,7 +33,7 @@ struct SentryEnvelopeFormat: BundleFormat {
     static var blobExtension: String { "envelope" }
 
     static let droppedTypes: Set<String> = [
-        "client_report", "transaction", "span", "profile", "profile_chunk", "replay_event", "replay_recording",
+        "transaction", "span", "profile", "profile_chunk", "replay_event", "replay_recording",
         "replay_video", "check_in", "statsd", "metric_buckets", "user_report", "feedback", "otel_log",
     ]
 
@@ -68,6 +68,7 @@ struct SentryEnvelopeFormat: BundleFormat {
         var encodedReports: [Data?] = []
         var files: [InspectedFile] = []
         var sessions: [SessionSummary] = []
+        var losses: [DeliveryLoss] = []
         var dropped: [String: Int] = [:]
         var reportBytes = 0
         var logRecordsLeft = SentryLogs.maxRecordsPerEnvelope
@@ -131,6 +132,12 @@ struct SentryEnvelopeFormat: BundleFormat {
                 sessions += try withJSON {
                     SentrySessions.summaries(of: $0, type: item.type, receivedAt: receivedAt)
                 }
+            case "client_report":
+                guard payload.count <= SentryClientReports.maxItemBytes else {
+                    dropped[item.type, default: 0] += 1
+                    continue
+                }
+                losses += try withJSON { SentryClientReports.losses(of: $0, appVersion: nil) }
             case "log" where payload.count > SentryLogs.maxItemBytes || logRecordsLeft == 0:
                 dropped["log", default: 0] += 1
             case "log":
@@ -150,6 +157,16 @@ struct SentryEnvelopeFormat: BundleFormat {
             receivedAt: receivedAt)
         new.sessions = sessions
         new.encodedReports = encodedReports
+        // A client report names no release: the envelope's event's or session's, else its header's
+        // trace context's (what Blackbox's own client reports carry).
+        let version =
+            reports.first?.app.version ?? sessions.first?.appVersion
+            ?? SentryEventReport.release(envelope.header.trace?.release).version
+        new.losses = losses.map { loss in
+            var loss = loss
+            loss.appVersion = version
+            return loss
+        }
         return FormatInspection(
             plan: try IngestPlan(new, bounds: IngestBounds(limits)), senderID: eventID, droppedItems: dropped)
     }

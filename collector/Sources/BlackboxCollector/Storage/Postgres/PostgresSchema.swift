@@ -203,5 +203,14 @@ enum PostgresSchema {
             "ALTER TABLE symbol_files ADD COLUMN sha1 TEXT",
             "CREATE INDEX symbol_files_sha1 ON symbol_files (project_id, sha1) WHERE sha1 IS NOT NULL",
         ],
+        // 11: what senders dropped before it reached the collector, per version, day, category and reason.
+        [
+            """
+            CREATE TABLE release_losses (
+                project_id BIGINT NOT NULL REFERENCES projects(id), app_version TEXT NOT NULL, day BIGINT NOT NULL,
+                category TEXT NOT NULL, reason TEXT NOT NULL, quantity BIGINT NOT NULL,
+                PRIMARY KEY (project_id, app_version, day, category, reason))
+            """
+        ],
     ]
 }

@@ -198,6 +198,16 @@ enum SQLiteSchema {
                     CREATE INDEX symbol_files_sha1 ON symbol_files (project_id, sha1) WHERE sha1 IS NOT NULL;
                     """)
         }
+        // What senders dropped before it reached the collector, per version, day, category and reason.
+        migrator.registerMigration("v12-losses") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE release_losses (
+                        project_id INTEGER NOT NULL REFERENCES projects(id), app_version TEXT NOT NULL,
+                        day INTEGER NOT NULL, category TEXT NOT NULL, reason TEXT NOT NULL, quantity INTEGER NOT NULL,
+                        PRIMARY KEY (project_id, app_version, day, category, reason));
+                    """)
+        }
         return migrator
     }
 }

@@ -35,6 +35,22 @@ extension SQLDatabase {
         }
         return (sessions, clean)
     }
+
+    public func losses(in scope: ProjectScope, since: Date) async throws -> [ReleaseLoss] {
+        try await rows(
+            """
+            SELECT app_version, category, reason, CAST(sum(quantity) AS BIGINT) AS quantity, max(day) AS last_day
+            FROM release_losses WHERE project_id = \(scope.projectID) AND day >= \(ReleaseStatements.day(since))
+            GROUP BY app_version, category, reason
+            ORDER BY max(day) DESC, sum(quantity) DESC, app_version, category, reason LIMIT \(ReleaseLoss.maxListed)
+            """
+        ).map { row in
+            ReleaseLoss(
+                version: try row.decode("app_version"), category: try row.decode("category"),
+                reason: try row.decode("reason"), quantity: try row.decode("quantity"),
+                lastDay: Date(timeIntervalSince1970: Double(try row.decode("last_day", as: Int64.self)) * 86_400))
+        }
+    }
 }
 
 enum ReleaseStatements {
@@ -61,6 +77,32 @@ enum ReleaseStatements {
                 ON CONFLICT (project_id, app_version, day) DO UPDATE SET clean = release_sessions.clean + excluded.clean,
                     crashed = release_sessions.crashed + excluded.crashed, hung = release_sessions.hung + excluded.hung,
                     killed = release_sessions.killed + excluded.killed
+                """)
+        }
+    }
+
+    /// Adds the plan's delivery losses to the day it arrived, as `addSessions` adds runs. A sender
+    /// names its categories and reasons (bounded words, `LossRows`): once a project has
+    /// `ReleaseLoss.maxRowsPerDay` rows for the day, a new combination counts as `other`.
+    static func addLosses(_ plan: IngestPlan, _ connection: some SQLConnection) throws {
+        let projectID = plan.bundle.projectID
+        let day = day(plan.bundle.receivedAt)
+        for row in plan.losses {
+            let known: SQLStatement = """
+                EXISTS (SELECT 1 FROM release_losses WHERE project_id = \(projectID) AND app_version = \(row.versionKey)
+                    AND day = \(day) AND category = \(row.category) AND reason = \(row.reason))
+                OR (SELECT count(*) FROM release_losses WHERE project_id = \(projectID) AND day = \(day))
+                    < \(ReleaseLoss.maxRowsPerDay)
+                """
+            try connection.execute(
+                """
+                INSERT INTO release_losses (project_id, app_version, day, category, reason, quantity)
+                SELECT \(projectID), CASE WHEN \(known) THEN \(row.versionKey) ELSE \(CrashGroup.otherValues) END, \(day),
+                    CASE WHEN \(known) THEN \(row.category) ELSE 'other' END,
+                    CASE WHEN \(known) THEN \(row.reason) ELSE 'other' END, \(row.quantity)
+                WHERE true
+                ON CONFLICT (project_id, app_version, day, category, reason)
+                    DO UPDATE SET quantity = release_losses.quantity + excluded.quantity
                 """)
         }
     }

@@ -16,6 +16,7 @@ enum RetentionTransaction {
         deleteLogLines: ([Int64]) throws -> Void
     ) throws -> RetentionOutcome {
         try connection.execute("DELETE FROM release_sessions WHERE day < \(ReleaseStatements.day(cutoff))")
+        try connection.execute("DELETE FROM release_losses WHERE day < \(ReleaseStatements.day(cutoff))")
         let expired = try connection.rows(
             """
             SELECT id, blob FROM (

@@ -11,9 +11,20 @@ struct ReleasesPage: PageModel {
         let sparkline: String
     }
 
+    /// What senders dropped before arrival in the last 30 days.
+    struct Loss: Encodable {
+        let version: String
+        let category: String
+        let reason: String
+        let quantity: Int
+        let lastDay: String
+    }
+
     let title = "Releases"
     let hasReleases: Bool
     let releases: [Row]
+    let hasLosses: Bool
+    let losses: [Loss]
 
     static func routes(store: any CollectorStore, pages: PageRenderer) -> RouteCollection<AuthenticatedContext> {
         let routes = RouteCollection(context: AuthenticatedContext.self)
@@ -36,7 +47,14 @@ struct ReleasesPage: PageModel {
                         sparkline: SVGChart(bars: Trends.bars(counts.sessions, labels: days.labels), name: "sparkline")
                             .sparkline()))
             }
-            return pages.render(ReleasesPage(hasReleases: !releases.isEmpty, releases: rows))
+            let losses = try await store.losses(in: context.scope, since: days.since).map {
+                Loss(
+                    version: $0.version, category: $0.category, reason: $0.reason, quantity: $0.quantity,
+                    lastDay: iso($0.lastDay))
+            }
+            return pages.render(
+                ReleasesPage(hasReleases: !releases.isEmpty, releases: rows, hasLosses: !losses.isEmpty, losses: losses)
+            )
         }
         return routes
     }
