@@ -7,10 +7,10 @@
 /// `manifest.json` at the root of a bundle zip (docs/bundle.md). The collector checks every listed
 /// entry's size and sha256 against what it actually inflates.
 public struct BundleManifest: Codable, Sendable, Equatable {
-    /// 2 adds the `raw-report` entry kind, 3 the `sessions` counts. A manifest is written with the
-    /// lowest version that holds what it carries, so that older collectors keep accepting bundles
-    /// that need nothing newer.
-    public static let currentFormatVersion = 3
+    /// 2 adds the `raw-report` entry kind, 3 the `sessions` counts, 4 the `losses`. A manifest is
+    /// written with the lowest version that holds what it carries, so that older collectors keep
+    /// accepting bundles that need nothing newer.
+    public static let currentFormatVersion = 4
 
     public var formatVersion: Int
     public var bundleID: UUID
@@ -20,6 +20,9 @@ public struct BundleManifest: Codable, Sendable, Equatable {
     public var entries: [Entry]
     /// Format 3: how the app's runs ended since the last bundle that counted them, per version.
     public var sessions: [SessionSummary]?
+    /// Format 4: what the sender lost for good since it last sent such counts (`DeliveryLoss`).
+    /// Uploaders send them in a bundle of their own: a collector too old for format 4 refuses only it.
+    public var losses: [DeliveryLoss]?
 
     public struct Entry: Codable, Sendable, Equatable {
         public enum Kind: String, Codable, Sendable {
@@ -45,11 +48,13 @@ public struct BundleManifest: Codable, Sendable, Equatable {
 
     public init(
         bundleID: UUID = UUID(), app: CrashReport.App, host: String, createdAt: Date = Date(), entries: [Entry],
-        sessions: [SessionSummary]? = nil
+        sessions: [SessionSummary]? = nil, losses: [DeliveryLoss]? = nil
     ) {
         self.formatVersion =
-            sessions?.isEmpty == false ? 3 : entries.contains { $0.kind == .rawReport } ? 2 : 1
+            losses?.isEmpty == false
+            ? 4 : sessions?.isEmpty == false ? 3 : entries.contains { $0.kind == .rawReport } ? 2 : 1
         self.sessions = sessions?.isEmpty == false ? sessions : nil
+        self.losses = losses?.isEmpty == false ? losses : nil
         self.bundleID = bundleID
         self.app = app
         self.host = host

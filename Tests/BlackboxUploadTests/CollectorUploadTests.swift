@@ -1,10 +1,12 @@
 #if Upload
     import Blackbox
+    import BlackboxFormat
     import BlackboxTestSupport
     import Foundation
     import Logging
     import Synchronization
     import Testing
+    import ZIPFoundation
 
     @testable import BlackboxUpload
 
@@ -65,6 +67,47 @@
             #expect(scratch.files(in: "outbox/bundles").filter { $0.hasSuffix(".zip") }.isEmpty)
             // A second pass has nothing new to send.
             #expect(await upload.runPass(context) == nil)
+        }
+
+        @Test(
+            "a refused bundle is counted; the counts go in a bundle of their own (format 4), whose refusal is not counted"
+        )
+        func refusalsGoInABundleOfTheirOwn() async throws {
+            let scratch = TemporaryDirectory()
+            defer { scratch.remove() }
+            let context = try app(scratch)
+            defer { context.core.shutdown() }
+            let spool = Spool(diagnosticsDirectory: scratch.path)
+            let refusing = try await StubCollector.start(script: [.init(status: 413, body: "{}")])
+            let first = try #require(
+                await CollectorUpload(endpoint: try CollectorEndpoint(url: refusing.baseURL, key: "k")).runPass(context)
+            )
+            await refusing.stop()
+            #expect(first.rejected == 1, "\(first)")
+            let ledger = DeliveryLosses(spool: spool, appVersion: nil, category: "bundle")
+            #expect(ledger.pending == [DeliveryLoss(category: "bundle", reason: "too_large", quantity: 1)])
+
+            // With the collector unreachable, the counts wait in the spool as a bundle of their own.
+            var offline = CollectorUpload(endpoint: try CollectorEndpoint(url: "http://127.0.0.1:9", key: "k"))
+            offline.retry.maxAttempts = 1
+            _ = await offline.runPass(context)
+            #expect(ledger.pending.isEmpty)
+            let manifests = try spool.pending().map { bundle in
+                let archive = try Archive(url: URL(fileURLWithPath: bundle.path), accessMode: .read)
+                var json = Data()
+                _ = try archive.extract(try #require(archive["manifest.json"])) { json.append($0) }
+                return try BundleManifest.decode(json)
+            }
+            let carrier = try #require(manifests.first { $0.losses != nil }, "\(manifests)")
+            #expect(carrier.formatVersion == 4 && carrier.entries.isEmpty)
+            #expect(carrier.losses == [DeliveryLoss(category: "bundle", reason: "too_large", quantity: 1)])
+
+            // Refused in turn (a collector too old for format 4): not counted again.
+            let old = try await StubCollector.start(script: [.init(status: 400, body: "{}")])
+            let third = try #require(
+                await CollectorUpload(endpoint: try CollectorEndpoint(url: old.baseURL, key: "k")).runPass(context))
+            await old.stop()
+            #expect(third.rejected == 1 && ledger.pending.isEmpty, "\(third)")
         }
 
         /// Security review 2026-11-27, finding 9: with the collector unreachable, each pass cut the

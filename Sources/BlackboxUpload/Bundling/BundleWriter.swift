@@ -51,10 +51,16 @@
             for (index, group) in groups.enumerated() {
                 written.append(
                     try writeOne(
-                        group, sessions: index == 0 ? sessions : [], into: directory,
+                        group, sessions: index == 0 ? sessions : [], losses: [], into: directory,
                         id: index == 0 ? id ?? UUID() : UUID()))
             }
             return written
+        }
+
+        /// A bundle of `losses` alone (manifest format 4): kept apart from reports and logs, so that a
+        /// collector too old for the format refuses these counts and nothing else.
+        public func writeLosses(_ losses: [DeliveryLoss], into directory: String) throws(BundleError) -> Written {
+            try writeOne([], sessions: [], losses: losses, into: directory, id: UUID())
         }
 
         func partition(_ items: [BundleItem]) -> [[BundleItem]] {
@@ -74,14 +80,13 @@
             return groups
         }
 
-        private func writeOne(_ items: [BundleItem], sessions: [SessionSummary], into directory: String, id: UUID)
-            throws(BundleError)
-            -> Written
-        {
+        private func writeOne(
+            _ items: [BundleItem], sessions: [SessionSummary], losses: [DeliveryLoss], into directory: String, id: UUID
+        ) throws(BundleError) -> Written {
             let path = "\(directory)/\(id.uuidString.lowercased()).zip"
             let temporary = path + ".tmp"
             do {
-                let entries = try writeZip(items, sessions: sessions, at: temporary, id: id)
+                let entries = try writeZip(items, sessions: sessions, losses: losses, at: temporary, id: id)
                 try DurableFile.commit(temporary, to: path)
                 return Written(path: path, manifest: entries, items: items)
             } catch let error as BundleError {
@@ -93,9 +98,9 @@
             }
         }
 
-        private func writeZip(_ items: [BundleItem], sessions: [SessionSummary], at path: String, id: UUID) throws
-            -> BundleManifest
-        {
+        private func writeZip(
+            _ items: [BundleItem], sessions: [SessionSummary], losses: [DeliveryLoss], at path: String, id: UUID
+        ) throws -> BundleManifest {
             let archive: Archive
             do {
                 archive = try Archive(url: URL(fileURLWithPath: path), accessMode: .create)
@@ -107,7 +112,8 @@
             for item in items {
                 entries.append(try add(item, to: archive))
             }
-            let manifest = BundleManifest(bundleID: id, app: app, host: host, entries: entries, sessions: sessions)
+            let manifest = BundleManifest(
+                bundleID: id, app: app, host: host, entries: entries, sessions: sessions, losses: losses)
             let json = try manifest.encoded()
             try archive.addEntry(
                 with: "manifest.json", type: .file, uncompressedSize: Int64(json.count), compressionMethod: .deflate,

@@ -76,9 +76,11 @@
                     LiveLogShipping(directory: context.directory, baseFileName: configuration.baseFileName), writer
                 )
             }
+            let losses = DeliveryLosses(spool: spool, appVersion: configuration.appVersion, category: "bundle")
             guard
                 let pass = await DeliveryPass(
-                    context, spool: spool, options: options, consent: consent, logger: logger, liveLog: liveLog)
+                    context, spool: spool, options: options, consent: consent, logger: logger, liveLog: liveLog,
+                    losses: losses)
             else { return nil }
             let selection = pass.selection
             if !selection.isEmpty {
@@ -88,11 +90,17 @@
                     logger.error("cannot bundle diagnostics for upload: \(error)")
                 }
             }
+            do {
+                try losses.writeLossBundle(into: spool, writer: writer)
+            } catch {
+                logger.error("cannot write the bundle of what was lost: \(error)")
+            }
             var client = CollectorClient(endpoint: endpoint)
             client.rateLimit = rateLimit
-            let uploader = SpoolUploader(spool: spool, transport: client, retry: retry) { event in
+            var uploader = SpoolUploader(spool: spool, transport: client, retry: retry) { event in
                 if let (level, text) = event.logLine { logger.log(level: level, "\(text)") }
             }
+            uploader.losses = losses
             let summary = await uploader.drain()
             withExtendedLifetime(pass.lock) {}
             return summary

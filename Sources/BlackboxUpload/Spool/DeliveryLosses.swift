@@ -6,8 +6,9 @@
 
     /// What a spool lost for good — a file the server refused (`too_large` for a 413, else
     /// `send_error`), waiting files the spool's cap removed (`cache_overflow`) — counted in
-    /// `<spool>/losses.json` until a pass sends the counts as a Sentry client report
-    /// (`client_report`, docs/sentry.md). Updated only by a pass, which holds the spool's lock.
+    /// `<spool>/losses.json` until a pass sends the counts: as a Sentry client report (`client_report`,
+    /// docs/sentry.md) or in a bundle of their own (manifest format 4, docs/bundle.md). Updated only by
+    /// a pass, which holds the spool's lock.
     /// Deferred and retried files are not losses: they wait in the spool.
     public struct DeliveryLosses: Sendable {
         /// Kinds of loss kept; further ones add to the last (a bounded file whatever happens).
@@ -77,6 +78,17 @@
                 try envelope.encoded(), to: "\(spool.directory)/\(id.uuidString.lowercased()).\(spool.fileExtension)")
             ledger.losses = []
             ledger.carriers = Array((ledger.carriers + [id]).suffix(Self.maxCarriers))
+            write(ledger)
+        }
+
+        /// Writes the pending counts into `spool` as a bundle of their own (`BundleWriter.writeLosses`),
+        /// then clears them.
+        func writeLossBundle(into spool: Spool, writer: BundleWriter) throws {
+            var ledger = read()
+            guard !ledger.losses.isEmpty else { return }
+            let written = try writer.writeLosses(ledger.losses, into: spool.directory)
+            ledger.losses = []
+            ledger.carriers = Array((ledger.carriers + [written.id]).suffix(Self.maxCarriers))
             write(ledger)
         }
 

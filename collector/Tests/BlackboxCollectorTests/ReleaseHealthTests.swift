@@ -33,6 +33,30 @@ struct ReleaseHealthTests {
         #expect(rows == [.init(versionKey: "1.0", clean: 1_000_001, crashed: 0, hung: 0, killed: 1)])
     }
 
+    @Test("a bundle of losses alone (manifest format 4) adds them to what was lost before arrival")
+    func lossBundle() async throws {
+        let collector = try await TestCollector.start()
+        defer { Task { await collector.stop() } }
+        let losses = [
+            DeliveryLoss(appVersion: "2.3", category: "bundle", reason: "too_large", quantity: 2),
+            DeliveryLoss(appVersion: "2.3", category: "log_item", reason: "cache_overflow", quantity: 5),
+        ]
+        let manifest = BundleManifest(app: .init(name: "shop", version: "2.3"), host: "h", entries: [], losses: losses)
+        #expect(manifest.formatVersion == 4)
+        let answer = try await HTTP.upload(
+            collector, try BundleArchive.zip([("manifest.json", try manifest.encoded())]))
+        #expect(answer.status == 201 || answer.status == 200, "\(answer.text)")
+        let listed = try await HTTP.get(collector, "/api/v1/losses").json["items"] as? [[String: Any]] ?? []
+        let pairs = Set(
+            listed.compactMap { item -> String? in
+                guard let reason = item["reason"] as? String, let quantity = item["quantity"] as? Int else {
+                    return nil
+                }
+                return "\(item["version"] as? String ?? "") \(reason) \(quantity)"
+            })
+        #expect(pairs == ["2.3 too_large 2", "2.3 cache_overflow 5"], "\(listed)")
+    }
+
     @Test("a crash and a run that give an empty version are both counted under \"unknown\"")
     func emptyVersionsMeet() async throws {
         let collector = try await TestCollector.start()

@@ -130,7 +130,7 @@ public struct IngestPlan: Sendable {
         self.occurrences = occurrences
         (sessions, implausibleSessionSummaries) = Self.plausibleSessionRows(
             (new.manifest?.sessions ?? []) + new.sessions, receivedAt: new.receivedAt)
-        losses = LossRows.rows(new.losses)
+        losses = LossRows.rows((new.manifest?.losses ?? []) + new.losses)
     }
 
     /// A bundle describes the runs of one installation since its last upload, so release health

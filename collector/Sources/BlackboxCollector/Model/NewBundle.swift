@@ -19,6 +19,7 @@ public struct NewBundle: Sendable {
     /// Release health from another protocol than the manifest's (Sentry sessions), added to the
     /// manifest's.
     public var sessions: [SessionSummary] = []
-    /// What the sender dropped before this upload (Sentry client reports).
+    /// What the sender dropped before this upload, from another protocol than the manifest's (Sentry
+    /// client reports), added to the manifest's.
     public var losses: [DeliveryLoss] = []
 }
