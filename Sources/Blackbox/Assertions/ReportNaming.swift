@@ -34,6 +34,8 @@ final class ReportNaming: @unchecked Sendable {
     /// Reports waiting beyond this are published unnamed at once: a burst of distinct failures
     /// must not grow memory or delay every later report.
     static let queueLimit = 32
+    /// How long shutdown waits for a report being written when its time to name them is up.
+    static let publishWait: Duration = .seconds(5)
     static let threadName = "bbx-naming"
 
     private let lock = ConditionLock()
@@ -76,9 +78,17 @@ final class ReportNaming: @unchecked Sendable {
             }
             var left = queue
             queue = []
+            // The thread claimed its report (named, being written): that write is its to finish. The
+            // process must not stop logging and exit in the middle of it, which left the report
+            // unpublished until the next start (seen under load, claimed just before the deadline).
+            let threadIsWriting = current != nil && currentPublished
             if let current, !currentPublished {
                 currentPublished = true
                 left.append(current)
+            }
+            let writing = monotonicNanoseconds() &+ Self.publishWait.nanoseconds
+            while threadIsWriting && current != nil && monotonicNanoseconds() < writing {
+                lock.wait(untilMonotonic: writing)
             }
             return left
         }
