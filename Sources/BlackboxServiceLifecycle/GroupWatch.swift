@@ -101,7 +101,7 @@
                 "\(reason)",
                 metadata: ["services": .array(stall.stuck.map { .string($0) }), "report": "\(path ?? "none")"])
             if case .exit(let status) = watchdog.onStall {
-                _ = Blackbox.flush(timeout: .seconds(2))
+                Blackbox.prepareForImmediateExit()
                 _exit(status)
             }
         }

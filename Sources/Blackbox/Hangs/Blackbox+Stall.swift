@@ -7,3 +7,13 @@ extension Blackbox {
         return HangReporter.write(reason: reason, unresponsiveThread: 0, notes: notes, core: core)
     }
 }
+
+extension Blackbox {
+    /// Before an integration ends the process at once (`_exit`, no exit handlers): the reports still
+    /// waiting for their frames' names are published (unnamed past `timeout`) and the log is flushed,
+    /// so that what was captured before is in the outbox and the file.
+    package static func prepareForImmediateExit(timeout: Duration = .seconds(2)) {
+        ReportNaming.shared.finish(within: timeout)
+        _ = flush(timeout: timeout)
+    }
+}
