@@ -71,7 +71,8 @@
             }
             guard first else { return }
             // Off the cooperative pool: a group that does not finish may be holding all of its threads.
-            let bound = watchdog.shutdownBound.components
+            // At most a year: a bound past that is never, and must not overflow the nanoseconds.
+            let bound = min(max(watchdog.shutdownBound, .zero), .seconds(366 * 86_400)).components
             let nanoseconds = bound.seconds * 1_000_000_000 + bound.attoseconds / 1_000_000_000
             DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { [self] in
                 checkFinished()
@@ -107,6 +108,7 @@
         }
 
         private static func seconds(_ duration: Duration) -> String {
+            let duration = min(max(duration, .zero), .seconds(366 * 86_400))
             let tenths = duration.components.seconds * 10 + duration.components.attoseconds / 100_000_000_000_000_000
             return "\(tenths / 10).\(tenths % 10)"
         }
