@@ -72,36 +72,42 @@ final class ThrowSiteNotes: Sendable {
     }
 
     private static let capacity = 8
-    private let notes = Mutex<[Note]>([])
-    /// Error types a log call of this request captured already (`BlackboxLogHandler`): a later
-    /// capture of the same type in the request (the framework's, when the handler logged the error
-    /// and threw it on) reports it no second time.
-    private let captured = Mutex<Set<ObjectIdentifier>>([])
 
-    func noteCaptured(_ error: any Error) {
-        _ = captured.withLock { $0.insert(ObjectIdentifier(type(of: error))) }
+    private struct State {
+        var notes: [Note] = []
+        /// Error types a log call of this request captured already (`BlackboxLogHandler`): a later
+        /// capture of the same type in the request (the framework's, when the handler logged the
+        /// error and threw it on) reports it no second time.
+        var captured: Set<ObjectIdentifier> = []
+
+        mutating func append(_ note: Note) {
+            if notes.count == ThrowSiteNotes.capacity { notes.removeFirst() }
+            notes.append(note)
+        }
     }
 
+    private let state = Mutex(State())
+
     func wasCaptured(_ error: any Error) -> Bool {
-        captured.withLock { $0.contains(ObjectIdentifier(type(of: error))) }
+        state.withLock { $0.captured.contains(ObjectIdentifier(type(of: error))) }
     }
 
     func note(_ error: any Error, at site: ThrowSite, origin: ThrowSite.Origin) {
         let note = Note(errorType: ObjectIdentifier(type(of: error)), site: site, origin: origin)
-        notes.withLock { Self.append(note, to: &$0) }
+        state.withLock { $0.append(note) }
     }
 
     /// A log call's error, in one lock: notes the call as the site of errors of its type, and returns
     /// the site its capture is grouped by (`site(of:)`, which is this call unless one was thrown).
-    /// `captured`: the call captures it (`noteCaptured`).
+    /// `captured`: the call captures it (`wasCaptured` then says so).
     func noteLogged(
         _ error: any Error, at site: ThrowSite, captured isCaptured: Bool
     ) -> (site: ThrowSite, origin: ThrowSite.Origin) {
         let errorType = ObjectIdentifier(type(of: error))
-        if isCaptured { _ = captured.withLock { $0.insert(errorType) } }
-        return notes.withLock { notes in
-            Self.append(Note(errorType: errorType, site: site, origin: .logged), to: &notes)
-            return Self.site(of: errorType, in: notes) ?? (site, .logged)
+        return state.withLock { state in
+            if isCaptured { state.captured.insert(errorType) }
+            state.append(Note(errorType: errorType, site: site, origin: .logged))
+            return Self.site(of: errorType, in: state.notes) ?? (site, .logged)
         }
     }
 
@@ -109,7 +115,7 @@ final class ThrowSiteNotes: Sendable {
     /// log call is where the error was handled, after it was thrown), the latest of each.
     func site(of error: any Error) -> (site: ThrowSite, origin: ThrowSite.Origin)? {
         let errorType = ObjectIdentifier(type(of: error))
-        return notes.withLock { Self.site(of: errorType, in: $0) }
+        return state.withLock { Self.site(of: errorType, in: $0.notes) }
     }
 
     private static func site(
@@ -118,10 +124,5 @@ final class ThrowSiteNotes: Sendable {
         let note =
             notes.last { $0.errorType == errorType && $0.origin == .thrown } ?? notes.last { $0.errorType == errorType }
         return note.map { ($0.site, $0.origin) }
-    }
-
-    private static func append(_ note: Note, to notes: inout [Note]) {
-        if notes.count == capacity { notes.removeFirst() }
-        notes.append(note)
     }
 }

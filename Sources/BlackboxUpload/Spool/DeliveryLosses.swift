@@ -76,9 +76,7 @@
             let id = UUID()
             try DurableFile.write(
                 try envelope.encoded(), to: "\(spool.directory)/\(id.uuidString.lowercased()).\(spool.fileExtension)")
-            ledger.losses = []
-            ledger.carriers = Array((ledger.carriers + [id]).suffix(Self.maxCarriers))
-            write(ledger)
+            sent(&ledger, in: id)
         }
 
         /// Writes the pending counts into `spool` as a bundle of their own (`BundleWriter.writeLosses`),
@@ -87,8 +85,13 @@
             var ledger = read()
             guard !ledger.losses.isEmpty else { return }
             let written = try writer.writeLosses(ledger.losses, into: spool.directory)
+            sent(&ledger, in: written.id)
+        }
+
+        /// The pending counts are in the spool as `carrier`: cleared, and the carrier remembered.
+        private func sent(_ ledger: inout Ledger, in carrier: UUID) {
             ledger.losses = []
-            ledger.carriers = Array((ledger.carriers + [written.id]).suffix(Self.maxCarriers))
+            ledger.carriers = Array((ledger.carriers + [carrier]).suffix(Self.maxCarriers))
             write(ledger)
         }
 

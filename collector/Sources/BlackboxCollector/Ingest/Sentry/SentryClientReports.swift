@@ -20,10 +20,11 @@ enum SentryClientReports {
         for (key, reason) in lists {
             for entry in item[key]?.values ?? [] where losses.count < maxEntries {
                 guard let quantity = entry["quantity"]?.integer, quantity > 0 else { continue }
+                // Named and bounded by the plan (`LossRows`), as a manifest's losses are.
                 losses.append(
                     DeliveryLoss(
-                        appVersion: appVersion, category: LossRows.name(entry["category"]?.string),
-                        reason: LossRows.name(reason ?? entry["reason"]?.string),
+                        appVersion: appVersion, category: entry["category"]?.string ?? "",
+                        reason: reason ?? entry["reason"]?.string ?? "",
                         quantity: Int(min(quantity, Int64(LossRows.maxQuantity)))))
             }
         }
