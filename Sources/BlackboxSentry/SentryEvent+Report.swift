@@ -23,7 +23,7 @@ extension SentryEvent {
         exception = Values(values: [
             Exception(
                 type: thrown.type, value: thrown.value?.isEmpty == false ? thrown.value : nil,
-                threadID: report.thread.id,
+                threadID: Int64(report.thread.id),
                 mechanism: Mechanism(
                     type: kind.mechanism, handled: kind.handled,
                     meta: report.signal.map { signal in
@@ -39,7 +39,7 @@ extension SentryEvent {
                 values: threads.map { thread in
                     let stack = thread.crashed ? nil : Self.stacktrace(thread.frames, of: report, registers: [])
                     return Thread(
-                        id: thread.id, name: thread.name, crashed: thread.crashed && kind.crashes,
+                        id: Int64(thread.id), name: thread.name, crashed: thread.crashed && kind.crashes,
                         current: thread.crashed, stacktrace: stack?.frames.isEmpty == false ? stack : nil)
                 })
         }
@@ -52,11 +52,11 @@ extension SentryEvent {
         tags["blackbox.kind"] = report.kind.rawValue
         if let requestID = report.scope?["request-id"] { tags["request_id"] = requestID }
         self.tags = tags
-        var extra = report.metadata
-        if let path = report.process.path { extra["process.path"] = path }
-        extra["process.pid"] = String(report.process.pid)
-        if let fatalMessage = report.fatalMessage { extra["fatal_message"] = fatalMessage }
-        if !report.notes.isEmpty { extra["notes"] = report.notes.joined(separator: "\n") }
+        var extra = report.metadata.mapValues(SentryJSON.string)
+        if let path = report.process.path { extra["process.path"] = .string(path) }
+        extra["process.pid"] = .string(String(report.process.pid))
+        if let fatalMessage = report.fatalMessage { extra["fatal_message"] = .string(fatalMessage) }
+        if !report.notes.isEmpty { extra["notes"] = .string(report.notes.joined(separator: "\n")) }
         self.extra = extra
         if let scope = report.scope {
             transaction = scope["route"]
@@ -86,7 +86,7 @@ extension SentryEvent {
         case .fewerBreadcrumbs:
             breadcrumbs = breadcrumbs.map { Values(values: Array($0.values.suffix(20))) }
         case .noExtra:
-            extra = ["blackbox.trimmed": "the report was larger than a Sentry event may be"]
+            extra = ["blackbox.trimmed": .string("the report was larger than a Sentry event may be")]
         case .crashedThreadToItsInnermostFrames:
             for index in exception?.values.indices ?? 0..<0 {
                 if let frames = exception?.values[index].stacktrace?.frames, frames.count > 200 {
@@ -260,23 +260,23 @@ extension SentryEvent {
         "warning": "warning", "error": "error", "crit": "fatal", "critical": "fatal",
     ]
 
-    static func contexts(_ report: CrashReport) -> [String: [String: ContextValue]] {
-        var contexts: [String: [String: ContextValue]] = [:]
-        var os: [String: ContextValue] = ["name": .string("Linux")]
+    static func contexts(_ report: CrashReport) -> [String: [String: SentryJSON]] {
+        var contexts: [String: [String: SentryJSON]] = [:]
+        var os: [String: SentryJSON] = ["name": .string("Linux")]
         if !report.host.os.isEmpty { os["raw_description"] = .string(report.host.os) }
         if !report.host.kernel.isEmpty { os["kernel_version"] = .string(report.host.kernel) }
         contexts["os"] = os
-        var device: [String: ContextValue] = [:]
+        var device: [String: SentryJSON] = [:]
         if !report.host.architecture.isEmpty { device["arch"] = .string(report.host.architecture) }
         if !device.isEmpty { contexts["device"] = device }
-        var app: [String: ContextValue] = ["app_name": .string(report.app.name)]
+        var app: [String: SentryJSON] = ["app_name": .string(report.app.name)]
         if let version = report.app.version { app["app_version"] = .string(version) }
         if let build = report.app.build { app["app_build"] = .string(build) }
         if let start = report.process.startTime { app["app_start_time"] = .string(ReportTime.format(start)) }
         contexts["app"] = app
         contexts["runtime"] = ["name": .string("swift")]
         if let scope = report.scope, let trace = scope["trace-id"] {
-            var context: [String: ContextValue] = ["trace_id": .string(trace)]
+            var context: [String: SentryJSON] = ["trace_id": .string(trace)]
             if let span = scope["span-id"] { context["span_id"] = .string(span) }
             contexts["trace"] = context
         }
@@ -284,15 +284,15 @@ extension SentryEvent {
             contexts["blackbox.scope"] = scope.mapValues { .string($0) }
         }
         if let termination = report.termination {
-            var context: [String: ContextValue] = [
+            var context: [String: SentryJSON] = [
                 "cause": .string(termination.cause),
                 "last_seen_alive": .string(ReportTime.format(termination.lastSeenAlive)),
             ]
             if let before = termination.cgroupOOMKillsBefore {
-                context["cgroup_oom_kills_before"] = .integer(Int64(before))
+                context["cgroup_oom_kills_before"] = .number(Double(before))
             }
             if let after = termination.cgroupOOMKillsAfter {
-                context["cgroup_oom_kills_after"] = .integer(Int64(after))
+                context["cgroup_oom_kills_after"] = .number(Double(after))
             }
             contexts["termination"] = context
         }

@@ -2,10 +2,11 @@ import Foundation
 
 /// Any JSON value, as Sentry SDKs send them: the protocol lets most fields take several shapes (a
 /// list or `{"values": [...]}`, a number or an RFC 3339 string, a string or an object), and SDKs add
-/// fields freely, so events are read as a tree and picked apart leniently (the collector's
-/// `SentryEventReport`). A field of an unexpected shape is ignored, never an error. `parse` reads
-/// text (SentryJSON+Parsing.swift); as a `Decodable` it also reads from any decoder.
-public enum SentryJSON: Decodable, Sendable, Equatable {
+/// fields freely, so an SDK's JSON is read as a tree (`parse`, SentryJSON+Parsing.swift) and the
+/// typed models are read from it leniently (`SentryEvent(lenient:)`): a field of an unexpected shape
+/// is left out, never an error. What stays a tree in the typed models is what the protocol leaves
+/// free-form (contexts, extra, breadcrumb data).
+public enum SentryJSON: Codable, Sendable, Equatable {
     case null
     case bool(Bool)
     case number(Double)
@@ -38,6 +39,34 @@ public enum SentryJSON: Decodable, Sendable, Equatable {
             self = .number(value)
         } else {
             self = .bool(try container.decode(Bool.self))
+        }
+    }
+
+    /// A whole number is written as an integer (`12`, not `12.0`), as SDKs write counts and ids.
+    public func encode(to encoder: any Encoder) throws {
+        switch self {
+        case .null:
+            var container = encoder.singleValueContainer()
+            try container.encodeNil()
+        case .bool(let value):
+            var container = encoder.singleValueContainer()
+            try container.encode(value)
+        case .number(let value):
+            var container = encoder.singleValueContainer()
+            if value == value.rounded(), abs(value) < 9e15 {
+                try container.encode(Int64(value))
+            } else {
+                try container.encode(value)
+            }
+        case .string(let value):
+            var container = encoder.singleValueContainer()
+            try container.encode(value)
+        case .array(let values):
+            var container = encoder.unkeyedContainer()
+            for value in values { try container.encode(value) }
+        case .object(let members):
+            var container = encoder.container(keyedBy: MemberName.self)
+            for (name, value) in members { try container.encode(value, forKey: MemberName(stringValue: name)) }
         }
     }
 
@@ -103,5 +132,11 @@ public enum SentryJSON: Decodable, Sendable, Equatable {
                 ?? (try? Date(text + "Z", strategy: .iso8601))
         default: nil
         }
+    }
+
+    /// `date` as seconds since 1970; a number is taken as it is (through a `Date` it could come
+    /// back a rounding away).
+    public var secondsSince1970: Double? {
+        if case .number(let seconds) = self { date != nil ? seconds : nil } else { date?.timeIntervalSince1970 }
     }
 }

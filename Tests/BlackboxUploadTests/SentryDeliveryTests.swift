@@ -71,8 +71,8 @@
             #expect(event.release == "shop@1.2+7" && event.dist == "7" && event.serverName == "web-1")
             let exception = try #require(event.exception?.values.first)
             #expect(exception.type == "Fatal error" && exception.value == "Index out of range")
-            #expect(exception.mechanism.type == "signalhandler" && exception.mechanism.handled == false)
-            #expect(exception.mechanism.meta?.signal?.name == "SIGILL" && exception.threadID == 42)
+            #expect(exception.mechanism?.type == "signalhandler" && exception.mechanism?.handled == false)
+            #expect(exception.mechanism?.meta?.signal?.name == "SIGILL" && exception.threadID == 42)
             // Oldest first, one frame per symbol (the inlined failure marker its own frame).
             let frames = try #require(exception.stacktrace?.frames)
             #expect(
@@ -107,7 +107,7 @@
         @Test func nonFatalsAreHandledErrorsAndOnlyOOMTerminationsAreEvents() throws {
             let nonfatal = try #require(
                 SentryEvent(report: Fixtures.report(kind: .nonfatal), release: "r", environment: nil))
-            #expect(nonfatal.level == "error" && nonfatal.exception?.values.first?.mechanism.handled == true)
+            #expect(nonfatal.level == "error" && nonfatal.exception?.values.first?.mechanism?.handled == true)
             #expect(nonfatal.release == "r")
             // Sentry refuses a release with a slash or a control character: they become dashes.
             let awkward = SentryEvent(
@@ -128,7 +128,7 @@
             let hangEvent = try #require(SentryEvent(report: hang, release: nil, environment: nil))
             let hangException = try #require(hangEvent.exception?.values.first)
             #expect(hangEvent.level == "error" && hangException.type == "AppHang")
-            #expect(hangException.mechanism.type == "AppHang" && hangException.mechanism.handled)
+            #expect(hangException.mechanism?.type == "AppHang" && hangException.mechanism?.handled == true)
             #expect(
                 hangEvent.threads?.values.first?.crashed == false && hangEvent.threads?.values.first?.current == true)
 
@@ -138,7 +138,7 @@
             let errorEvent = try #require(SentryEvent(report: error, release: nil, environment: nil))
             let errorException = try #require(errorEvent.exception?.values.first)
             #expect(errorException.type == "PaymentError" && errorException.value == "PaymentError: card declined")
-            #expect(errorException.mechanism.type == "blackbox.capture" && errorException.mechanism.handled)
+            #expect(errorException.mechanism?.type == "blackbox.capture" && errorException.mechanism?.handled == true)
             error.metadata.merge([
                 "error.site.file": "shop/Payments.swift", "error.site.line": "42",
                 "error.site.function": "charge(card:)",

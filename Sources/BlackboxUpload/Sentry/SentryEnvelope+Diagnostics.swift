@@ -95,7 +95,7 @@
                         of: .init(
                             name: app.name, version: version, build: version == app.version ? app.build : nil))
                 guard let sessionRelease = sessionRelease.map(SentryEvent.releaseName) else { continue }
-                let aggregate = SessionAggregates(
+                let aggregate = SentrySessionAggregates(
                     attrs: .init(release: sessionRelease, environment: environment),
                     aggregates: [
                         .init(
@@ -105,23 +105,6 @@
                 items.append(.init(type: "sessions", payload: try encoder.encode(aggregate)))
             }
             return items.isEmpty ? nil : SentryEnvelope(sdk: SentryEvent.envelopeSDK, items: items)
-        }
-
-        struct SessionAggregates: Encodable {
-            var attrs: Attributes
-            var aggregates: [Bucket]
-
-            struct Attributes: Encodable {
-                var release: String
-                var environment: String?
-            }
-
-            struct Bucket: Encodable {
-                var started: String
-                var exited: Int
-                var crashed: Int
-                var abnormal: Int
-            }
         }
 
         /// Below Relay's 1 MiB limit for an event, with room for its envelope.

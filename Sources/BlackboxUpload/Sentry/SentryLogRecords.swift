@@ -15,32 +15,8 @@
         static let recordsPerEnvelope = 100
         static let maxPayloadBytes = 512 << 10
 
-        struct Record: Encodable {
-            var timestamp: Double
-            var level: String
-            var body: String
-            var attributes: [String: Attribute]
-        }
-
-        struct Attribute: Encodable {
-            var value: String
-            var type = "string"
-        }
-
-        struct Payload: Encodable {
-            var items: [Record]
-        }
-
-        func record(_ line: String) -> Record? {
-            guard let parts = LogLine(parsing: line) else { return nil }
-            var attributes = ["sentry.origin": Attribute(value: "auto.log.blackbox")]
-            if let label = parts.label { attributes["logger.name"] = Attribute(value: label) }
-            if let release { attributes["sentry.release"] = Attribute(value: release) }
-            if let environment { attributes["sentry.environment"] = Attribute(value: environment) }
-            return Record(
-                timestamp: parts.time.timeIntervalSince1970, level: SentryLogLevel(blackboxTag: parts.level).rawValue,
-                body: parts.message,
-                attributes: attributes)
+        func record(_ line: String) -> SentryLogRecord? {
+            SentryLogRecord(line: line, release: release, environment: environment)
         }
 
         /// Calls `emit` with each envelope of the file's lines (a `.gz` file is inflated on the way).
@@ -52,11 +28,11 @@
             let inflater = path.hasSuffix(".gz") ? try GzipInflater() : nil
             let encoder = SentryEnvelope.jsonEncoder()
             var pending: [UInt8] = []
-            var batch: [Record] = []
+            var batch: [SentryLogRecord] = []
             var batchBytes = 0
             func flush() throws {
                 guard !batch.isEmpty else { return }
-                let payload = try encoder.encode(Payload(items: batch))
+                let payload = try encoder.encode(SentryLogRecord.Payload(items: batch))
                 try emit(
                     SentryEnvelope(
                         sdk: SentryEvent.envelopeSDK,

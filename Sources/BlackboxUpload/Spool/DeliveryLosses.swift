@@ -62,17 +62,16 @@
         func writeClientReport(into spool: Spool, release: String?) throws {
             var ledger = read()
             guard !ledger.losses.isEmpty else { return }
-            let report: [String: Any] = [
-                "timestamp": Date().timeIntervalSince1970,
-                "discarded_events": ledger.losses.map {
-                    ["reason": $0.reason, "category": $0.category, "quantity": $0.quantity] as [String: Any]
-                },
-            ]
+            let report = SentryClientReport(
+                timestamp: Date().timeIntervalSince1970,
+                discardedEvents: ledger.losses.map {
+                    .init(reason: $0.reason, category: $0.category, quantity: $0.quantity)
+                })
             var header = SentryEnvelope.Header(sdk: SentryEvent.envelopeSDK)
             header.trace = release.map { SentryEnvelope.TraceContext(release: $0) }
             let envelope = SentryEnvelope(
                 header: header,
-                items: [.init(type: "client_report", payload: try JSONSerialization.data(withJSONObject: report))])
+                items: [.init(type: "client_report", payload: try SentryEnvelope.jsonEncoder().encode(report))])
             let id = UUID()
             try DurableFile.write(
                 try envelope.encoded(), to: "\(spool.directory)/\(id.uuidString.lowercased()).\(spool.fileExtension)")

@@ -47,7 +47,7 @@ struct SentryIngestTests {
         // The source lines the SDK read around it (its context_line, pre_context, post_context).
         let context = try #require(report.frames.first?.sourceContext, "no source context")
         #expect(context.line.contains("return int(order[\"count\"])"), "\(context)")
-        #expect(!context.before.isEmpty && context.before.count <= SentryEventReport.maxContextLines)
+        #expect(!context.before.isEmpty && context.before.count <= SentryEventReport.limits.contextLines)
         #expect(report.frames.allSatisfy { $0.inApp == true })
         #expect(report.app == .init(name: "shop", version: "1.4.2", build: "77"))
         #expect(report.metadata["sentry.environment"] == "test" && report.metadata["sentry.platform"] == "python")

@@ -1,4 +1,5 @@
 import BlackboxFormat
+import BlackboxSentry
 import Crypto
 import Foundation
 
@@ -31,8 +32,8 @@ public enum CrashSignature {
     public static let version = 4
 
     /// The metadata entry a Sentry event's `fingerprint` travels in, its values joined by the separator.
-    static let fingerprintKey = "sentry.fingerprint"
-    static let fingerprintSeparator = "\u{1F}"
+    static let fingerprintKey = SentryEvent.fingerprintKey
+    static let fingerprintSeparator = SentryEvent.fingerprintSeparator
 
     public struct Result: Sendable, Equatable {
         public var hash: String

@@ -161,7 +161,7 @@ struct SentryEnvelopeFormat: BundleFormat {
         // trace context's (what Blackbox's own client reports carry).
         let version =
             reports.first?.app.version ?? sessions.first?.appVersion
-            ?? SentryEventReport.release(envelope.header.trace?.release).version
+            ?? SentryRelease(envelope.header.trace?.release).version
         new.losses = losses.map { loss in
             var loss = loss
             loss.appVersion = version

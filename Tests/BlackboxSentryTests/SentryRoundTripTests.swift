@@ -3,12 +3,11 @@ import BlackboxSentry
 import Foundation
 import Testing
 
-@testable import BlackboxCollector
-
 /// The two mappings side by side: a Blackbox report as the app's delivery turns it into a Sentry
 /// event (`SentryEvent(report:)`), read back as the collector reads any SDK's event
-/// (`SentryEventReport`). What a report holds must survive the trip; where it cannot (an inlined
-/// function is a Sentry frame of its own), the test says what comes back instead.
+/// (`SentryEvent(lenient:)`, then `CrashReport(sentryEvent:)`). The event must come back equal; what
+/// a report holds must survive the trip; where it cannot (an inlined function is a Sentry frame of
+/// its own), the test says what comes back instead.
 @Suite("Sentry protocol: a report sent as an event and read back")
 struct SentryRoundTripTests {
     static let received = Date(timeIntervalSince1970: 1_795_000_000)
@@ -47,7 +46,45 @@ struct SentryRoundTripTests {
     static func readBack(_ report: CrashReport) throws -> CrashReport {
         let event = try #require(SentryEvent(report: report, release: nil, environment: "production"))
         let json = try SentryJSON.parse(try SentryEnvelope.jsonEncoder().encode(event))
-        return SentryEventReport().report(json, receivedAt: received)
+        let read = SentryEvent(lenient: json)
+        #expect(read == event, "the lenient reader reads back what the model wrote")
+        return CrashReport(sentryEvent: read, receivedAt: received)
+    }
+
+    /// Every part of the model the delivery fills: other threads with stacks, registers, a signal,
+    /// an OOM kill's counts (numbers in a context), the request, breadcrumbs, extra.
+    @Test(
+        "an event read back leniently equals the event written, for every kind the delivery sends",
+        arguments: [CrashReport.Kind.crash, .nonfatal, .error, .hang, .termination])
+    func eventComesBackEqual(kind: CrashReport.Kind) throws {
+        var report = Self.report(kind: kind)
+        report.signal = .init(number: 11, name: "SIGSEGV", code: 1, codeName: "SEGV_MAPERR", faultAddress: "0x8")
+        report.registers = [.init(name: "rip", value: "0x401234"), .init(name: "rsp", value: "0x7ffd0000")]
+        report.threads = [
+            .init(id: 4242, name: "main", crashed: true, frameSource: "libunwind", problem: nil, frames: report.frames),
+            .init(
+                id: 4243, name: "worker", crashed: false, frameSource: "libunwind", problem: nil,
+                frames: [report.frames[1], report.frames[2]]),
+        ]
+        report.metadata = ["error.type": "PaymentError", "swift.version": "6.2"]
+        report.notes = ["a note"]
+        report.scope?["url"] = "https://shop.example/checkout?cart=1"
+        if kind == .termination {
+            report.termination = .init(
+                cause: "oom-killer", lastSeenAlive: Self.received.addingTimeInterval(-9), detectedAt: Self.received,
+                cgroupOOMKillsBefore: 2,
+                cgroupOOMKillsAfter: 3)
+        }
+        let event = try #require(SentryEvent(report: report, release: "shop@1.2+45", environment: "production"))
+        // The fixture reaches every part it says it does.
+        #expect(event.threads?.values.contains { $0.stacktrace?.frames.isEmpty == false } == true)
+        #expect(event.exception?.values.first?.stacktrace?.registers?["rip"] == "0x401234")
+        #expect(event.debugMeta?.images.count == 2 && event.breadcrumbs?.values.count == 1 && event.request != nil)
+        #expect(kind != .termination || event.contexts?["termination"]?["cgroup_oom_kills_after"] == .number(3))
+        let written = try SentryEnvelope.jsonEncoder().encode(event)
+        #expect(SentryEvent(lenient: try SentryJSON.parse(written)) == event)
+        // Foundation's strict decoder reads the same model to the same value.
+        #expect(try JSONDecoder().decode(SentryEvent.self, from: written) == event)
     }
 
     @Test(
