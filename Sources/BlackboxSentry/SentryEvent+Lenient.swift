@@ -136,7 +136,8 @@ extension SentryEvent.Exception {
 }
 
 extension SentryEvent.Mechanism {
-    /// A mechanism without a type is `generic`, as Sentry reads it.
+    /// The type is kept as sent: a mechanism without one names none (the report's
+    /// `sentry.mechanism` stays unset, as before the typed model).
     init?(lenient json: SentryJSON) {
         guard json.object != nil else { return nil }
         let signal = json["meta"]?["signal"].flatMap { signal -> Signal? in
@@ -147,7 +148,7 @@ extension SentryEvent.Mechanism {
                 codeName: signal["code_name"]?.string)
         }
         self.init(
-            type: json["type"]?.string ?? "generic", handled: json["handled"]?.bool, synthetic: json["synthetic"]?.bool,
+            type: json["type"]?.string, handled: json["handled"]?.bool, synthetic: json["synthetic"]?.bool,
             meta: json["meta"] == nil ? nil : Meta(signal: signal))
     }
 }

@@ -71,7 +71,7 @@ public struct SentryEvent: Codable, Sendable, Equatable {
     }
 
     public struct Mechanism: Codable, Sendable, Equatable {
-        public var type: String
+        public var type: String?
         public var handled: Bool?
         public var synthetic: Bool?
         public var meta: Meta?

@@ -29,7 +29,7 @@ struct SentryEventLenientTests {
         #expect(event.message?.formatted == "cart 7" && event.message?.message == "cart %s")
         #expect(event.tags == ["tenant": "acme", "n": "3"])
         let exception = try #require(event.exception?.values.first)
-        #expect(exception.threadID == 17 && exception.mechanism?.type == "generic")
+        #expect(exception.threadID == 17 && exception.mechanism?.type == nil)
         #expect(exception.mechanism?.handled == false && exception.mechanism?.meta == nil)
         #expect(event.threads?.values.map(\.id) == [16, 17])
         #expect(SentryEvent.failingThreadIndex(of: event.threads?.values ?? [], exceptionThreadID: 17) == 1)
@@ -44,6 +44,7 @@ struct SentryEventLenientTests {
         #expect(report.thread.id == 17 && report.thread.name == "worker", "the exception's thread is the failing one")
         #expect(report.frames.map { $0.symbols.first?.function } == ["f"], "its stack stands in for the exception's")
         #expect(report.reason == "ValueError" && report.metadata["sentry.handled"] == "false")
+        #expect(report.metadata["sentry.mechanism"] == nil, "a mechanism without a type names none")
         #expect(report.metadata[SentryEvent.fingerprintKey] == "{{ default }}\u{1F}7")
         #expect(report.annotations == ["tenant": "acme", "n": "3"])
     }
