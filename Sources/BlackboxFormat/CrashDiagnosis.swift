@@ -10,11 +10,16 @@
 ///    a release build, or the fatal message) is named by its check.
 /// 2. A signal another process sent (si_code ≤ 0 with a sender other than the process) is that; one
 ///    the process sent itself is `abort()` for SIGABRT, "raised" otherwise.
-/// 3. SIGSEGV: a fault within 64 KiB of the stack pointer, or a recursion deep enough that frames were
-///    omitted, is a stack overflow (named after the function that repeats most); a fault below 4 KiB
-///    is a null dereference (the address is the offset from nil); a fault at the faulting instruction
-///    itself is a jump into memory that is not executable (or not mapped); otherwise SEGV_ACCERR is
-///    protected memory and SEGV_MAPERR a wild pointer.
+/// 3. SIGSEGV: a fault within 64 KiB of the stack pointer, a recursion deep enough that frames were
+///    omitted, or (by the memory map at crash time) a fault on the guard page below the thread's stack
+///    or in the gap below the main thread's, is a stack overflow (named after the function that
+///    repeats most); a general-protection fault is a pointer outside the address space; a fault below
+///    4 KiB is a null dereference (the address is the offset from nil); an instruction fetch (or a
+///    fault at the faulting instruction itself) is a jump into memory that is not executable, or not
+///    mapped; a fault inside a mapping is protected memory (a guard page, a write to read-only memory,
+///    named with the mapping); one in no mapping a wild pointer (with the nearest mapping within
+///    64 KiB). Without a memory map (older reports), SEGV_ACCERR is protected memory and SEGV_MAPERR a
+///    wild pointer.
 /// 4. SIGBUS by its code, SIGFPE by its code, SIGABRT, and a trap with no Swift text.
 public struct CrashDiagnosis: Codable, Sendable, Equatable {
     public enum Kind: String, Codable, Sendable, CaseIterable {
@@ -140,16 +145,16 @@ public struct CrashDiagnosis: Codable, Sendable, Equatable {
     private static func segmentationFault(_ signal: CrashReport.SignalDetails, fault: UInt64?, report: CrashReport)
         -> CrashDiagnosis
     {
-        let stackPointer = report.registers.first { $0.name == "rsp" || $0.name == "sp" }.flatMap {
-            address(fromHex: $0.value)
-        }
-        let nearStack =
-            if let fault, let stackPointer { fault &+ 65_536 >= stackPointer && fault <= stackPointer &+ 65_536 } else {
-                false
-            }
-        if nearStack || (report.omittedFrames?.count ?? 0) > 0 {
+        if isStackOverflow(signal, fault: fault, report: report) {
             let recursion = repeatingFunction(report.frames).map { " in \($0), which calls itself" } ?? ""
             return CrashDiagnosis(kind: .stackOverflow, summary: "Stack overflow\(recursion)")
+        }
+        // SI_KERNEL: a general-protection fault, which x86_64 raises for an address outside the
+        // canonical range (a pointer of garbage) and reports without the address.
+        if signal.code == 128 {
+            return CrashDiagnosis(
+                kind: .wildPointer,
+                summary: "Bad pointer: an address outside the address space (the processor does not say which)")
         }
         guard let fault else { return CrashDiagnosis(kind: .wildPointer, summary: "Bad memory access") }
         if fault < 4096 {
@@ -159,12 +164,38 @@ public struct CrashDiagnosis: Codable, Sendable, Equatable {
                     ? "Null pointer dereference"
                     : "Null pointer dereference: \(signal.faultAddress), \(fault) bytes past nil")
         }
-        if let pc = report.frames.first.flatMap({ address(fromHex: $0.address) }), pc == fault {
+        let memory = signal.faultMemory
+        let pc = report.frames.first.flatMap { address(fromHex: $0.address) }
+        if signal.access == "execute" || pc == fault {
+            if let mapping = memory?.holding {
+                return CrashDiagnosis(
+                    kind: .nonExecutableJump,
+                    summary:
+                        "Jump into memory that is not executable at \(signal.faultAddress) (\(mapping.shortDescription))"
+                )
+            }
             return CrashDiagnosis(
                 kind: .nonExecutableJump,
-                summary: signal.code == 2
+                summary: signal.code == 2 && memory == nil
                     ? "Jump into memory that is not executable at \(signal.faultAddress)"
                     : "Jump to an address nothing is mapped at: \(signal.faultAddress) (a bad function pointer?)")
+        }
+        if let mapping = memory?.holding {
+            let place = "\(signal.faultAddress) (\(mapping.shortDescription))"
+            let summary =
+                if mapping.isInaccessible {
+                    "Access to a guard page at \(place): memory nothing may touch, past the end of a buffer or a stack"
+                } else if signal.access == "write", !mapping.isWritable {
+                    "Write to read-only memory at \(place)"
+                } else {
+                    "Access to protected memory at \(place)"
+                }
+            return CrashDiagnosis(kind: .protectedMemory, summary: summary)
+        }
+        if let memory {
+            return CrashDiagnosis(
+                kind: .wildPointer,
+                summary: "Bad pointer: nothing is mapped at \(signal.faultAddress)\(nearest(fault, memory))")
         }
         if signal.code == 2 {
             return CrashDiagnosis(
@@ -173,6 +204,43 @@ public struct CrashDiagnosis: Codable, Sendable, Equatable {
                     "Access to protected memory at \(signal.faultAddress) (a write to read-only data, or a guard page)")
         }
         return CrashDiagnosis(kind: .wildPointer, summary: "Bad pointer: nothing is mapped at \(signal.faultAddress)")
+    }
+
+    /// A fault within 64 KiB of the stack pointer, frames omitted from a deep recursion, or what the
+    /// memory map shows: the fault (or the stack pointer itself) on the guard page below the thread's
+    /// stack, or in the gap the kernel keeps below the main thread's growable `[stack]`.
+    private static func isStackOverflow(_ signal: CrashReport.SignalDetails, fault: UInt64?, report: CrashReport)
+        -> Bool
+    {
+        if (report.omittedFrames?.count ?? 0) > 0 { return true }
+        let stackPointer = report.registers.first { $0.name == "rsp" || $0.name == "sp" }.flatMap {
+            address(fromHex: $0.value)
+        }
+        if let fault, let stackPointer, fault &+ 65_536 >= stackPointer, fault <= stackPointer &+ 65_536 {
+            return true
+        }
+        if signal.stackMemory?.holding?.isInaccessible == true { return true }
+        guard let fault, let memory = signal.faultMemory, let above = memory.above else { return false }
+        if let guardPage = memory.holding {
+            return guardPage.isInaccessible && guardPage.endAddress == above.startAddress
+                && signal.stackMemory?.holding == above
+        }
+        // Linux keeps 256 pages (1 MiB with 4 KiB pages) unmapped below a growable stack.
+        return above.path == "[stack]" && above.startAddress &- fault <= (1 << 20) + 65_536
+    }
+
+    /// `, 16 bytes past the end of rw-p [heap]` when a mapping is within 64 KiB of the address.
+    private static func nearest(_ fault: UInt64, _ memory: CrashReport.MemoryNeighbourhood) -> String {
+        let past = memory.below.map { (distance: fault &- $0.endAddress, mapping: $0) }
+        let before = memory.above.map { (distance: $0.startAddress &- fault, mapping: $0) }
+        if let past, past.distance < 65_536, past.distance <= before?.distance ?? .max {
+            let howFar = past.distance == 0 ? "just" : "\(past.distance) bytes"
+            return ", \(howFar) past the end of \(past.mapping.shortDescription)"
+        }
+        if let before, before.distance < 65_536 {
+            return ", \(before.distance) bytes before \(before.mapping.shortDescription)"
+        }
+        return ""
     }
 
     /// The function that appears most often among the crashed thread's frames, when it repeats.

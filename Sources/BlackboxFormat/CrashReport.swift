@@ -146,6 +146,13 @@ public struct CrashReport: Codable, Sendable, Equatable {
         public var faultAddress: String
         /// Set when another process sent the signal (`kill -SEGV`).
         public var senderPID: Int32?
+        /// How the faulting instruction used the memory: `read`, `write` or `execute` (the page fault's
+        /// error code; x86_64 only, absent elsewhere and for faults that are not page faults).
+        public var access: String?
+        /// The memory map around the fault address and around the stack pointer at crash time (SIGSEGV
+        /// and SIGBUS the kernel raised); nil in reports of older versions.
+        public var faultMemory: MemoryNeighbourhood?
+        public var stackMemory: MemoryNeighbourhood?
         public init(
             number: Int32, name: String, code: Int32, codeName: String?, faultAddress: String, senderPID: Int32? = nil
         ) {

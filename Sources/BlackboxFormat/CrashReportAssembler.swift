@@ -49,6 +49,9 @@ public struct CrashReportAssembler: Sendable {
                 number: number, name: raw.signalName ?? "SIG\(number)", code: code,
                 codeName: SignalCodeNames.name(signal: number, code: code),
                 faultAddress: hex(raw.faultAddress ?? 0), senderPID: raw.senderPID)
+            report.signal?.access = raw.faultAccess
+            report.signal?.faultMemory = raw.neighbourhood("fault")
+            report.signal?.stackMemory = raw.neighbourhood("stack")
         }
         report.fatalMessage = raw.fatalMessage
         report.registers = raw.registers.map { .init(name: $0.name, value: hex($0.value)) }

@@ -43,6 +43,11 @@ public struct RawCrashReport: Sendable {
     public var threadID: Int32?
     public var threadName: String?
     public var registers: [(name: String, value: UInt64)] = []
+    /// `fault-access`: `read`, `write` or `execute`.
+    public var faultAccess: String?
+    /// `map` lines: the mappings around the fault address (`fault`, `fault-below`, `fault-above`) and
+    /// the stack pointer (`stack`…), by role.
+    public var mappings: [String: CrashReport.MemoryMapping] = [:]
     public var fatalMessage: String?
     public var framePointerFrames: [UInt64] = []
     public var framePointerWalkFinished = false
@@ -134,6 +139,13 @@ public struct RawCrashReport: Sendable {
                 let (name, number) = Self.split(value)
                 guard let number = Self.hex(number), admit(registers.count, Limits.entries) else { continue }
                 registers.append((String(name), number))
+            case "fault-access": if ["read", "write", "execute"].contains(value) { faultAccess = String(value) }
+            case "map":
+                let (role, line) = Self.split(value)
+                guard Self.mapRoles.contains(role), let mapping = CrashReport.MemoryMapping(mapsLine: line) else {
+                    continue
+                }
+                mappings[String(role)] = mapping
             case "message":
                 guard let count = Int(value), let text = blob(count) else { return }
                 fatalMessage = String(decoding: text, as: UTF8.self)
@@ -215,6 +227,11 @@ public struct RawCrashReport: Sendable {
         }
     }
 
+    /// The addresses the handler writes the mappings around, each with its neighbours.
+    private static let mapRoles: Set<Substring> = [
+        "fault", "fault-below", "fault-above", "stack", "stack-below", "stack-above",
+    ]
+
     private static func split(_ line: Substring) -> (Substring, Substring) {
         guard let space = line.firstIndex(of: " ") else { return (line, "") }
         return (line[..<space], line[line.index(after: space)...])
@@ -227,4 +244,14 @@ public struct RawCrashReport: Sendable {
     }
 
     private static func hex(_ text: Substring) -> UInt64? { address(fromHex: text) }
+}
+
+extension RawCrashReport {
+    /// The mappings the handler wrote around one of its addresses (`fault`, `stack`); nil when it
+    /// wrote none.
+    func neighbourhood(_ role: String) -> CrashReport.MemoryNeighbourhood? {
+        let found = CrashReport.MemoryNeighbourhood(
+            holding: mappings[role], below: mappings[role + "-below"], above: mappings[role + "-above"])
+        return found == CrashReport.MemoryNeighbourhood() ? nil : found
+    }
 }

@@ -7,6 +7,9 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -19,6 +22,35 @@ __attribute__((noinline)) void bbx_test_null_write(void) { *(volatile int *)0 = 
 __attribute__((noinline)) int bbx_test_divide(int numerator, int denominator) {
     volatile int d = denominator;
     return numerator / d;
+}
+
+// Memory faults the diagnosis tells apart by the map at crash time (docs/crash-capture.md, `map`).
+
+// A write to the binary's own code. (Not to its constants: the Swift toolchain links `.rodata` into a
+// writable segment, so a write to a C `static const` there does not fault.)
+__attribute__((noinline)) void bbx_test_read_only_write(void) {
+    *(volatile unsigned char *)(uintptr_t)&bbx_test_read_only_write = 0xcc;
+}
+
+// A call into a heap buffer: mapped, but not executable.
+__attribute__((noinline)) void bbx_test_execute_heap(void) {
+    void *volatile buffer = malloc(64);
+    if (buffer == NULL) abort();
+    ((void (*)(void))(uintptr_t)buffer)();
+}
+
+// A read of a page that was unmapped: nothing is mapped there any more (a use after free, for mmap).
+__attribute__((noinline)) int bbx_test_read_unmapped(void) {
+    long size = sysconf(_SC_PAGESIZE);
+    char *page = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (page == MAP_FAILED) abort();
+    munmap(page, (size_t)size);
+    return *(volatile char *)(page + 16);
+}
+
+// A pointer outside the canonical address space: a general-protection fault, which carries no address.
+__attribute__((noinline)) void bbx_test_non_canonical_write(void) {
+    *(volatile int *)(uintptr_t)0x8000000000000010ULL = 1;
 }
 
 void bbx_test_name_thread(const char *name) { pthread_setname_np(pthread_self(), name); }

@@ -32,6 +32,7 @@
 #include "annotations.h"
 #include "delivery.h"
 #include "images.h"
+#include "memory_map.h"
 #include "raw_writer.h"
 #include "scopes.h"
 #include "threads.h"
@@ -416,6 +417,29 @@ static void write_async_candidates(void) {
     bbx_write_flush(&writer);
 }
 
+// For a fault the kernel raised (SIGSEGV, SIGBUS): the mappings around the fault address and the
+// stack pointer, and on x86_64 whether the faulting access read, wrote or fetched an instruction (the
+// page fault's error code). The next launch tells a guard page from read-only data with them.
+static void write_memory_map(int sig, const siginfo_t *info, const ucontext_t *context) {
+    if ((sig != SIGSEGV && sig != SIGBUS) || info->si_code <= 0) return;
+    uint64_t stack_pointer = 0;
+#if defined(__x86_64__)
+    if (context->uc_mcontext.gregs[REG_TRAPNO] == 14) {
+        greg_t error = context->uc_mcontext.gregs[REG_ERR];
+        bbx_write_str(&writer, (error & 0x10)  ? "fault-access execute\n"
+                               : (error & 0x2) ? "fault-access write\n"
+                                               : "fault-access read\n");
+    }
+    stack_pointer = (uint64_t)context->uc_mcontext.gregs[REG_RSP];
+#elif defined(__aarch64__)
+    stack_pointer = context->uc_mcontext.sp;
+#endif
+    static const char *const roles[] = {"stack", "fault"};
+    uint64_t addresses[] = {stack_pointer, (uint64_t)(uintptr_t)info->si_addr};
+    // A general-protection fault (a non-canonical pointer) carries no address.
+    bbx_memory_map_write(&writer, addresses, roles, info->si_code == SI_KERNEL ? 1 : 2);
+}
+
 static void write_report(const installed_options *options, int sig, siginfo_t *info, ucontext_t *context) {
     uint64_t started = monotonic_ns();
     SECTION("header", write_header(options, sig, info); if (atomic_load(&test_fault_mode) == 1) test_fault());
@@ -427,6 +451,7 @@ static void write_report(const installed_options *options, int sig, siginfo_t *i
                                                          CRASHED_THREAD_FRAMES, &crashed_thread_frame_count));
     bbx_write_frame_pointers(&writer, crashed_thread_frames, crashed_thread_frame_count);
     SECTION("async", write_async_candidates());
+    SECTION("memory-map", write_memory_map(sig, info, context));
     SECTION("images", bbx_images_write(&writer));
     SECTION("journal", write_journal_tail(options));
     if (atomic_load(&test_fault_mode) == 2) test_fault();

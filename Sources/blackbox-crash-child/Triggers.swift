@@ -18,6 +18,14 @@ import Foundation
 
 @inline(never) func triggerDivideByZero(_ denominator: Int32) -> Int32 { bbx_test_divide(7, denominator) }
 
+@inline(never) func triggerReadOnlyWrite() { bbx_test_read_only_write() }
+
+@inline(never) func triggerExecuteHeap() { bbx_test_execute_heap() }
+
+@inline(never) func triggerReadUnmapped() -> Int32 { bbx_test_read_unmapped() }
+
+@inline(never) func triggerNonCanonicalWrite() { bbx_test_non_canonical_write() }
+
 @inline(never) func triggerAbort() { abort() }
 
 @inline(never) func triggerSigbus() {
@@ -90,6 +98,10 @@ func waitForever() -> Never {
     case "null-write": triggerNullWrite()
     case "divide-by-zero": _ = triggerDivideByZero(Int32(runtimeInput - 4))
     case "abort": triggerAbort()
+    case "read-only-write": triggerReadOnlyWrite()
+    case "execute-heap": triggerExecuteHeap()
+    case "read-unmapped": _ = triggerReadUnmapped()
+    case "non-canonical-write": triggerNonCanonicalWrite()
     case "sigbus": triggerSigbus()
     case "stack-overflow": _ = triggerStackOverflow(runtimeInput)
     case "ensure":

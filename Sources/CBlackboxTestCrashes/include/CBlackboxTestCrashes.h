@@ -4,6 +4,11 @@
 
 void bbx_test_null_write(void);
 int bbx_test_divide(int numerator, int denominator);
+/// A write to the binary's code, a call into the heap, a read of an unmapped page, a non-canonical write.
+void bbx_test_read_only_write(void);
+void bbx_test_execute_heap(void);
+int bbx_test_read_unmapped(void);
+void bbx_test_non_canonical_write(void);
 /// Names the calling thread (pthread_setname_np, which Swift's Glibc module does not export).
 void bbx_test_name_thread(const char *name);
 /// Never returns: stops inside a dl_iterate_phdr callback, holding the loader lock.
