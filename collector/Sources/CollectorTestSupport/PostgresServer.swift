@@ -158,15 +158,21 @@ public final class PostgresServer: @unchecked Sendable {
     /// fixture's own bind, nor while a fixture is stopped and started again on it.
     public static let fixturePorts = 20_000..<32_768
 
-    /// A port from `fixturePorts` that nothing is bound to right now; the kernel's choice (port 0) if
-    /// 100 random tries found none.
+    /// A port from `fixturePorts` that nothing is bound to right now and that no fixture of this
+    /// process was given before; the kernel's choice (port 0) if 100 random tries found none. A port
+    /// is handed out once per process: a fixture stopped and started again on its ports (SeaweedFS
+    /// mid-run) found one taken by another test's server started meanwhile, and its readiness probe
+    /// took that server's answer for its own.
     public static func freePort() -> Int {
         for _ in 0..<100 {
             let port = Int.random(in: fixturePorts)
+            guard handedOut.withLock({ $0.insert(port).inserted }) else { continue }
             if bindOnce(port: port) == port { return port }
         }
         return bindOnce(port: 0) ?? 0
     }
+
+    private static let handedOut = Mutex<Set<Int>>([])
 
     /// Binds a socket to 127.0.0.1:`port` and closes it: the port it got, or nil.
     private static func bindOnce(port: Int) -> Int? {
