@@ -55,5 +55,18 @@ extension CrashReport {
             self.below = below
             self.above = above
         }
+
+        /// `in rw-p [heap] 0x55d0…-0x55d1…`, or `in no mapping, after r-xp /usr/bin/app (ends 0x…),
+        /// before rw-p [heap] (starts 0x…)`.
+        public var summary: String {
+            if let holding {
+                return "in \(holding.shortDescription) \(holding.start)-\(holding.end)"
+            }
+            let sides = [
+                below.map { "after \($0.shortDescription) (ends \($0.end))" },
+                above.map { "before \($0.shortDescription) (starts \($0.start))" },
+            ]
+            return (["in no mapping"] + sides.compactMap { $0 }).joined(separator: ", ")
+        }
     }
 }

@@ -29,8 +29,8 @@ extension CrashReport {
             if let name = signal.codeName { exception += " (\(name))" }
             field("Exception:", exception)
             field("Fault Address:", signal.faultAddress + (signal.access.map { " (\($0))" } ?? ""))
-            field("Fault Memory:", signal.faultMemory.map(Self.memoryText))
-            field("Stack Memory:", signal.stackMemory.map(Self.memoryText))
+            field("Fault Memory:", signal.faultMemory?.summary)
+            field("Stack Memory:", signal.stackMemory?.summary)
             field("Sent By:", signal.senderPID.map { "pid \($0)" })
         }
         field("Reason:", reason)
@@ -111,18 +111,6 @@ extension CrashReport {
             out += "\nNotes:\n" + notes.map { "  - \($0.escapedForTerminal)\n" }.joined()
         }
         return out
-    }
-
-    /// `in rw-p [heap] 0x55d0…-0x55d1…` or `in no mapping, between r-xp /usr/bin/app and rw-p [heap]`.
-    private static func memoryText(_ memory: MemoryNeighbourhood) -> String {
-        if let holding = memory.holding {
-            return "in \(holding.shortDescription) \(holding.start)-\(holding.end)"
-        }
-        let sides = [
-            memory.below.map { "after \($0.shortDescription) (ends \($0.end))" },
-            memory.above.map { "before \($0.shortDescription) (starts \($0.start))" },
-        ]
-        return (["in no mapping"] + sides.compactMap { $0 }).joined(separator: ", ")
     }
 
     /// `  key: value` on a line of its own.

@@ -8,13 +8,28 @@ import Testing
 struct GroupQueryTests {
     @Test("query parameters: sorts and states are checked, empty values ignored, LIKE wildcards taken literally")
     func parsing() throws {
-        let query = try GroupQuery(parameters: ["sort": "count", "state": "regressed", "q": " pay ", "kind": ""])
+        let query = try GroupQuery(
+            parameters: [
+                "sort": "count", "state": "regressed", "q": " pay ", "kind": "", "diagnosis": "stack-overflow",
+            ])
         #expect(query.order == .count && query.state == .regressed && query.text == "pay" && query.kind == nil)
-        #expect(query.queryString == "sort=count&state=regressed&q=pay&")
+        #expect(query.diagnosis == .stackOverflow)
+        #expect(query.queryString == "sort=count&state=regressed&diagnosis=stack%2Doverflow&q=pay&")
+        #expect(throws: APIError.self) { try GroupQuery(parameters: ["diagnosis": "segfault"]) }
         #expect(throws: APIError.self) { try GroupQuery(parameters: ["sort": "random"]) }
         #expect(throws: APIError.self) { try GroupQuery(parameters: ["state": "closed"]) }
         #expect(throws: APIError.self) { try GroupQuery(parameters: ["q": String(repeating: "a", count: 201)]) }
         #expect(GroupQuery.likePattern(#"50%_a\b"#) == #"%50\%\_a\\b%"#)
+    }
+
+    /// A crash in `function`; the cart's is a nil unwrap (SIGILL with the runtime's message), every
+    /// other one a null dereference (SIGSEGV at 0x0).
+    static func report(_ function: String, version: String = "1.0", host: String = "host-a") -> CrashReport {
+        function.contains("cart")
+            ? Reports.crash(
+                functions: [function], signal: (4, "SIGILL"), version: version, host: host,
+                message: "Fatal error: Unexpectedly found nil while unwrapping an Optional value")
+            : Reports.crash(functions: [function], version: version, host: host)
     }
 
     @Test("SVG charts: one bar per bucket, labels escaped, zero bars drawn flat")
@@ -46,7 +61,7 @@ struct GroupQueryTests {
             _ function: String, version: String, host: String, hoursAgo: Double, in project: Int64 = project,
             trace: String? = nil
         ) async throws {
-            var report = Reports.crash(functions: [function], version: version, host: host)
+            var report = Self.report(function, version: version, host: host)
             report.scope = trace.map { ["trace-id": $0] }
             report.process.crashTime = now.addingTimeInterval(-hoursAgo * 3600)
             _ = try await store.index([StoreContractTests.newBundle(project: project, reports: [report])])
@@ -63,7 +78,7 @@ struct GroupQueryTests {
             return try await store.groups(in: scope, query: query, page: Page()).map(\.title)
         }
         // (What the titles say is CrashSignatureTests' business; here they only tell the groups apart.)
-        func title(_ function: String) -> String { CrashSignature.compute(Reports.crash(functions: [function])).title }
+        func title(_ function: String) -> String { CrashSignature.compute(Self.report(function)).title }
         let (pay, search, cart) = (
             title("shop.pay() -> ()"), title("shop.search_50%() -> ()"), title("shop.cart() -> ()")
         )
@@ -79,6 +94,9 @@ struct GroupQueryTests {
         #expect(try await titles(["q": "50%"]) == [search])
         #expect(try await titles(["q": "5_%"]).isEmpty)
         #expect(try await titles(["kind": "nonfatal"]).isEmpty)
+        #expect(try await titles(["diagnosis": "nil-unwrap"]) == [cart], "diagnosed from the fatal message")
+        #expect(try await titles(["diagnosis": "null-dereference"]) == [search, pay], "SIGSEGV at 0x0")
+        #expect(try await titles(["diagnosis": "stack-overflow"]).isEmpty)
         let payID = try #require(
             try await store.groups(in: scope, query: try GroupQuery(parameters: ["q": "pay"]), page: Page()).first?.id)
         _ = try await store.changeStatus(groupID: payID, in: scope, to: .resolved(in: nil), actor: "a", at: now)

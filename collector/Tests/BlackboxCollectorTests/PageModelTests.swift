@@ -48,7 +48,9 @@ struct PageModelTests {
         let crash = Reports.crash(functions: ["shop.checkout() -> ()"])
         let html = pages.html(ReportPage(Self.stored(crash), missingSymbols: []))
         #expect(
-            html.contains("<dl class=\"facts\">\n<dt>Diagnosis</dt><dd>Null pointer dereference</dd><dt>Kind</dt>"),
+            html.contains(
+                "<dl class=\"facts\">\n<dt>Diagnosis</dt><dd>Null pointer dereference <a href=\"/?diagnosis=null-dereference\">(all groups so diagnosed)</a></dd><dt>Kind</dt>"
+            ),
             "\(html.components(separatedBy: "<dl class=\"facts\">").dropFirst().first?.prefix(300) ?? "no facts")")
         var nonfatal = crash
         nonfatal.signal = nil

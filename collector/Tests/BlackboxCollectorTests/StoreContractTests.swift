@@ -136,7 +136,10 @@ struct StoreContractTests {
     /// A report named from the symbol table only (as a stripped binary names itself): the trap in
     /// the app's image `ab` (frame 0, as in optimized Swift), called from the system library `cd`.
     static func symbolTableReport(version: String, host: String) -> CrashReport {
-        var report = Reports.crash(functions: ["shop.checkout() -> ()"], version: version, host: host)
+        // A Swift trap: SIGILL, named only once the trap's frame is.
+        var report = Reports.crash(
+            functions: ["shop.checkout() -> ()"], signal: (4, "SIGILL"), version: version, host: host)
+        report.signal?.code = 2
         report.frames = Array(report.frames.dropFirst()) + [report.frames[0]]
         for index in report.frames.indices {
             report.frames[index].index = index
@@ -163,9 +166,10 @@ struct StoreContractTests {
         let symbolicated = ReportSymbols.applying(symbols, from: "shop.debug", buildID: "ab", to: report)
         return SymbolicationUpdate(
             report: pending, json: try CrashReport.makeEncoder().encode(symbolicated), reason: symbolicated.reason,
-            signature: CrashSignature.compute(symbolicated), kind: symbolicated.kind.rawValue,
-            occurredAt: symbolicated.process.crashTime, versionKey: symbolicated.versionKey,
-            hostKey: symbolicated.hostKey, resolvedBuildIDs: ["ab"], complete: false)
+            diagnosis: symbolicated.diagnosis?.kind.rawValue, signature: CrashSignature.compute(symbolicated),
+            kind: symbolicated.kind.rawValue, occurredAt: symbolicated.process.crashTime,
+            versionKey: symbolicated.versionKey, hostKey: symbolicated.hostKey, resolvedBuildIDs: ["ab"],
+            complete: false)
     }
 
     @Test(
@@ -184,6 +188,12 @@ struct StoreContractTests {
         ])
         let before = try #require(try await store.groups(in: scope, page: Page()).first)
         #expect(before.count == 3)
+        func diagnosed(_ kind: CrashDiagnosis.Kind) async throws -> [Int64] {
+            var query = GroupQuery()
+            query.diagnosis = kind
+            return try await store.groups(in: scope, query: query, page: Page()).map(\.id)
+        }
+        #expect(try await diagnosed(.illegalInstruction) == [before.id], "a trap with no Swift text yet")
         let pending = try await store.pendingSymbolication(projectID: project, at: Date(), limit: 10)
         #expect(pending.count == 3)
         #expect(try await store.pendingSymbolicationCount() == 3)
@@ -200,6 +210,8 @@ struct StoreContractTests {
         #expect(after.id != before.id && after.count == 3)
         #expect(after.title.contains("checkout"))
         #expect(after.versions == ["1.0": 2, "1.1": 1] && after.hosts == ["a": 1, "b": 2])
+        #expect(try await diagnosed(.indexOutOfRange) == [after.id], "the trap's frame names its check")
+        #expect(try await diagnosed(.illegalInstruction).isEmpty)
         let emptied = try #require(try await store.group(id: before.id, in: scope))
         #expect(emptied.count == 0 && emptied.versions.isEmpty && emptied.hosts.isEmpty)
         #expect(emptied.latestReportID == nil)

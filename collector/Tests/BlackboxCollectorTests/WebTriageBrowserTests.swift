@@ -27,8 +27,15 @@ struct WebTriageBrowserTests {
             headers: [("Authorization", "Bearer \(collector.adminToken)")],
             body: Data(#"{"url": "http://127.0.0.1:9/hook", "events": ["new-group", "threshold"]}"#.utf8))
         #expect(webhook.status == 201, "\(webhook.text)")
-        let report = Reports.crash(
+        var report = Reports.crash(
             functions: ["shop.Cart.total() -> Swift.Int", "shop.checkout() -> ()"], version: "1.1")
+        // A read just past the heap's end, with the memory map the signal handler records.
+        report.signal?.faultAddress = "0x555600021010"
+        report.signal?.access = "read"
+        report.signal?.faultMemory = .init(
+            below: .init(start: "0x555600000000", end: "0x555600021000", permissions: "rw-p", path: "[heap]"),
+            above: .init(
+                start: "0x7f0000000000", end: "0x7f0000200000", permissions: "r-xp", path: "/usr/lib/libc.so.6"))
         let upload = try await HTTP.request(
             "\(collector.baseURL)/api/v1/bundles", method: .POST,
             headers: [("Authorization", "Bearer \(collector.ingestKey)"), ("Upload-Id", UUID().uuidString)],
@@ -40,6 +47,7 @@ struct WebTriageBrowserTests {
             return try #require((groups as? [[String: Any]])?.first)
         }
         let id = try #require(try await group()["id"] as? Int)
+        let reportID = try #require(try await group()["latestReportID"] as? Int)
         let link = try await HTTP.request("\(collector.baseURL)/api/v1/login-links", method: .POST, headers: admin)
         let signIn = try #require(link.json["path"] as? String, "\(link.text)")
 
@@ -95,10 +103,23 @@ struct WebTriageBrowserTests {
                 .screenshot("7-filtered.png"),
                 .navigate("\(collector.baseURL)/?state=open"),
                 .evaluate("document.querySelectorAll('tr.group').length"),
+                // The report's diagnosis with its memory map, and the groups so diagnosed.
+                .navigate("\(collector.baseURL)/reports/\(reportID)"),
+                .evaluate("document.querySelector('dl.facts dd').textContent"),
+                .evaluate(
+                    "[...document.querySelectorAll('dl.facts dt')].find(t => t.textContent == 'Fault memory')?.nextElementSibling.textContent ?? ''"
+                ),
+                .screenshot("8-diagnosis.png"),
+                .click("dl.facts dd a"),
+                .evaluate("document.querySelectorAll('tr.group').length"),
+                .evaluate("document.querySelector('select[name=diagnosis]').value"),
+                .screenshot("9-diagnosed-groups.png"),
+                .navigate("\(collector.baseURL)/?diagnosis=stack-overflow"),
+                .evaluate("document.querySelectorAll('tr.group').length"),
             ], output: output)
         #expect(run.failed == nil, "\(run.failed ?? "")")
         #expect(run.errors.isEmpty, "script or console errors: \(run.errors)")
-        try #require(run.values.count == 35, "\(run)")
+        try #require(run.values.count == 45, "\(run)")
         #expect(run.urls[0].hasSuffix("/groups/\(id)") && run.values[1] as? String == "open")
         #expect(run.urls[4].hasSuffix("/groups/\(id)"), "the form answers with the group page: \(run.urls[4])")
         #expect(run.values[5] as? String == "resolved")
@@ -118,6 +139,17 @@ struct WebTriageBrowserTests {
         #expect(run.values[27] as? Int == 1, "\(run.values[27] ?? "")")
         #expect(run.values[30] as? Int == 1 && run.values[31] as? Int == 1, "the ignored group, with its sparkline")
         #expect(run.values[34] as? Int == 0, "no open group")
+        #expect(
+            run.values[36] as? String
+                == "Bad pointer: nothing is mapped at 0x555600021010, 16 bytes past the end of rw-p [heap] (all groups so diagnosed)",
+            "\(run.values[36] ?? "")")
+        #expect(
+            run.values[37] as? String
+                == "in no mapping, after rw-p [heap] (ends 0x555600021000), before r-xp /usr/lib/libc.so.6 (starts 0x7f0000000000)",
+            "\(run.values[37] ?? "")")
+        #expect(run.values[40] as? Int == 1, "the diagnosis link lists the group")
+        #expect(run.values[41] as? String == "wild-pointer", "the menu shows the filter")
+        #expect(run.values[44] as? Int == 0, "no group diagnosed as a stack overflow")
         let stored = try await group()
         #expect(stored["state"] as? String == "ignored" && stored["ignoredUntilCount"] as? Int == 4)
         let changes = try await HTTP.request("\(collector.baseURL)/api/v1/groups/\(id)/history", headers: admin)

@@ -45,6 +45,9 @@ public struct IngestPlan: Sendable {
         /// The trace of the request that failed (the scope's `trace-id`), when it is one
         /// (`TraceID.checked`).
         var traceID: String?
+        /// What the crash most likely was (`CrashDiagnosis.Kind`'s raw value); nil for reports without a
+        /// signal.
+        var diagnosis: String?
         /// What the group tallies: "unknown" when the report gives none.
         var versionKey: String
         var hostKey: String
@@ -123,6 +126,7 @@ public struct IngestPlan: Sendable {
                     host: report.host.name,
                     reason: report.reason ?? report.fatalMessage,
                     traceID: report.scope?["trace-id"].flatMap(TraceID.checked),
+                    diagnosis: report.diagnosis?.kind.rawValue,
                     versionKey: report.versionKey,
                     hostKey: report.hostKey,
                     json: json, images: ReportSymbols.imageUses(report)))

@@ -1,7 +1,8 @@
+import BlackboxFormat
 import Foundation
 
 /// Which groups a list shows, and in what order: the groups page's filters and sort, and the API's
-/// query parameters (`state`, `kind`, `version`, `host`, `trace`, `q`, `sort`).
+/// query parameters (`state`, `kind`, `version`, `host`, `trace`, `diagnosis`, `q`, `sort`).
 public struct GroupQuery: Sendable, Equatable {
     public enum Order: String, Sendable, CaseIterable {
         /// Most recently seen first (the default).
@@ -19,6 +20,8 @@ public struct GroupQuery: Sendable, Equatable {
     public var host: String?
     /// Groups with an occurrence in this trace (a report whose scope had the trace id).
     public var traceID: String?
+    /// Groups with an occurrence diagnosed so (`CrashDiagnosis.Kind`: `stack-overflow`, `nil-unwrap`…).
+    public var diagnosis: CrashDiagnosis.Kind?
     /// Words in the title or the frames of the signature (substring, case-insensitive for ASCII).
     public var text: String?
     /// The moment `trend` counts back from.
@@ -59,6 +62,13 @@ public struct GroupQuery: Sendable, Equatable {
             }
             traceID = checked
         }
+        if let diagnosis = try value("diagnosis") {
+            guard let kind = CrashDiagnosis.Kind(rawValue: diagnosis) else {
+                throw .invalidQuery(
+                    "diagnosis must be one of \(CrashDiagnosis.Kind.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            self.diagnosis = kind
+        }
         text = try value("q")
     }
 
@@ -71,6 +81,7 @@ public struct GroupQuery: Sendable, Equatable {
         if let version { parameters.append(("version", version)) }
         if let host { parameters.append(("host", host)) }
         if let traceID { parameters.append(("trace", traceID)) }
+        if let diagnosis { parameters.append(("diagnosis", diagnosis.rawValue)) }
         if let text { parameters.append(("q", text)) }
         return parameters
     }

@@ -55,6 +55,9 @@ public struct SymbolicationUpdate: Sendable {
     public var report: PendingReport
     public var json: Data
     public var reason: String?
+    /// The diagnosis of the symbolicated report: a release build's Swift trap is named only once its
+    /// `Swift runtime failure` frame is.
+    public var diagnosis: String?
     public var signature: CrashSignature.Result
     public var kind: String
     public var occurredAt: Date

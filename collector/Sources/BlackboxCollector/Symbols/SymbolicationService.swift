@@ -296,7 +296,8 @@ final class SymbolicationService: Service, Sendable {
                 SymbolicationUpdate(
                     report: pending, json: try CrashReport.makeEncoder().encode(symbolicated),
                     reason: symbolicated.reason ?? symbolicated.fatalMessage,
-                    signature: CrashSignature.compute(symbolicated), kind: symbolicated.kind.rawValue,
+                    diagnosis: symbolicated.diagnosis?.kind.rawValue, signature: CrashSignature.compute(symbolicated),
+                    kind: symbolicated.kind.rawValue,
                     occurredAt: symbolicated.process.crashTime, versionKey: symbolicated.versionKey,
                     hostKey: symbolicated.hostKey,
                     resolvedBuildIDs: resolved, complete: resolved.count == unresolved.count,

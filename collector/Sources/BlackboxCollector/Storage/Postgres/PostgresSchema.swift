@@ -212,5 +212,7 @@ enum PostgresSchema {
                 PRIMARY KEY (project_id, app_version, day, category, reason))
             """
         ],
+        // 12: what each report's crash most likely was (`CrashDiagnosis.Kind`), for the groups filter.
+        ["ALTER TABLE reports ADD COLUMN diagnosis TEXT"],
     ]
 }

@@ -208,6 +208,11 @@ enum SQLiteSchema {
                         PRIMARY KEY (project_id, app_version, day, category, reason));
                     """)
         }
+        // What each report's crash most likely was (`CrashDiagnosis.Kind`), for the groups filter.
+        // Reports stored before it have none.
+        migrator.registerMigration("v13-diagnosis") { db in
+            try db.execute(sql: "ALTER TABLE reports ADD COLUMN diagnosis TEXT")
+        }
         return migrator
     }
 }

@@ -29,6 +29,13 @@ enum GroupQueryStatement {
                     WHERE project_id = \(projectID) AND trace_id = \(traceID) AND group_id = crash_groups.id)
                 """)
         }
+        if let diagnosis = query.diagnosis {
+            conditions.append(
+                """
+                EXISTS (SELECT 1 FROM reports
+                    WHERE group_id = crash_groups.id AND diagnosis = \(diagnosis.rawValue))
+                """)
+        }
         if let text = query.text {
             let pattern = GroupQuery.likePattern(text)
             conditions.append(

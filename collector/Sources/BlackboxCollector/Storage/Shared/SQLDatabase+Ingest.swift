@@ -84,10 +84,10 @@ enum IngestTransaction {
             let reportID = try connection.value(
                 """
                 INSERT INTO reports (project_id, bundle_id, group_id, report_uuid, kind, occurred_at, app_version, host,
-                    reason, json, symbolication, trace_id)
+                    reason, json, symbolication, trace_id, diagnosis)
                 VALUES (\(projectID), \(bundleID), \(groupID), \(occurrence.reportUUID), \(occurrence.kind),
                     \(occurred), \(occurrence.appVersion), \(occurrence.host), \(occurrence.reason), \(occurrence.json),
-                    \(state), \(occurrence.traceID))
+                    \(state), \(occurrence.traceID), \(occurrence.diagnosis))
                 ON CONFLICT (project_id, report_uuid) DO NOTHING RETURNING id
                 """, as: Int64.self)
         else {

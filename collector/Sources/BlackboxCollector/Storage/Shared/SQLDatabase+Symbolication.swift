@@ -154,7 +154,7 @@ enum SymbolicationTransaction {
         try connection.execute(
             """
             UPDATE reports SET json = \(update.json), reason = \(update.reason), symbolication = \(state),
-                symbolication_failure = \(update.failure)
+                symbolication_failure = \(update.failure), diagnosis = \(update.diagnosis)
             WHERE id = \(reportID)
             """)
         if !update.resolvedBuildIDs.isEmpty {

@@ -1,3 +1,4 @@
+import BlackboxFormat
 import Foundation
 import Hummingbird
 
@@ -29,6 +30,7 @@ struct GroupsPage: PageModel {
         let host: String
         let trace: String
         let states: [Choice]
+        let diagnoses: [Choice]
         let orders: [Choice]
 
         init(_ query: GroupQuery) {
@@ -40,6 +42,11 @@ struct GroupsPage: PageModel {
             states = ([nil] + GroupStatus.State.allCases).map { state in
                 Choice(
                     value: state?.rawValue ?? "", name: state?.rawValue ?? "any state", selected: state == query.state)
+            }
+            diagnoses = ([nil] + CrashDiagnosis.Kind.allCases).map { kind in
+                Choice(
+                    value: kind?.rawValue ?? "", name: kind?.rawValue ?? "any diagnosis",
+                    selected: kind == query.diagnosis)
             }
             orders = GroupQuery.Order.allCases.map { order in
                 Choice(value: order.rawValue, name: order.rawValue, selected: order == query.order)

@@ -9,6 +9,8 @@ struct ReportPage: PageModel {
     struct Fact: Encodable {
         let name: String
         let value: String
+        /// A page this fact leads to (the groups with the same diagnosis).
+        var link: String? = nil
     }
 
     /// Another thread, collapsed, summarized by the first function of the app's own it is in.
@@ -148,7 +150,10 @@ struct ReportPage: PageModel {
     private static func facts(_ stored: StoredReport) -> [Fact] {
         let report = stored.report
         // What the crash most likely was comes first: it is what a reader wants before the details.
-        var facts = report.diagnosis.map { [Fact(name: "Diagnosis", value: $0.summary)] } ?? []
+        var facts =
+            report.diagnosis.map {
+                [Fact(name: "Diagnosis", value: $0.summary, link: "/?diagnosis=\($0.kind.rawValue)")]
+            } ?? []
         facts += [
             Fact(name: "Kind", value: report.kind.rawValue + (report.partial ? " (partial)" : "")),
             Fact(
@@ -172,7 +177,10 @@ struct ReportPage: PageModel {
                     name: "Signal",
                     value: "\(signal.name) (\(signal.number)), code \(signal.code) \(signal.codeName ?? "")"
                 ))
-            facts.append(Fact(name: "Fault address", value: signal.faultAddress))
+            facts.append(
+                Fact(name: "Fault address", value: signal.faultAddress + (signal.access.map { " (\($0))" } ?? "")))
+            if let memory = signal.faultMemory { facts.append(Fact(name: "Fault memory", value: memory.summary)) }
+            if let memory = signal.stackMemory { facts.append(Fact(name: "Stack memory", value: memory.summary)) }
         }
         if let reason = report.reason { facts.append(Fact(name: "Reason", value: reason)) }
         if let site = CrashSignature.ThrowSite(report) {
