@@ -8,6 +8,8 @@
 /// Rules (x86_64 and aarch64 Linux), first match wins:
 /// 1. A Swift trap (SIGILL or SIGTRAP) with the runtime's text (the `Swift runtime failure: …` frame of
 ///    a release build, or the fatal message) is named by its check.
+///    SIGABRT with the runtime's message is named the same way where the text names a check: the
+///    runtime's own checks (an unowned reference to a freed object, an access conflict) abort.
 /// 2. A signal another process sent (si_code ≤ 0 with a sender other than the process) is that; one
 ///    the process sent itself is `abort()` for SIGABRT, "raised" otherwise.
 /// 3. SIGSEGV: a fault within 64 KiB of the stack pointer, a recursion deep enough that frames were
@@ -59,6 +61,11 @@ public struct CrashDiagnosis: Codable, Sendable, Equatable {
         let fault = address(fromHex: signal.faultAddress)
         if signal.number == Signal.ill || signal.number == Signal.trap, let trap = Self.swiftTrap(report) {
             self = trap
+        } else if signal.number == Signal.abrt, signal.senderPID.map({ $0 == report.process.pid }) ?? true,
+            let check = Self.swiftTrap(report), check.kind != .fatalError, check.kind != .swiftRuntimeFailure
+        {
+            // The runtime's own checks (an unowned reference, an access conflict) end in abort().
+            self = check
         } else if signal.code <= 0 {
             self = Self.sent(signal, by: report)
         } else {
@@ -68,10 +75,11 @@ public struct CrashDiagnosis: Codable, Sendable, Equatable {
                 switch signal.code {
                 case 1: self.init(kind: .misalignedAccess, summary: "Misaligned access at \(signal.faultAddress)")
                 case 2:
+                    let place = signal.faultMemory?.holding.map { " in \($0.shortDescription)" } ?? ""
                     self.init(
                         kind: .busError,
                         summary:
-                            "Bus error at \(signal.faultAddress): no memory behind a mapped address (a mapped file cut short?)"
+                            "Bus error at \(signal.faultAddress)\(place): no memory behind a mapped address (a mapped file cut short?)"
                     )
                 default: self.init(kind: .busError, summary: "Bus error at \(signal.faultAddress)")
                 }
@@ -115,7 +123,9 @@ public struct CrashDiagnosis: Codable, Sendable, Equatable {
         if lowered.contains("overflow") {
             return CrashDiagnosis(kind: .arithmeticOverflow, summary: "Arithmetic overflow: \(text)")
         }
-        if lowered.contains("simultaneous accesses") {
+        // The runtime prints "Simultaneous accesses to …" on stderr; its message buffer keeps
+        // "Fatal access conflict detected."
+        if lowered.contains("simultaneous accesses") || lowered.contains("access conflict") {
             return CrashDiagnosis(kind: .exclusivityViolation, summary: "Exclusivity violation: \(text)")
         }
         if lowered.contains("unowned") {

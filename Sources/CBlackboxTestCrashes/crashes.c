@@ -48,6 +48,16 @@ __attribute__((noinline)) int bbx_test_read_unmapped(void) {
     return *(volatile char *)(page + 16);
 }
 
+// A read past the end of a mapped file: the mapping is there, the file's page behind it is not.
+__attribute__((noinline)) int bbx_test_read_past_file_end(void) {
+    long size = sysconf(_SC_PAGESIZE);
+    int fd = memfd_create("bbx-cut-short", MFD_CLOEXEC);
+    if (fd < 0 || ftruncate(fd, size) != 0) abort();
+    char *mapped = mmap(NULL, (size_t)size * 2, PROT_READ, MAP_SHARED, fd, 0);
+    if (mapped == MAP_FAILED) abort();
+    return *(volatile char *)(mapped + size + 8);
+}
+
 // A pointer outside the canonical address space: a general-protection fault, which carries no address.
 __attribute__((noinline)) void bbx_test_non_canonical_write(void) {
     *(volatile int *)(uintptr_t)0x8000000000000010ULL = 1;

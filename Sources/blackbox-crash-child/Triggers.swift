@@ -26,6 +26,30 @@ import Foundation
 
 @inline(never) func triggerNonCanonicalWrite() { bbx_test_non_canonical_write() }
 
+@inline(never) func triggerReadPastFileEnd() -> Int32 { bbx_test_read_past_file_end() }
+
+final class Disposable {}
+
+/// Reads an `unowned` reference to an object already freed: the runtime checks it.
+@inline(never) func triggerUnownedRead() -> ObjectIdentifier {
+    var strong: Disposable? = Disposable()
+    unowned let weakly = strong!
+    strong = nil
+    return ObjectIdentifier(weakly)
+}
+
+nonisolated(unsafe) var sharedCounter = 0
+
+@inline(never) func modify(_ value: inout Int, while body: () -> Void) {
+    body()
+    value += 1
+}
+
+/// Modifies a global while a modification of it is in progress: dynamic exclusivity enforcement.
+@inline(never) func triggerExclusivityViolation() {
+    modify(&sharedCounter) { sharedCounter += 1 }
+}
+
 @inline(never) func triggerAbort() { abort() }
 
 @inline(never) func triggerSigbus() {
@@ -102,6 +126,9 @@ func waitForever() -> Never {
     case "execute-heap": triggerExecuteHeap()
     case "read-unmapped": _ = triggerReadUnmapped()
     case "non-canonical-write": triggerNonCanonicalWrite()
+    case "read-past-file-end": _ = triggerReadPastFileEnd()
+    case "unowned-read": _ = triggerUnownedRead()
+    case "exclusivity": triggerExclusivityViolation()
     case "sigbus": triggerSigbus()
     case "stack-overflow": _ = triggerStackOverflow(runtimeInput)
     case "ensure":

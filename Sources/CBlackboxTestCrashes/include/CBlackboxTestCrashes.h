@@ -9,6 +9,8 @@ void bbx_test_read_only_write(void);
 void bbx_test_execute_heap(void);
 int bbx_test_read_unmapped(void);
 void bbx_test_non_canonical_write(void);
+/// A read of a file mapping past the file's end (SIGBUS, BUS_ADRERR).
+int bbx_test_read_past_file_end(void);
 /// Names the calling thread (pthread_setname_np, which Swift's Glibc module does not export).
 void bbx_test_name_thread(const char *name);
 /// Never returns: stops inside a dl_iterate_phdr callback, holding the loader lock.
