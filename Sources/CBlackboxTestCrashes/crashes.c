@@ -13,6 +13,9 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
 #include "CBlackboxTestCrashes.h"
 
 __attribute__((noinline)) void bbx_test_null_write(void) { *(volatile int *)0 = 42; }
@@ -56,6 +59,19 @@ __attribute__((noinline)) int bbx_test_read_past_file_end(void) {
     char *mapped = mmap(NULL, (size_t)size * 2, PROT_READ, MAP_SHARED, fd, 0);
     if (mapped == MAP_FAILED) abort();
     return *(volatile char *)(mapped + size + 8);
+}
+
+// A trap instruction of C's (ud2 on x86_64): SIGILL with no Swift runtime text.
+__attribute__((noinline)) void bbx_test_trap(void) { __builtin_trap(); }
+
+// A floating-point division by zero with that exception unmasked (masked by default: the result is
+// infinity). x86_64 only; elsewhere it returns.
+__attribute__((noinline)) double bbx_test_float_divide(double denominator) {
+#if defined(__x86_64__)
+    _mm_setcsr(_mm_getcsr() & ~_MM_MASK_DIV_ZERO);
+#endif
+    volatile double d = denominator;
+    return 1.0 / d;
 }
 
 // A pointer outside the canonical address space: a general-protection fault, which carries no address.

@@ -28,6 +28,10 @@ import Foundation
 
 @inline(never) func triggerReadPastFileEnd() -> Int32 { bbx_test_read_past_file_end() }
 
+@inline(never) func triggerTrap() { bbx_test_trap() }
+
+@inline(never) func triggerFloatDivide(_ denominator: Double) -> Double { bbx_test_float_divide(denominator) }
+
 final class Disposable {}
 
 /// Reads an `unowned` reference to an object already freed: the runtime checks it.
@@ -127,6 +131,8 @@ func waitForever() -> Never {
     case "read-unmapped": _ = triggerReadUnmapped()
     case "non-canonical-write": triggerNonCanonicalWrite()
     case "read-past-file-end": _ = triggerReadPastFileEnd()
+    case "trap": triggerTrap()
+    case "float-divide": _ = triggerFloatDivide(Double(runtimeInput - 4))
     case "unowned-read": _ = triggerUnownedRead()
     case "exclusivity": triggerExclusivityViolation()
     case "sigbus": triggerSigbus()

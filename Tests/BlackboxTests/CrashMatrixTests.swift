@@ -244,6 +244,8 @@ struct CrashMatrixTests {
         #expect(outcome.processed.count == 1)
         #expect(report.signal?.number == SIGSEGV && report.signal?.code == 0 && report.signal?.codeName == "SI_USER")
         #expect(report.signal?.senderPID == getpid())
+        #expect(report.diagnosis?.kind == .externalSignal, "\(report.diagnosis?.summary ?? "none")")
+        #expect(report.signal?.faultMemory == nil, "a signal another process sent has no fault to map")
         #expect(report.symbolicated)
     }
 }

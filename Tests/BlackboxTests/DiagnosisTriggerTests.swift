@@ -9,9 +9,9 @@ import Testing
 /// release build: memory faults told apart by what the signal handler records of the memory map at
 /// crash time (`map` and `fault-access` lines, docs/crash-capture.md: the report's
 /// `faultMemory`/`stackMemory`), a file mapping read past the file's end, and the Swift runtime's own
-/// checks, which end in abort(). With the crash matrix's triggers, every kind `CrashDiagnosis` names
-/// but three has a real crash behind it: a misaligned access (x86_64 Linux allows them), a
-/// floating-point exception and a trap with no Swift text (`CrashDiagnosisTests` builds those).
+/// checks, which end in abort(), a C trap and an unmasked floating-point division. With the crash
+/// matrix's triggers, every kind `CrashDiagnosis` names has a real crash behind it but a misaligned
+/// access (x86_64 Linux allows them; `CrashDiagnosisTests` builds that one).
 @Suite("Diagnosis: each kind the crash matrix lacks, from a real crash")
 struct DiagnosisTriggerTests {
     struct Fault: Sendable, CustomTestStringConvertible {
@@ -36,6 +36,12 @@ struct DiagnosisTriggerTests {
             summaryContains: "in r--s /memfd:bbx-cut-short (deleted): no memory behind a mapped address",
             access: "read",
             memory: { signal, _ in signal.faultMemory?.holding?.path == "/memfd:bbx-cut-short (deleted)" }),
+        Fault(
+            trigger: "trap", signal: SIGILL, code: 2, diagnosis: .illegalInstruction,
+            summaryContains: "with no Swift runtime message", access: nil),
+        Fault(
+            trigger: "float-divide", signal: SIGFPE, code: 3, diagnosis: .arithmeticOverflow,
+            summaryContains: "Floating-point exception (FPE_FLTDIV)", access: nil),
         Fault(
             trigger: "unowned-read", signal: SIGABRT, code: -6, diagnosis: .unownedReference,
             summaryContains: "Attempted to read an unowned reference", access: nil),
@@ -104,11 +110,12 @@ struct DiagnosisTriggerTests {
         #expect(
             fault.memory(signal, executable),
             "fault: \(String(describing: signal.faultMemory)); stack: \(String(describing: signal.stackMemory))")
-        // Written for the faults the kernel raises, and never for a signal the process sent itself.
-        if [SIGSEGV, SIGBUS].contains(fault.signal), fault.trigger != "stack-overflow" {
-            #expect(signal.stackMemory?.holding != nil, "\(String(describing: signal.stackMemory))")
-        } else if fault.code <= 0 {
+        // Written for the memory faults the kernel raises only: not for a trap, a floating-point
+        // exception or a signal the process sent itself.
+        if ![SIGSEGV, SIGBUS].contains(fault.signal) || fault.code <= 0 {
             #expect(signal.stackMemory == nil && signal.faultMemory == nil && signal.access == nil)
+        } else if fault.trigger != "stack-overflow" {
+            #expect(signal.stackMemory?.holding != nil, "\(String(describing: signal.stackMemory))")
         }
         #expect(!report.partial, "\(report.notes)")
         #expect(report.textRendering.contains("Fault Memory:") == (signal.faultMemory != nil))

@@ -9,6 +9,9 @@ void bbx_test_read_only_write(void);
 void bbx_test_execute_heap(void);
 int bbx_test_read_unmapped(void);
 void bbx_test_non_canonical_write(void);
+/// A trap instruction (SIGILL, no Swift text); a floating-point division by zero, unmasked (SIGFPE).
+void bbx_test_trap(void);
+double bbx_test_float_divide(double denominator);
 /// A read of a file mapping past the file's end (SIGBUS, BUS_ADRERR).
 int bbx_test_read_past_file_end(void);
 /// Names the calling thread (pthread_setname_np, which Swift's Glibc module does not export).
