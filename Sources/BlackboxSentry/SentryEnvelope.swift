@@ -114,6 +114,8 @@ public struct SentryEnvelope: Sendable, Equatable {
             case "session", "sessions": "session"
             case "log": "log_item"
             case "transaction": "transaction"
+            // Client reports: a limit on every other category leaves them free to say what it cost.
+            case "client_report": "internal"
             default: "default"
             }
         }

@@ -262,6 +262,29 @@
             #expect(client.rateLimits.limitedUntil("error") != nil && client.rateLimits.limitedUntil("session") == nil)
         }
 
+        @Test func aClientReportGoesOutWhileEveryOtherCategoryIsLimited() async throws {
+            let scratch = TemporaryDirectory()
+            defer { scratch.remove() }
+            let spool = Spool.sentry(diagnosticsDirectory: scratch.path)
+            let event = try spoolEnvelope(spool, types: ["event"], age: 30)
+            let report = try spoolEnvelope(spool, types: ["client_report"], age: 20)
+            // The collector's answer over a project's quota: every category but `internal`.
+            let server = try await StubCollector.start(script: [
+                .init(
+                    status: 429, body: "{}",
+                    headers: ["X-Sentry-Rate-Limits": "3600:default;error;session;log_item:organization:quota_exceeded"]
+                ),
+                .init(status: 200, body: "{}"),
+            ])
+            let client = SentryClient(dsn: try SentryDSN("http://k@127.0.0.1:\(server.port)/42"))
+            let summary = await SpoolUploader(spool: spool, transport: client).drain()
+            await server.stop()
+            #expect(summary.uploaded == 1 && summary.deferred == 1, "\(summary)")
+            #expect(server.received.count == 2)
+            #expect(spool.pending().map(\.path) == [event])
+            #expect(!FileManager.default.fileExists(atPath: report))
+        }
+
         @Test func a429WithoutCategoriesHoldsBackEverythingForItsRetryAfter() async throws {
             let scratch = TemporaryDirectory()
             defer { scratch.remove() }

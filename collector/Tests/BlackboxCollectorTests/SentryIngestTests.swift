@@ -361,8 +361,49 @@ struct SentryIngestTests {
         }
         let limited = try #require(refused, "never refused past the quota")
         #expect(limited.headers["retry-after"] == "3600", "\(limited.headers)")
-        #expect(limited.headers["x-sentry-rate-limits"] == "3600::organization:quota_exceeded", "\(limited.headers)")
+        #expect(
+            limited.headers["x-sentry-rate-limits"]
+                == "3600:\(SentryRefusal.limitedCategories):organization:quota_exceeded", "\(limited.headers)")
+        #expect(limited.headers["x-sentry-rate-limits"]?.contains("internal") == false, "client reports stay free")
         #expect(limited.json["detail"] as? String != nil, "\(limited.text)")
+
+        // Over the quota, client reports alone still count; with anything else, or too large, refused.
+        func clientReport(_ entries: Int) -> Data {
+            let entry = #"{"reason":"ratelimit_backoff","category":"error","quantity":1}"#
+            let report = #"{"discarded_events":[\#(Array(repeating: entry, count: entries).joined(separator: ","))]}"#
+            return Data("{}\n{\"type\":\"client_report\"}\n\(report)\n".utf8)
+        }
+        #expect(try await post(clientReport(1)).status == 200)
+        #expect(try await post(clientReport(1) + body.drop { $0 != 0x0A }.dropFirst()).status == 429, "with an event")
+        #expect(try await post(clientReport(300)).status == 429, "past \(SentryEndpoint.maxLossesOnlyBytes) bytes")
+    }
+
+    @Test("a rate-limited sentry-python counts what the limit made it drop, and its client report passes the quota")
+    func rateLimitedSDKReportsItsLosses() async throws {
+        let collector = try await TestCollector.start { $0.limits.maxBundleBytesPerProject = 1 }
+        defer { Task { await collector.stop() } }
+        // The first event fills the quota; the second is refused (429, an hour of rate limits for every
+        // category but client reports); the SDK drops the next three itself and says so at flush.
+        let script = #"""
+            import sys, sentry_sdk
+            sentry_sdk.init(dsn=sys.argv[1], release="shop@4.0", auto_session_tracking=False)
+            sentry_sdk.capture_message("fills the quota")
+            sentry_sdk.flush(15)
+            sentry_sdk.capture_message("refused")
+            sentry_sdk.flush(15)
+            for n in range(3):
+                sentry_sdk.capture_message("held back %d" % n)
+            sentry_sdk.flush(15)
+            """#
+        let result = try await PythonPeers.run(script, [Self.dsn(collector)])
+        #expect(result.status == 0, "\(result.stderr)")
+        let losses = try await HTTP.get(collector, "/api/v1/losses").json["items"] as? [[String: Any]] ?? []
+        let backoff = losses.filter {
+            $0["reason"] as? String == "ratelimit_backoff" && $0["category"] as? String == "error"
+        }
+        #expect(backoff.map { $0["quantity"] as? Int } == [3], "\(losses)")
+        let groups = try await HTTP.get(collector, "/api/v1/groups").json["items"] as? [[String: Any]] ?? []
+        #expect(groups.count == 1, "only the first event was stored: \(groups)")
     }
 
     /// `python -c` with the venv's zlib/gzip/brotli, so the bytes are what real encoders make.

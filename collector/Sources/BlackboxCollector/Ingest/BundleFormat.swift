@@ -51,6 +51,12 @@ struct FormatInspection: Sendable {
     /// Records of a batch (an OTLP request) taken and refused, which the answer reports.
     var records: RecordCounts? = nil
 
+    /// Whether the upload stores nothing but its sender's counts of what it lost (Sentry client
+    /// reports): no report, session, file or log.
+    var holdsLossesOnly: Bool {
+        !plan.losses.isEmpty && plan.occurrences.isEmpty && plan.sessions.isEmpty && plan.files.isEmpty
+    }
+
     struct RecordCounts: Sendable, Equatable {
         var accepted: Int
         var rejected: Int

@@ -20,11 +20,16 @@ struct UploadAdmission: Sendable {
         var key: APIKey
         var uploadID: String?
         var declaredLength: Int?
+        /// Let past the project's full quota as a small body (`pastQuota`): the format must store no
+        /// more than its counts of what senders lost, or refuse it (`refusedOverQuota`).
+        var overQuota = false
     }
 
-    /// Runs `upload` with a slot held for the key's project; refusals are `APIError`s.
+    /// Runs `upload` with a slot held for the key's project; refusals are `APIError`s. A body that
+    /// declares at most `pastQuota` bytes is let past a full quota, marked `overQuota`: a Sentry
+    /// SDK's client report says what it dropped because of that very quota.
     func admit<Result>(
-        _ request: Request, secret: String?, _ upload: (Admitted) async throws -> Result
+        _ request: Request, secret: String?, pastQuota: Int? = nil, _ upload: (Admitted) async throws -> Result
     ) async throws -> Result {
         guard let secret else { throw APIError.missingKey() }
         guard let key = try await keys.authenticate(secret) else { throw APIError.invalidKey() }
@@ -39,12 +44,14 @@ struct UploadAdmission: Sendable {
                 error, limit: limits.maxConcurrentUploads, perProject: limits.maxConcurrentUploadsPerProject)
         }
         defer { metrics.uploadsInProgress(slots.leave(project: key.projectID)) }
-        if try await usage.bundleBytes(of: key.projectID) >= limits.maxBundleBytesPerProject {
-            throw APIError.quotaExceeded(
-                "\(limits.maxBundleBytesPerProject) bytes of bundles stored (`maxBundleBytesPerProject`); retention deletes the oldest"
-            )
-        }
         let declaredLength = request.headers[.contentLength].flatMap(Int.init)
+        var overQuota = false
+        if try await usage.bundleBytes(of: key.projectID) >= limits.maxBundleBytesPerProject {
+            guard let pastQuota, let length = declaredLength, length <= pastQuota else {
+                throw refusedOverQuota()
+            }
+            overQuota = true
+        }
         if let length = declaredLength, length > limits.maxBodyBytes {
             throw APIError.bodyTooLarge(limit: limits.maxBodyBytes)
         }
@@ -53,8 +60,16 @@ struct UploadAdmission: Sendable {
         {
             throw APIError.insufficientStorage(available: available)
         }
-        let admitted = Admitted(key: key, uploadID: try Self.uploadID(request), declaredLength: declaredLength)
+        let admitted = Admitted(
+            key: key, uploadID: try Self.uploadID(request), declaredLength: declaredLength, overQuota: overQuota)
         return try await upload(admitted)
+    }
+
+    /// The refusal of an upload to a project whose quota is used up.
+    func refusedOverQuota() -> APIError {
+        .quotaExceeded(
+            "\(limits.maxBundleBytesPerProject) bytes of bundles stored (`maxBundleBytesPerProject`); retention deletes the oldest"
+        )
     }
 
     static func uploadID(_ request: Request) throws(APIError) -> String? {

@@ -13,6 +13,8 @@ import NIOCore
 ///
 /// Refusals an SDK should retry later (slots, memory, quota, disk) are answered 429 with
 /// `Retry-After` and `X-Sentry-Rate-Limits`, which every Sentry SDK honours; the rest keep their 4xx.
+/// The rate limits leave out client reports, and a small envelope of client reports alone passes a
+/// full quota: an SDK counts what the limits made it drop and says so (`/api/v1/losses`).
 struct SentryEndpoint: IngestEndpoint {
     let ingest: IngestService
     let format: SentryEnvelopeFormat
@@ -44,9 +46,18 @@ struct SentryEndpoint: IngestEndpoint {
                 request.headers[.contentEncoding], accepted: [.identity, .gzip, .deflate, .br])
             let (eventID, bytes): (String?, Int)
             if let key = SentryAuthentication.key(request) {
-                (eventID, bytes) = try await ingest.admission.admit(request, secret: key) { upload in
+                (eventID, bytes) = try await ingest.admission.admit(
+                    request, secret: key, pastQuota: legacyStore ? nil : Self.maxLossesOnlyBytes
+                ) { upload in
                     guard upload.key.projectID == projectID else { throw APIError.projectMismatch(projectID) }
-                    let body = try await receiveBody(request, coding: coding, legacyStore: legacyStore)
+                    let body: ReceivedBody
+                    do {
+                        body = try await receiveBody(
+                            request, coding: coding, legacyStore: legacyStore, overQuota: upload.overQuota)
+                    } catch is APIError where upload.overQuota {
+                        // Past what a body of client reports alone can be: the quota's refusal.
+                        throw ingest.admission.refusedOverQuota()
+                    }
                     return try await store(body, upload: upload, legacyStore: legacyStore)
                 }
             } else if !legacyStore {
@@ -65,12 +76,14 @@ struct SentryEndpoint: IngestEndpoint {
 
     /// The body, decoded as it arrives, into a temporary file (the caller removes it unless stored).
     private func receiveBody(
-        _ request: Request, coding: ContentCoding?, legacyStore: Bool,
+        _ request: Request, coding: ContentCoding?, legacyStore: Bool, overQuota: Bool = false,
         firstLineCheck: ((Data) async throws -> Void)? = nil
     ) async throws -> ReceivedBody {
+        let maxDecodedBytes =
+            overQuota
+            ? Self.maxLossesOnlyBytes : legacyStore ? ingest.admission.limits.maxReportBytes : format.maxEnvelopeBytes
         return try await ingest.receiver.receive(
-            request, decoding: try coding?.makeDecoder(),
-            maxDecodedBytes: legacyStore ? ingest.admission.limits.maxReportBytes : format.maxEnvelopeBytes,
+            request, decoding: try coding?.makeDecoder(), maxDecodedBytes: maxDecodedBytes,
             firstLineCheck: firstLineCheck, maxFirstLineBytes: SentryEnvelope.maxHeaderBytes)
     }
 
@@ -111,8 +124,11 @@ struct SentryEndpoint: IngestEndpoint {
         let bytes = try body.bytes ?? Self.firstLine(of: body.path)
         let key = try Self.dsnKey(
             inHeader: bytes.firstIndex(of: 0x0A).map { bytes[..<$0] } ?? bytes[...], projectID: projectID)
-        return try await admission.admit(request, secret: key) { upload in
+        return try await admission.admit(request, secret: key, pastQuota: Self.maxLossesOnlyBytes) { upload in
             guard upload.key.projectID == projectID else { throw APIError.projectMismatch(projectID) }
+            guard !upload.overQuota || body.size <= Self.maxLossesOnlyBytes else {
+                throw admission.refusedOverQuota()
+            }
             handedOn = true
             return try await store(body, upload: upload, legacyStore: false)
         }
@@ -126,6 +142,10 @@ struct SentryEndpoint: IngestEndpoint {
         guard dsn.numericProjectID == projectID else { throw APIError.projectMismatch(projectID) }
         return dsn.publicKey
     }
+
+    /// An envelope this small (as sent and decoded) passes a full quota if it holds client reports
+    /// and nothing else: sentry-python's are ~300 bytes.
+    static let maxLossesOnlyBytes = 16 << 10
 
     /// The slots' name for uploads not yet authenticated (no project has a negative id).
     static let unauthenticated: Int64 = -1
@@ -152,6 +172,7 @@ struct SentryEndpoint: IngestEndpoint {
             body = try ingest.receiver.receive(envelope)
         }
         let inspection = try await format.inspect(body, for: upload, receivedAt: Date())
+        if upload.overQuota, !inspection.holdsLossesOnly { throw ingest.admission.refusedOverQuota() }
         handedOn = true
         _ = try await ingest.commit(inspection, body: body, uploadID: upload.uploadID)
         return (inspection.senderID, body.size)
@@ -159,8 +180,13 @@ struct SentryEndpoint: IngestEndpoint {
 }
 
 /// A refusal as a Sentry SDK understands it: load and quota refusals become 429 with `Retry-After`
-/// and `X-Sentry-Rate-Limits: <seconds>::organization:<reason>` (every category; the SDK stops sending
-/// for that long), the others keep their status. The body is Relay's shape, `{"detail": "…"}`.
+/// and `X-Sentry-Rate-Limits: <seconds>:<categories>:organization:<reason>` (the SDK stops sending
+/// those for that long), the others keep their status. The body is Relay's shape, `{"detail": "…"}`.
+///
+/// The categories are every one Sentry's SDKs send but `internal`, their client reports: a limit of
+/// every category (an empty list) made sentry-python hold back the very report that counts what
+/// the limit made it drop. An SDK that sends a category not listed is refused again, with the same
+/// answer.
 struct SentryRefusal: HTTPResponseError {
     let refusal: APIError
 
@@ -176,6 +202,13 @@ struct SentryRefusal: HTTPResponseError {
 
     var status: HTTPResponse.Status { retryAfter != nil ? .tooManyRequests : refusal.status }
 
+    /// Sentry's data categories (Relay's `DataCategory`), less `internal`.
+    static let limitedCategories = [
+        "default", "error", "transaction", "security", "attachment", "session", "profile", "profile_chunk",
+        "replay", "monitor", "span", "log_item", "log_byte", "feedback", "user_report_v2", "metric_bucket",
+        "statsd", "trace_metric",
+    ].joined(separator: ";")
+
     private struct Body: Encodable {
         var detail: String
         var error: String
@@ -186,7 +219,8 @@ struct SentryRefusal: HTTPResponseError {
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
         if let retryAfter {
             headers[.retryAfter] = String(retryAfter)
-            headers[.init("X-Sentry-Rate-Limits")!] = "\(retryAfter)::organization:\(refusal.code)"
+            headers[.init("X-Sentry-Rate-Limits")!] =
+                "\(retryAfter):\(Self.limitedCategories):organization:\(refusal.code)"
         }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
