@@ -22,12 +22,15 @@ public struct EndedSession: Codable, Sendable, Equatable {
     public var startTime: Date
     public var endTime: Date
     public var outcome: Outcome
+    /// The requests the run served, where a framework integration counted them.
+    public var requests: RequestCounts?
 
-    public init(appVersion: String?, startTime: Date, endTime: Date, outcome: Outcome) {
+    public init(appVersion: String?, startTime: Date, endTime: Date, outcome: Outcome, requests: RequestCounts? = nil) {
         self.appVersion = appVersion
         self.startTime = ReportTime.milliseconds(startTime)
         self.endTime = ReportTime.milliseconds(endTime)
         self.outcome = outcome
+        self.requests = requests
     }
 
     /// The ended runs waiting in `directory` to be counted, and their files (an unreadable file counts
@@ -52,8 +55,32 @@ public struct EndedSession: Codable, Sendable, Equatable {
     }
 }
 
+/// Requests a server answered, counted by how they ended: what the framework integrations count
+/// (`Blackbox.handleRequest`), and what Sentry's server SDKs send as session aggregates.
+public struct RequestCounts: Codable, Sendable, Equatable {
+    /// Every request that ended: answered, failed or cut short by a crash.
+    public var total: Int
+    /// Answered with a 5xx status, or failed with an error of one: what the app reports as a server error.
+    public var serverErrors: Int
+    /// In flight when the process crashed.
+    public var crashed: Int
+
+    public init(total: Int = 0, serverErrors: Int = 0, crashed: Int = 0) {
+        self.total = total
+        self.serverErrors = serverErrors
+        self.crashed = crashed
+    }
+
+    public static func + (left: Self, right: Self) -> Self {
+        Self(
+            total: left.total + right.total, serverErrors: left.serverErrors + right.serverErrors,
+            crashed: left.crashed + right.crashed)
+    }
+}
+
 /// Ended runs of one app version, counted by how they ended: what a bundle manifest carries (format
-/// 3) for the collector's release health.
+/// 3) for the collector's release health; with the requests those runs served, where a framework
+/// integration counted them (absent otherwise, and in manifests written before).
 public struct SessionSummary: Codable, Sendable, Equatable {
     /// Nil when the app gives no version.
     public var appVersion: String?
@@ -63,12 +90,13 @@ public struct SessionSummary: Codable, Sendable, Equatable {
     public var killed: Int
     public var firstStart: Date
     public var lastEnd: Date
+    public var requests: RequestCounts?
 
     public var total: Int { clean + crashed + hung + killed }
 
     public init(
         appVersion: String?, clean: Int = 0, crashed: Int = 0, hung: Int = 0, killed: Int = 0, firstStart: Date,
-        lastEnd: Date
+        lastEnd: Date, requests: RequestCounts? = nil
     ) {
         self.appVersion = appVersion
         self.clean = clean
@@ -77,6 +105,7 @@ public struct SessionSummary: Codable, Sendable, Equatable {
         self.killed = killed
         self.firstStart = firstStart
         self.lastEnd = lastEnd
+        self.requests = requests
     }
 
     /// One summary per version, in order of first start.
@@ -93,6 +122,7 @@ public struct SessionSummary: Codable, Sendable, Equatable {
             case .hung: summary.hung += 1
             case .killed: summary.killed += 1
             }
+            if let requests = session.requests { summary.requests = (summary.requests ?? RequestCounts()) + requests }
             summary.firstStart = min(summary.firstStart, session.startTime)
             summary.lastEnd = max(summary.lastEnd, session.endTime)
             if let index = summaries.firstIndex(where: { $0.appVersion == session.appVersion }) {

@@ -213,6 +213,8 @@ func waitForever() -> Never {
         crashInsideATaskGroupChild()
     case "async-main-actor":
         crashAfterAMainActorHop()
+    case "counted-requests":
+        crashWithRequestsInFlight()
     case "scoped-requests":
         crashInOneOfManyScopedRequests()
     case "scoped-hang":

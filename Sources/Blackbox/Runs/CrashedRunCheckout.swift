@@ -35,7 +35,8 @@ package struct CrashedRunCheckout {
         let ended = EndedSession.pending(in: layout)
         self.endedSessionFiles = ended.paths
         let crashTime = parsed.timeSeconds.map { Date(timeIntervalSince1970: TimeInterval($0)) } ?? Date()
-        self.sessions = ended.sessions + (run.map { [$0.record.session(ending: .crashed, at: crashTime)] } ?? [])
+        self.sessions =
+            ended.sessions + (run.map { [$0.record.session(ending: .crashed, at: crashTime, in: layout)] } ?? [])
     }
 
     /// The report and its sessions are stored: the counted sessions go, the crashed run's record goes
@@ -46,6 +47,7 @@ package struct CrashedRunCheckout {
         if let run {
             unlink(run.path)
             unlink(RunRecord.markerPath(.hung, pid: run.record.pid, in: layout))
+            RequestTally.remove(pid: run.record.pid, in: layout)
         } else if let pid {
             RunRecord.mark(.crashed, pid: pid, in: layout)
         }

@@ -91,6 +91,7 @@ final class CurrentRun: Sendable {
             return
         }
         state.withLock { $0 = (record, directory) }
+        RequestTally.shared.begin(pid: record.pid, in: directory)
         if Self.exitHookRegistered.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged {
             atexit { Blackbox.current?.run.end() }
         }
@@ -103,6 +104,7 @@ final class CurrentRun: Sendable {
             return state
         }
         guard let (record, directory) = current, record.pid == getpid() else { return }
+        RequestTally.shared.end()
         record.recordEnd(.clean, at: Date(), in: directory)
         unlink(RunRecord.path(pid: record.pid, in: directory))
     }
@@ -127,16 +129,20 @@ extension RunRecord {
         access(Self.markerPath(marker, pid: pid, in: directory), F_OK) == 0
     }
 
-    /// The run as a session that ended with `outcome` at `end`.
-    func session(ending outcome: EndedSession.Outcome, at end: Date) -> EndedSession {
+    /// The run as a session that ended with `outcome` at `end`, with the requests it counted (those in
+    /// flight at an unclean end were cut short by it).
+    func session(ending outcome: EndedSession.Outcome, at end: Date, in directory: DiagnosticsDirectory)
+        -> EndedSession
+    {
         EndedSession(
-            appVersion: appVersion, startTime: Date(timeIntervalSince1970: startTime), endTime: end, outcome: outcome)
+            appVersion: appVersion, startTime: Date(timeIntervalSince1970: startTime), endTime: end, outcome: outcome,
+            requests: RequestTally.counts(pid: pid, in: directory, cutShort: outcome != .clean))
     }
 
     /// Counts the run as a session that ended with `outcome` (`runs/ended/`, until a bundle carries
     /// it), and removes its markers.
     func recordEnd(_ outcome: EndedSession.Outcome, at end: Date, in directory: DiagnosticsDirectory) {
-        let session = session(ending: outcome, at: end)
+        let session = session(ending: outcome, at: end, in: directory)
         let path = "\(directory.endedSessions)/\(EndedSession.fileName(startTime: session.startTime, pid: pid))"
         do {
             try makeDirectory(directory.endedSessions)
@@ -145,5 +151,6 @@ extension RunRecord {
             InternalDiagnostics.report("cannot count the run's session: \(error)", key: "session-count")
         }
         for marker in [Marker.hung, .crashed] { unlink(Self.markerPath(marker, pid: pid, in: directory)) }
+        RequestTally.remove(pid: pid, in: directory)
     }
 }

@@ -105,6 +105,24 @@ struct ReleaseHealthTests {
         let (rows, dropped) = IngestPlan.plausibleSessionRows(
             [loop, summary("2.1", clean: 1_500, span: 86_400)], receivedAt: now)
         #expect(dropped == 1 && rows.map(\.versionKey) == ["2.0"])
+
+        // Requests: a busy server's minute passes; more than 100,000 a second, errors or crashes beyond
+        // the requests, or a negative count do not.
+        func requests(_ counts: RequestCounts, span: TimeInterval = 60) -> SessionSummary {
+            SessionSummary(appVersion: "3.0", firstStart: now - 60 - span, lastEnd: now - 60, requests: counts)
+        }
+        let busy = requests(RequestCounts(total: 3_000_000, serverErrors: 12, crashed: 1))
+        #expect(
+            IngestPlan.plausibleSessionRows([busy], receivedAt: now).rows
+                == [.init(versionKey: "3.0", clean: 0, crashed: 0, hung: 0, killed: 0, requests: busy.requests!)])
+        for hostile in [
+            RequestCounts(total: 7_000_000), RequestCounts(total: 10, serverErrors: 11),
+            RequestCounts(total: 10, crashed: 11), RequestCounts(total: -1), RequestCounts(total: 5, serverErrors: -1),
+            RequestCounts(total: .max, serverErrors: .max, crashed: .max),
+        ] {
+            let (kept, refused) = IngestPlan.plausibleSessionRows([requests(hostile), real], receivedAt: now)
+            #expect(refused == 1 && kept.map(\.versionKey) == ["1.0"], "\(hostile)")
+        }
     }
 
     @Test(
@@ -117,7 +135,9 @@ struct ReleaseHealthTests {
         let directory = scratch.path
         let environment = ["SWIFT_BACKTRACE": "enable=no"]
         // Each start counts the run before it that did not end cleanly; the last one ends cleanly.
-        for mode in ["clean-exit", "null-write", "clean-exit", "wait-to-be-killed", "clean-exit"] {
+        // The crashing run is a server: 200 requests through `Blackbox.handleRequest`, 30 of them server
+        // errors, 15 in flight when it crashed.
+        for mode in ["clean-exit", "counted-requests", "clean-exit", "wait-to-be-killed", "clean-exit"] {
             if mode == "wait-to-be-killed" {
                 let running = try Tool.start(
                     "blackbox-crash-child", [directory, mode, "main"], environment: environment)
@@ -129,7 +149,8 @@ struct ReleaseHealthTests {
                 let result = try await Tool.run(
                     "blackbox-crash-child", [directory, mode, "main"], environment: environment)
                 #expect(
-                    mode == "null-write" ? result.signal == SIGSEGV : result.status == 0, "\(mode): \(result.stderr)")
+                    mode == "counted-requests" ? result.signal == SIGSEGV : result.status == 0,
+                    "\(mode): \(result.stderr)")
             }
         }
         let ended = DiagnosticsDirectory(directory).endedSessionFiles()
@@ -146,6 +167,8 @@ struct ReleaseHealthTests {
         #expect(release["crashed"] as? Int == 1 && release["killed"] as? Int == 1)
         #expect(release["abnormal"] as? Int == 1, "Sentry's name for a run that ended without a report")
         #expect((release["crashFreeRate"] as? Double).map { abs($0 - 0.6) < 1e-9 } == true, "\(release)")
+        #expect(
+            release["requests"] as? [String: Int] == ["total": 200, "serverErrors": 30, "crashed": 15], "\(release)")
         // The kill's termination report (the crash's raw report waits for a start that processes it).
         #expect(release["groups"] as? Int ?? 0 >= 1)
 
@@ -168,6 +191,8 @@ struct ReleaseHealthTests {
 
         let page = try await HTTP.get(collector, "/releases").text
         #expect(page.contains("<td class=\"number crash-free\">60.0 %</td>"), "\(page)")
+        #expect(page.contains("<td class=\"number crash-free-requests\">92.50 %</td>"), "\(page)")
+        #expect(page.contains("<td class=\"number error-free-requests\">77.50 %</td>"), "\(page)")
         #expect(
             page.contains(
                 "<tr class=\"loss\"><td>unknown</td><td>error</td><td>ratelimit_backoff</td><td class=\"number\">3</td>"
@@ -175,6 +200,7 @@ struct ReleaseHealthTests {
             "\(page)")
         let detail = try await HTTP.get(collector, "/releases?version=1.0").text
         #expect(detail.contains("<dd class=\"sessions\">5</dd>") && detail.contains("1 crashed"))
+        #expect(detail.contains("<dd class=\"requests\">200: 30 server errors, 15 cut short by a crash</dd>"))
         #expect(detail.components(separatedBy: "svg class=\"chart chart-sessions\"").count == 2)
         #expect(detail.contains("<tr class=\"group\"><td><a href=\"/groups/"), "the groups that hit it")
 

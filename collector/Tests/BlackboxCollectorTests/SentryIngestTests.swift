@@ -346,10 +346,13 @@ struct SentryIngestTests {
                 headers: [("X-Sentry-Auth", "Sentry sentry_key=\(collector.ingestKey)")], body: body)
         }
         #expect(try await post(body).status == 200)
+        // Aggregates are what server SDKs send, one session per request: request health, not runs.
         let releases = try await HTTP.get(collector, "/api/v1/releases").json["items"] as? [[String: Any]] ?? []
         let release = try #require(releases.first { $0["version"] as? String == "3.0" }, "\(releases)")
-        #expect(release["sessions"] as? Int == 11 && release["clean"] as? Int == 9, "\(release)")
-        #expect(release["crashed"] as? Int == 1 && release["abnormal"] as? Int == 1, "\(release)")
+        #expect(release["sessions"] as? Int == 0, "\(release)")
+        let requests = try #require(release["requests"] as? [String: Int], "\(release)")
+        #expect(requests == ["total": 11, "serverErrors": 2, "crashed": 2], "\(release)")
+        #expect(abs((release["crashFreeRequestRate"] as? Double ?? 0) - 9.0 / 11) < 1e-9, "\(release)")
 
         // Past the project's quota (4 KiB here): 429, with the headers every SDK honours.
         var refused: HTTPResult?
@@ -376,6 +379,52 @@ struct SentryIngestTests {
         #expect(try await post(clientReport(1)).status == 200)
         #expect(try await post(clientReport(1) + body.drop { $0 != 0x0A }.dropFirst()).status == 429, "with an event")
         #expect(try await post(clientReport(300)).status == 429, "past \(SentryEndpoint.maxLossesOnlyBytes) bytes")
+    }
+
+    @Test("sentry-python's WSGI integration counts each request as a session: they become the release's request health")
+    func requestSessions() async throws {
+        let collector = try await TestCollector.start()
+        defer { Task { await collector.stop() } }
+        // Six requests answered, one with a handled error, two with an unhandled one (the integration
+        // marks those crashed), through sentry-python's own WSGI middleware, in request mode.
+        let script = #"""
+            import sys, sentry_sdk
+            from wsgiref.util import setup_testing_defaults
+            from sentry_sdk.integrations.wsgi import SentryWsgiMiddleware
+            sentry_sdk.init(dsn=sys.argv[1], release="api@5.0")
+            def app(environ, start_response):
+                if environ["PATH_INFO"] == "/fail":
+                    raise RuntimeError("boom")
+                if environ["PATH_INFO"] == "/handled":
+                    sentry_sdk.capture_exception(ValueError("handled"))
+                start_response("200 OK", [("Content-Type", "text/plain")])
+                return [b"ok"]
+            wrapped = SentryWsgiMiddleware(app)
+            for path in ["/ok"] * 6 + ["/handled"] + ["/fail"] * 2:
+                environ = {}
+                setup_testing_defaults(environ)
+                environ["PATH_INFO"] = path
+                try:
+                    list(wrapped(environ, lambda *args: None))
+                except RuntimeError:
+                    pass
+            sentry_sdk.flush(15)
+            """#
+        let result = try await PythonPeers.run(script, [Self.dsn(collector)])
+        #expect(result.status == 0, "\(result.stderr)")
+        var release: [String: Any]?
+        for _ in 0..<50 {
+            let releases = try await HTTP.get(collector, "/api/v1/releases").json["items"] as? [[String: Any]] ?? []
+            release = releases.first { $0["version"] as? String == "5.0" }
+            if (release?["requests"] as? [String: Int])?["total"] == 9 { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let found = try #require(release, "no release 5.0")
+        #expect(found["requests"] as? [String: Int] == ["total": 9, "serverErrors": 1, "crashed": 2], "\(found)")
+        #expect(abs((found["errorFreeRequestRate"] as? Double ?? 0) - 6.0 / 9) < 1e-9, "\(found)")
+        let page = try await HTTP.get(collector, "/releases")
+        #expect(page.text.contains(#"<td class="number requests">9</td>"#), "\(page.text.prefix(3000))")
+        #expect(page.text.contains(#"<td class="number error-free-requests">66.67 %</td>"#))
     }
 
     @Test("a rate-limited sentry-python counts what the limit made it drop, and its client report passes the quota")

@@ -712,10 +712,17 @@ struct StoreContractTests {
             app: .init(name: "a", version: "0.9"), host: "h", entries: [],
             sessions: [
                 SessionSummary(
-                    appVersion: "0.9", clean: 3, firstStart: old.receivedAt - 3600, lastEnd: old.receivedAt - 60)
+                    appVersion: "0.9", clean: 3, firstStart: old.receivedAt - 3600, lastEnd: old.receivedAt - 60,
+                    requests: RequestCounts(total: 1_000, serverErrors: 7, crashed: 2)),
+                SessionSummary(
+                    appVersion: "0.9", firstStart: old.receivedAt - 60, lastEnd: old.receivedAt - 30,
+                    requests: RequestCounts(total: 500, serverErrors: 3)),
             ])
         _ = try await store.index([old])
-        #expect(try await store.releases(in: ProjectScope(projectID: quiet), page: Page()).map(\.version) == ["0.9"])
+        let release = try #require(try await store.releases(in: ProjectScope(projectID: quiet), page: Page()).first)
+        #expect(release.version == "0.9" && release.sessions == 3)
+        #expect(release.requests == RequestCounts(total: 1_500, serverErrors: 10, crashed: 2), "\(release.requests)")
+        #expect(release.errorFreeRequestRate == 1_488.0 / 1_500 && release.crashFreeRequestRate == 1_498.0 / 1_500)
         _ = try await store.deleteBundles(
             receivedBefore: now.addingTimeInterval(-30 * 86_400), beyondBytesPerProject: .max)
         #expect(try await store.releases(in: ProjectScope(projectID: quiet), page: Page()).isEmpty)

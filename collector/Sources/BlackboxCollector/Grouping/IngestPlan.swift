@@ -59,14 +59,15 @@ public struct IngestPlan: Sendable {
         var needsSymbolication: Bool { images.contains { !$0.resolved } }
     }
 
-    /// Release health: how the app's runs ended, per version (manifest format 3), added to the day the
-    /// bundle arrived.
+    /// Release health: how the app's runs ended, per version (manifest format 3), and the requests they
+    /// served, added to the day the bundle arrived.
     struct SessionRow: Sendable, Equatable {
         var versionKey: String
         var clean: Int
         var crashed: Int
         var hung: Int
         var killed: Int
+        var requests = RequestCounts()
     }
 
     var bundle: BundleRow
@@ -153,7 +154,8 @@ public struct IngestPlan: Sendable {
             let span = summary.lastEnd.timeIntervalSince(summary.firstStart)
             guard counts.allSatisfy({ (0...maxSessionsPerBundle).contains($0) }), span >= 0,
                 summary.lastEnd <= now.addingTimeInterval(86_400),
-                summary.firstStart >= now.addingTimeInterval(-366 * 86_400)
+                summary.firstStart >= now.addingTimeInterval(-366 * 86_400),
+                summary.requests.map({ plausible($0, over: span) }) ?? true
             else { continue }
             let runs = counts.reduce(0, +)
             guard Double(runs) <= span * maxRunsPerSecond + 1, total + runs <= maxSessionsPerBundle else { continue }
@@ -166,23 +168,40 @@ public struct IngestPlan: Sendable {
     /// Runs one installation can report in one bundle, and how fast they can have followed each other.
     static let maxSessionsPerBundle = 10_000
     static let maxRunsPerSecond = 100.0
+    /// Requests one installation can have answered over a summary's span (at least a minute: Sentry's
+    /// aggregates are per minute and arrive with a span of seconds).
+    static let maxRequestsPerSecond = 100_000.0
+
+    /// Counts that one installation can have made: none negative, errors and crashes among the
+    /// requests, and no more requests than `maxRequestsPerSecond` over the span.
+    static func plausible(_ requests: RequestCounts, over span: TimeInterval) -> Bool {
+        requests.total >= 0 && (0...requests.total).contains(requests.serverErrors)
+            && (0...requests.total).contains(requests.crashed)
+            && Double(requests.total) <= max(span, 60) * maxRequestsPerSecond
+    }
 
     /// At most 100 versions per bundle, counts within 0…1,000,000 (a client cannot make one bundle
-    /// count more runs than a fleet has); summaries of one version are added up.
+    /// count more runs than a fleet has), requests within 0…10^9; summaries of one version are added up.
     static func sessionRows(_ summaries: [SessionSummary]) -> [SessionRow] {
         var rows: [SessionRow] = []
         for summary in summaries.prefix(100) {
             func bounded(_ count: Int) -> Int { min(max(count, 0), 1_000_000) }
+            func boundedRequests(_ count: Int) -> Int { min(max(count, 0), 1_000_000_000) }
             let version = summary.appVersion.map { String($0.prefix(TallyKey.maxSessionVersionLength)) }
+            let requests = summary.requests ?? RequestCounts()
             let row = SessionRow(
                 versionKey: TallyKey.version(version), clean: bounded(summary.clean),
-                crashed: bounded(summary.crashed), hung: bounded(summary.hung), killed: bounded(summary.killed))
+                crashed: bounded(summary.crashed), hung: bounded(summary.hung), killed: bounded(summary.killed),
+                requests: RequestCounts(
+                    total: boundedRequests(requests.total), serverErrors: boundedRequests(requests.serverErrors),
+                    crashed: boundedRequests(requests.crashed)))
             if let index = rows.firstIndex(where: { $0.versionKey == row.versionKey }) {
                 rows[index].clean += row.clean
                 rows[index].crashed += row.crashed
                 rows[index].hung += row.hung
                 rows[index].killed += row.killed
-            } else if row.clean + row.crashed + row.hung + row.killed > 0 {
+                rows[index].requests = rows[index].requests + row.requests
+            } else if row.clean + row.crashed + row.hung + row.killed + row.requests.total > 0 {
                 rows.append(row)
             }
         }

@@ -1,6 +1,9 @@
+import BlackboxFormat
 import Foundation
 
-/// One app version's runs as the apps counted them (`SessionSummary` in bundle manifests).
+/// One app version's runs as the apps counted them (`SessionSummary` in bundle manifests), and the
+/// requests they served (counted by Blackbox's framework integrations, and Sentry's server SDKs'
+/// session aggregates).
 public struct ReleaseHealth: Encodable, Sendable, Equatable {
     public var version: String
     public var sessions: Int
@@ -13,6 +16,17 @@ public struct ReleaseHealth: Encodable, Sendable, Equatable {
     public var abnormal: Int { killed }
     /// Clean sessions of all (0…1): a crash, a hang that never recovered and an abnormal end all count against it.
     public var crashFreeRate: Double
+    public var requests: RequestCounts
+    /// Requests a crash did not cut short, of all (0…1); nil without requests.
+    public var crashFreeRequestRate: Double? {
+        requests.total == 0 ? nil : Double(requests.total - requests.crashed) / Double(requests.total)
+    }
+    /// Requests that neither failed as a server error nor crashed, of all (0…1); nil without requests.
+    public var errorFreeRequestRate: Double? {
+        requests.total == 0
+            ? nil
+            : Double(max(0, requests.total - requests.serverErrors - requests.crashed)) / Double(requests.total)
+    }
     /// Crash groups with occurrences in this version.
     public var groups: Int
     /// The first and last day (UTC) counts for it arrived.
@@ -20,7 +34,8 @@ public struct ReleaseHealth: Encodable, Sendable, Equatable {
     public var lastDay: Date
 
     enum CodingKeys: String, CodingKey {
-        case version, sessions, clean, crashed, hung, killed, abnormal, crashFreeRate, groups, firstDay, lastDay
+        case version, sessions, clean, crashed, hung, killed, abnormal, crashFreeRate, requests, crashFreeRequestRate
+        case errorFreeRequestRate, groups, firstDay, lastDay
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -33,6 +48,9 @@ public struct ReleaseHealth: Encodable, Sendable, Equatable {
         try container.encode(killed, forKey: .killed)
         try container.encode(abnormal, forKey: .abnormal)
         try container.encode(crashFreeRate, forKey: .crashFreeRate)
+        try container.encode(requests, forKey: .requests)
+        try container.encodeIfPresent(crashFreeRequestRate, forKey: .crashFreeRequestRate)
+        try container.encodeIfPresent(errorFreeRequestRate, forKey: .errorFreeRequestRate)
         try container.encode(groups, forKey: .groups)
         try container.encode(firstDay, forKey: .firstDay)
         try container.encode(lastDay, forKey: .lastDay)

@@ -130,7 +130,9 @@ struct SentryEnvelopeFormat: BundleFormat {
                     continue
                 }
                 sessions += try withJSON {
-                    SentrySessions.summaries(of: $0, type: item.type, receivedAt: receivedAt)
+                    SentrySessions.summaries(
+                        of: $0, type: item.type, receivedAt: receivedAt,
+                        aggregatesCountRuns: envelope.header.sdk?.name == SentryEvent.sdkName)
                 }
             case "client_report":
                 guard payload.count <= SentryClientReports.maxItemBytes else {

@@ -214,5 +214,11 @@ enum PostgresSchema {
         ],
         // 12: what each report's crash most likely was (`CrashDiagnosis.Kind`), for the groups filter.
         ["ALTER TABLE reports ADD COLUMN diagnosis TEXT"],
+        // 13: request health: the requests a version's runs served, how many failed and how many a crash cut short.
+        [
+            "ALTER TABLE release_sessions ADD COLUMN requests BIGINT NOT NULL DEFAULT 0",
+            "ALTER TABLE release_sessions ADD COLUMN request_errors BIGINT NOT NULL DEFAULT 0",
+            "ALTER TABLE release_sessions ADD COLUMN crashed_requests BIGINT NOT NULL DEFAULT 0",
+        ],
     ]
 }

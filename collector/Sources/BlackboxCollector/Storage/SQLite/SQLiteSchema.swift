@@ -213,6 +213,15 @@ enum SQLiteSchema {
         migrator.registerMigration("v13-diagnosis") { db in
             try db.execute(sql: "ALTER TABLE reports ADD COLUMN diagnosis TEXT")
         }
+        // Request health: the requests a version's runs served, how many failed and how many a crash cut short.
+        migrator.registerMigration("v14-request-health") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE release_sessions ADD COLUMN requests INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE release_sessions ADD COLUMN request_errors INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE release_sessions ADD COLUMN crashed_requests INTEGER NOT NULL DEFAULT 0;
+                    """)
+        }
         return migrator
     }
 }

@@ -1,3 +1,4 @@
+import BlackboxFormat
 import Foundation
 
 /// `ReleaseStore`: release health from the session counts bundles carry.
@@ -66,17 +67,22 @@ enum ReleaseStatements {
         for row in plan.sessions {
             try connection.execute(
                 """
-                INSERT INTO release_sessions (project_id, app_version, day, clean, crashed, hung, killed)
+                INSERT INTO release_sessions (project_id, app_version, day, clean, crashed, hung, killed, requests,
+                    request_errors, crashed_requests)
                 SELECT \(projectID), CASE WHEN EXISTS (
                         SELECT 1 FROM release_sessions WHERE project_id = \(projectID) AND app_version = \(row.versionKey))
                         OR (SELECT count(DISTINCT app_version) FROM release_sessions
                             WHERE project_id = \(projectID) AND day >= \(day - 1)) < \(ReleaseHealth.maxVersions)
                     THEN \(row.versionKey) ELSE \(CrashGroup.otherValues) END,
-                    \(day), \(row.clean), \(row.crashed), \(row.hung), \(row.killed)
+                    \(day), \(row.clean), \(row.crashed), \(row.hung), \(row.killed), \(row.requests.total),
+                    \(row.requests.serverErrors), \(row.requests.crashed)
                 WHERE true
                 ON CONFLICT (project_id, app_version, day) DO UPDATE SET clean = release_sessions.clean + excluded.clean,
                     crashed = release_sessions.crashed + excluded.crashed, hung = release_sessions.hung + excluded.hung,
-                    killed = release_sessions.killed + excluded.killed
+                    killed = release_sessions.killed + excluded.killed,
+                    requests = release_sessions.requests + excluded.requests,
+                    request_errors = release_sessions.request_errors + excluded.request_errors,
+                    crashed_requests = release_sessions.crashed_requests + excluded.crashed_requests
                 """)
         }
     }
@@ -113,6 +119,8 @@ enum ReleaseStatements {
         return """
             SELECT app_version, CAST(sum(clean) AS BIGINT) AS clean, CAST(sum(crashed) AS BIGINT) AS crashed,
                 CAST(sum(hung) AS BIGINT) AS hung, CAST(sum(killed) AS BIGINT) AS killed,
+                CAST(sum(requests) AS BIGINT) AS requests, CAST(sum(request_errors) AS BIGINT) AS request_errors,
+                CAST(sum(crashed_requests) AS BIGINT) AS crashed_requests,
                 min(day) AS first_day, max(day) AS last_day,
                 (SELECT count(*) FROM group_versions JOIN crash_groups ON crash_groups.id = group_versions.group_id
                     WHERE crash_groups.project_id = \(projectID)
@@ -131,6 +139,9 @@ enum ReleaseStatements {
         return ReleaseHealth(
             version: try row.decode("app_version"), sessions: sessions, clean: clean, crashed: crashed, hung: hung,
             killed: killed, crashFreeRate: sessions == 0 ? 1 : Double(clean) / Double(sessions),
+            requests: RequestCounts(
+                total: try row.decode("requests"), serverErrors: try row.decode("request_errors"),
+                crashed: try row.decode("crashed_requests")),
             groups: try row.decode("groups"),
             firstDay: Date(timeIntervalSince1970: Double(try row.decode("first_day", as: Int64.self)) * 86_400),
             lastDay: Date(timeIntervalSince1970: Double(try row.decode("last_day", as: Int64.self)) * 86_400))

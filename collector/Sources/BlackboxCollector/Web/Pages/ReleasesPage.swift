@@ -109,6 +109,12 @@ struct ReleaseFigures: Encodable {
     let hung: Int
     let killed: Int
     let crashFree: String
+    let requests: Int
+    let requestErrors: Int
+    let crashedRequests: Int
+    /// `99.9 %`, or a dash for a version no request was counted for.
+    let crashFreeRequests: String
+    let errorFreeRequests: String
     let groupCount: Int
     let lastDay: String
 
@@ -121,7 +127,15 @@ struct ReleaseFigures: Encodable {
         hung = release.hung
         killed = release.killed
         crashFree = String(format: "%.1f %%", release.crashFreeRate * 100)
+        requests = release.requests.total
+        requestErrors = release.requests.serverErrors
+        crashedRequests = release.requests.crashed
+        crashFreeRequests = release.crashFreeRequestRate.map { Self.percent($0) } ?? "–"
+        errorFreeRequests = release.errorFreeRequestRate.map { Self.percent($0) } ?? "–"
         groupCount = release.groups
         lastDay = iso(release.lastDay)
     }
+
+    /// Two decimals: a server's error rate lives in the last digits (99.97 % is not 100.0 %).
+    static func percent(_ rate: Double) -> String { String(format: "%.2f %%", rate * 100) }
 }
