@@ -30,14 +30,15 @@
                     options.includeArchives = sentryLogs
                     options.activeLogMaxBytes = 256 << 10
                     let bases = LogFiles.baseNames(inDirectory: DiagnosticsDirectory(path).logs)
+                    var app = CrashReport.App(name: bases.first ?? "unknown")
                     for base in bases.isEmpty ? [""] : bases {
                         let snapshot = DiagnosticsSnapshot(directory: path, baseFileName: base, options: options)
                         let selection = snapshot.select()
                         guard !selection.isEmpty else { continue }
                         let inputs = try BundleInputs(paths: selection.reports.map(\.sourcePath))
+                        app = inputs.app ?? .init(name: base.isEmpty ? "unknown" : base)
                         let writer = SentryEnvelopeWriter(
-                            release: release, environment: sentryEnvironment,
-                            app: inputs.app ?? .init(name: base.isEmpty ? "unknown" : base), structuredLogs: sentryLogs)
+                            release: release, environment: sentryEnvironment, app: app, structuredLogs: sentryLogs)
                         do {
                             for unreadable in try writer.write(selection, from: snapshot, into: spool) {
                                 FileHandle.standardError.write(
@@ -47,7 +48,16 @@
                             throw InputProblem(description: "\(path): cannot write envelopes: \(error)")
                         }
                     }
-                    result.append(PreparedSpool(spool: spool, lock: lock))
+                    // What earlier uploads lost for good goes as a client report naming the release.
+                    let losses = DeliveryLosses(spool: spool, appVersion: app.version, category: "error")
+                    do {
+                        try losses.writeClientReport(
+                            into: spool,
+                            release: release ?? SentryEvent.release(of: app).map(SentryEvent.releaseName))
+                    } catch {
+                        throw InputProblem(description: "\(path): cannot write the client report: \(error)")
+                    }
+                    result.append(PreparedSpool(spool: spool, lock: lock, losses: losses))
                 } else if !isDirectory.boolValue, path.hasSuffix(".json"),
                     let data = FileManager.default.contents(atPath: path), let report = try? CrashReport.decode(data)
                 {

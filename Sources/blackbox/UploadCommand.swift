@@ -78,9 +78,10 @@
             var total = SpoolUploader.Summary()
             var status: Int32 = 0
             for entry in spools {
-                let uploader = SpoolUploader(spool: entry.spool, transport: transport, retry: retry) { event in
+                var uploader = SpoolUploader(spool: entry.spool, transport: transport, retry: retry) { event in
                     report(event, progress: progress)
                 }
+                uploader.losses = entry.losses
                 let summary = await uploader.drain()
                 total.uploaded += summary.uploaded
                 total.duplicates += summary.duplicates
@@ -112,6 +113,9 @@
         struct PreparedSpool {
             var spool: Spool
             var lock: SpoolLock?
+            /// A diagnostics directory's ledger of what its uploads lost for good: what this run's
+            /// refusals add goes in the next run's first bundle, as the app's own uploader does.
+            var losses: DeliveryLosses? = nil
         }
 
         /// One spool per diagnostics directory (its own, so that an interrupted upload resumes from it),
@@ -185,6 +189,7 @@
             options.activeLog = .always
             options.maxBundleBytes = maxSize
             let bases = LogFiles.baseNames(inDirectory: DiagnosticsDirectory(directory).logs)
+            var app = CrashReport.App(name: bases.first ?? "unknown")
             for base in bases.isEmpty ? [""] : bases {
                 let snapshot = DiagnosticsSnapshot(directory: directory, baseFileName: base, options: options)
                 let selection = snapshot.select()
@@ -193,13 +198,21 @@
                 let writer = BundleWriter(
                     app: inputs.app ?? .init(name: base.isEmpty ? "unknown" : base, version: nil, build: nil),
                     host: inputs.host ?? ProcessInfo.processInfo.hostName)
+                app = writer.app
                 do {
                     try snapshot.bundle(selection, as: writer, into: spool)
                 } catch {
                     throw InputProblem(description: "\(error)")
                 }
             }
-            return PreparedSpool(spool: spool, lock: lock)
+            let losses = DeliveryLosses(spool: spool, appVersion: app.version, category: "bundle")
+            do {
+                try losses.writeLossBundle(
+                    into: spool, writer: BundleWriter(app: app, host: ProcessInfo.processInfo.hostName))
+            } catch {
+                throw InputProblem(description: "\(directory): cannot write the bundle of what was lost: \(error)")
+            }
+            return PreparedSpool(spool: spool, lock: lock, losses: losses)
         }
 
         /// A copy of the zip under its Upload-Id, so the user's file is never moved or deleted.

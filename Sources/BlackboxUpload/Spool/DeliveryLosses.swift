@@ -56,41 +56,50 @@
             record(status == 413 ? "too_large" : "send_error")
         }
 
-        /// Writes the pending counts into `spool` as an envelope of one `client_report` item (its
-        /// header's trace context names `release`, which a client report has no field for), then
-        /// clears them. Nothing pending: nothing written.
-        func writeClientReport(into spool: Spool, release: String?) throws {
+        /// Writes the pending counts into `spool` as envelopes of one `client_report` item per
+        /// version they were counted under (a client report has no field for it: the header's trace
+        /// context names the release, `release` for this process's version, the bare version for an
+        /// earlier one's), then clears them. Nothing pending: nothing written.
+        package func writeClientReport(into spool: Spool, release: String?) throws {
             var ledger = read()
             guard !ledger.losses.isEmpty else { return }
-            let report = SentryClientReport(
-                timestamp: Date().timeIntervalSince1970,
-                discardedEvents: ledger.losses.map {
-                    .init(reason: $0.reason, category: $0.category, quantity: $0.quantity)
-                })
-            var header = SentryEnvelope.Header(sdk: SentryEvent.envelopeSDK)
-            header.trace = release.map { SentryEnvelope.TraceContext(release: $0) }
-            let envelope = SentryEnvelope(
-                header: header,
-                items: [.init(type: "client_report", payload: try SentryEnvelope.jsonEncoder().encode(report))])
-            let id = UUID()
-            try DurableFile.write(
-                try envelope.encoded(), to: "\(spool.directory)/\(id.uuidString.lowercased()).\(spool.fileExtension)")
-            sent(&ledger, in: id)
+            var versions: [String?] = []
+            for loss in ledger.losses where !versions.contains(loss.appVersion) { versions.append(loss.appVersion) }
+            var carriers: [UUID] = []
+            for version in versions {
+                let report = SentryClientReport(
+                    timestamp: Date().timeIntervalSince1970,
+                    discardedEvents: ledger.losses.filter { $0.appVersion == version }.map {
+                        .init(reason: $0.reason, category: $0.category, quantity: $0.quantity)
+                    })
+                var header = SentryEnvelope.Header(sdk: SentryEvent.envelopeSDK)
+                let named = version == appVersion ? release ?? version : version
+                header.trace = named.map { SentryEnvelope.TraceContext(release: $0) }
+                let envelope = SentryEnvelope(
+                    header: header,
+                    items: [.init(type: "client_report", payload: try SentryEnvelope.jsonEncoder().encode(report))])
+                let id = UUID()
+                try DurableFile.write(
+                    try envelope.encoded(),
+                    to: "\(spool.directory)/\(id.uuidString.lowercased()).\(spool.fileExtension)")
+                carriers.append(id)
+            }
+            sent(&ledger, in: carriers)
         }
 
         /// Writes the pending counts into `spool` as a bundle of their own (`BundleWriter.writeLosses`),
         /// then clears them.
-        func writeLossBundle(into spool: Spool, writer: BundleWriter) throws {
+        package func writeLossBundle(into spool: Spool, writer: BundleWriter) throws {
             var ledger = read()
             guard !ledger.losses.isEmpty else { return }
             let written = try writer.writeLosses(ledger.losses, into: spool.directory)
-            sent(&ledger, in: written.id)
+            sent(&ledger, in: [written.id])
         }
 
-        /// The pending counts are in the spool as `carrier`: cleared, and the carrier remembered.
-        private func sent(_ ledger: inout Ledger, in carrier: UUID) {
+        /// The pending counts are in the spool as `carriers`: cleared, and the carriers remembered.
+        private func sent(_ ledger: inout Ledger, in carriers: [UUID]) {
             ledger.losses = []
-            ledger.carriers = Array((ledger.carriers + [carrier]).suffix(Self.maxCarriers))
+            ledger.carriers = Array((ledger.carriers + carriers).suffix(Self.maxCarriers))
             write(ledger)
         }
 

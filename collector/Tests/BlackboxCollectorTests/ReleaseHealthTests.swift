@@ -57,6 +57,48 @@ struct ReleaseHealthTests {
         #expect(pairs == ["2.3 too_large 2", "2.3 cache_overflow 5"], "\(listed)")
     }
 
+    @Test(
+        "the CLI counts what a server refused for good, and its next upload sends the count",
+        arguments: ["bundle", "sentry"])
+    func cliLosses(route: String) async throws {
+        let collector = try await TestCollector.start { $0.limits.maxBodyBytes = 16 << 10 }
+        defer { Task { await collector.stop() } }
+        let scratch = TemporaryDirectory(prefix: "cli-losses")
+        defer { scratch.remove() }
+        let directory = scratch.path
+        // A crash: a bundle carries its report and the active log's end (never the log alone).
+        let ran = try await Tool.run(
+            "blackbox-crash-child", [directory, "null-write", "main"], environment: ["SWIFT_BACKTRACE": "enable=no"])
+        #expect(ran.signal == SIGSEGV, "\(ran.stderr)")
+        // 96 KiB of lines that do not compress: the bundle is past the collector's 16 KiB (413).
+        let logs = DiagnosticsDirectory(directory).logs
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: logs)) ?? []
+        let active = try #require(entries.first { $0.hasSuffix(".log") }, "\(entries)")
+        var generator = SystemRandomNumberGenerator()
+        let noise = (0..<1_024).map { _ in
+            (0..<72).map { _ in "abcdefghijklmnopqrstuvwxyz0123456789".randomElement(using: &generator)! }
+        }.map { String($0) + "\n" }.joined()
+        let handle = try #require(FileHandle(forWritingAtPath: "\(logs)/\(active)"))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(noise.utf8))
+        try handle.close()
+        // To the collector as bundles, or through its Sentry route as envelopes (a client report then).
+        let dsn = collector.baseURL.replacingOccurrences(of: "http://", with: "http://\(collector.ingestKey)@") + "/1"
+        let upload =
+            route == "bundle"
+            ? ["upload", directory, "--server", collector.baseURL, "--key", collector.ingestKey]
+            : ["upload", directory, "--sentry-dsn", dsn]
+        let refused = try await Tool.run("blackbox", upload)
+        #expect(refused.status == 2, "refused for good: \(refused.stdout) \(refused.stderr)")
+        let again = try await Tool.run("blackbox", upload)
+        #expect(again.status == 0, "\(again.stdout) \(again.stderr)")
+        let listed = try await HTTP.get(collector, "/api/v1/losses").json["items"] as? [[String: Any]] ?? []
+        let lost = try #require(listed.first { $0["reason"] as? String == "too_large" }, "\(listed)")
+        #expect(lost["category"] as? String == (route == "bundle" ? "bundle" : "error"), "\(lost)")
+        #expect(lost["version"] as? String == "1.0", "\(lost)")
+        #expect((lost["quantity"] as? Int ?? 0) >= 1, "\(lost)")
+    }
+
     @Test("a crash and a run that give an empty version are both counted under \"unknown\"")
     func emptyVersionsMeet() async throws {
         let collector = try await TestCollector.start()
