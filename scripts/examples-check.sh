@@ -5,7 +5,8 @@
 #     pattern, its method and the request id its own log line carries; the process is gone at once;
 #   - a handler that throws answers 500 and leaves an error report with its scope; a 4xx leaves none;
 #   - hummingbird-service, 12 times: a crash while 63 slow requests are in flight names the crashing
-#     request;
+#     request; in a crash loop on one port, every start binds, every crash is reported once, and every
+#     crashed run counts the request it cut short (request health);
 #   - the framework's level convention (LOG_LEVEL, Vapor's --log) silences info lines through
 #     Blackbox's levels.
 #   - hummingbird-service traces with swift-otel (TRACING=1): the crashing request's scope carries the
@@ -271,7 +272,18 @@ check_crash_loop() {
     if grep -l "bind" "$directory"/outbox/*.json 2>/dev/null | grep -q .; then
         fail "$name crash loop: a report of a failed bind"
     fi
-    echo "examples check: $name bound its port at each of $((rounds + 1)) starts; each of $rounds crashes reported once"
+    # Request health: each crashed run served one request, the one the crash cut short (counted by the
+    # middleware in the run's mapped counters, added to its session by the next start).
+    python3 - "$directory/runs/ended" "$rounds" <<'PY' || fail "$name crash loop: the runs' request counts"
+import json, os, sys
+folder, rounds = sys.argv[1], int(sys.argv[2])
+sessions = [json.load(open(os.path.join(folder, n))) for n in sorted(os.listdir(folder)) if n.endswith(".json")]
+crashed = [s for s in sessions if s["outcome"] == "crashed"]
+assert len(crashed) == rounds, f"{len(crashed)} crashed runs counted: {sessions}"
+for session in crashed:
+    assert session.get("requests") == {"total": 1, "serverErrors": 0, "crashed": 1}, f"a crashed run: {session}"
+PY
+    echo "examples check: $name bound its port at each of $((rounds + 1)) starts; each of $rounds crashes reported once, with the request it cut short"
 }
 
 # name, build, command (with a level option or not), environment
