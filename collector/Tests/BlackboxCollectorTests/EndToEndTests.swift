@@ -153,7 +153,7 @@ struct EndToEndTests {
         #expect(scratch.files(in: "app/outbox/bundles").filter { $0.hasSuffix(".zip") }.isEmpty)
     }
 
-    @Test("a 413 keeps the bundle with the reason, reports it, and never resends it")
+    @Test("a 413 keeps the bundle with the reason, reports it, never resends it, and counts it as lost")
     func tooLargeIsKept() async throws {
         let scratch = TemporaryDirectory()
         defer { scratch.remove() }
@@ -172,9 +172,21 @@ struct EndToEndTests {
             encoding: .utf8)
         #expect(reason.contains("body_too_large"))
 
+        // The next run sends the count of what was lost (a bundle of counts), never the refused bundle.
         let again = try await Tool.run("blackbox", arguments)
-        #expect(again.status == 0 && again.stdout.contains("uploaded 0 bundles"), "\(again.stdout)")
-        #expect(try await bundles(collector).isEmpty)
+        #expect(again.status == 0 && again.stdout.contains("uploaded 1 bundle"), "\(again.stdout)")
+        let stored = try await bundles(collector)
+        // Its manifest alone: a few hundred bytes, where the refused bundle was past 50,000.
+        #expect(stored.count == 1 && (stored.first?["size"] as? Int ?? .max) < 4_096, "\(stored)")
+        let losses =
+            try await HTTP.request(
+                "\(collector.baseURL)/api/v1/losses", headers: [("Authorization", "Bearer \(collector.adminToken)")]
+            ).json["items"] as? [[String: Any]] ?? []
+        #expect(
+            losses.contains { $0["reason"] as? String == "too_large" && $0["category"] as? String == "bundle" },
+            "\(losses)")
+        let third = try await Tool.run("blackbox", arguments)
+        #expect(third.status == 0 && third.stdout.contains("uploaded 0 bundles"), "\(third.stdout)")
     }
 
     @Test("zips made by the zip tool and by Python's zipfile upload through the CLI and are searchable")
