@@ -164,7 +164,14 @@ struct OTLPForwardingTests {
         #expect(cache.record.severityNumber == .warn && lowercaseHex(cache.record.traceID) == Self.traceID)
         #expect(!records.contains { OTLPLogLines.text($0.record.body).contains("payment refused") }, "OTLP's own")
 
-        let metrics = try await HTTP.get(collector, "/metrics").text
+        // Counted once the forwarder has the receiver's answer, which may be after the receiver has the
+        // records (a loaded fresh-clone run read 3 here): asked again for up to 10 s.
+        var metrics = ""
+        for _ in 0..<100 {
+            metrics = try await HTTP.get(collector, "/metrics").text
+            if metrics.contains(#"blackbox_logs_forwarded_total{outcome="sent"} 4"#) { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
         #expect(metrics.contains(#"blackbox_logs_forwarded_total{outcome="sent"} 4"#), "\(metrics)")
     }
 
