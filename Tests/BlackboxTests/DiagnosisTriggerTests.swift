@@ -58,7 +58,11 @@ struct DiagnosisTriggerTests {
             trigger: "execute-heap", code: 2, diagnosis: .nonExecutableJump,
             summaryContains: "Jump into memory that is not executable", access: "execute",
             memory: { signal, _ in
-                signal.faultMemory?.holding.map { $0.isWritable && !$0.isExecutable && $0.path == "[heap]" } == true
+                // malloc's chunk is in the main arena (`[heap]`) or, when the main thread's tcache
+                // holds a chunk another thread freed there, in a thread arena: an anonymous mapping.
+                signal.faultMemory?.holding.map {
+                    $0.isWritable && !$0.isExecutable && ($0.path == "[heap]" || $0.path == nil)
+                } == true
             }),
         Fault(
             trigger: "read-unmapped", code: 1, diagnosis: .wildPointer, summaryContains: "nothing is mapped at",
