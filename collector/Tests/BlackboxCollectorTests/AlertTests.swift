@@ -2,6 +2,7 @@ import BlackboxFormat
 import BlackboxTestSupport
 import CollectorTestSupport
 import Foundation
+import GRDB
 import Testing
 
 @testable import BlackboxCollector
@@ -42,6 +43,120 @@ struct AlertRuleTests {
         #expect(AlertRules.alerts(for: occurrence, webhooks: hooks).first?.dedupeKey == alerts.last?.dedupeKey)
     }
 
+    @Test(
+        "a release regresses when its failed-request rate passes the factor times the last release's that served enough"
+    )
+    func releaseRegressions() {
+        let rule = Webhook.ReleaseRegression(factor: 2, minimumRequests: 100)
+        let hooks = [
+            Webhook(
+                id: 1, projectID: 1, url: "http://x/", events: [.releaseRegression], format: .json, threshold: nil,
+                releaseRegression: rule, createdAt: now, secret: nil),
+            webhook(2, [.newGroup]),
+        ]
+        func release(_ version: String, _ requests: Int, _ failed: Int, seen: TimeInterval = 0)
+            -> ReleaseRegressionRule.Release
+        {
+            .init(version: version, requests: requests, failed: failed, firstSeen: now + seen)
+        }
+        let old = release("1.0", 1000, 10)  // 1 %
+        let canary = release("1.1", 20, 0)  // too few requests to compare with
+        func alerts(_ current: ReleaseRegressionRule.Release, _ others: [ReleaseRegressionRule.Release] = [])
+            -> [AlertRules.Alert]
+        {
+            ReleaseRegressionRule.alerts(for: current, among: [old, canary, current] + others, webhooks: hooks)
+        }
+        #expect(
+            alerts(release("1.2", 200, 5)) == [
+                .init(
+                    webhookID: 1, event: .releaseRegression, dedupeKey: "release-regression:1.2", version: "1.2",
+                    previousVersion: "1.0")
+            ], "2.5 % against 1 %: compared with 1.0, not the canary")
+        #expect(alerts(release("1.2", 200, 4)).isEmpty, "2 % is not more than twice 1 %")
+        #expect(alerts(release("1.2", 99, 50)).isEmpty, "too few requests yet")
+        #expect(alerts(release("0.9", 1000, 900)).isEmpty, "nothing older served enough")
+        #expect(
+            ReleaseRegressionRule.previous(
+                of: release("1.10", 500, 0), among: [old, release("1.9", 100, 0)], minimumRequests: 100)?.version
+                == "1.9")
+        // A release without failures counts as one: 3 of 1000 is a regression of 0 of 1000, 1 is not.
+        let perfect = [release("2.0", 1000, 0)]
+        #expect(alerts(release("2.1", 1000, 2), perfect).isEmpty)
+        #expect(alerts(release("2.1", 1000, 3), perfect).map(\.previousVersion) == ["2.0"])
+        // Versions that are not semantic versions are ordered by when they were first seen.
+        let deployed = [release("a1b2c3", 1000, 10, seen: 60), release("d4e5f6", 1000, 0, seen: 120)]
+        #expect(
+            ReleaseRegressionRule.alerts(
+                for: release("0f9e8d", 1000, 50, seen: 180), among: deployed, webhooks: hooks
+            ).map(\.previousVersion) == ["d4e5f6"])
+        #expect(
+            ReleaseRegressionRule.alerts(
+                for: release("0f9e8d", 1000, 50, seen: 30), among: deployed, webhooks: hooks
+            ).isEmpty, "the first one seen has nothing before it")
+        #expect(alerts(release(CrashGroup.otherValues, 1000, 900)).isEmpty)
+    }
+
+    @Test("a release regression's payload names both releases and links the release page")
+    func releasePayload() throws {
+        func health(_ version: String, _ requests: RequestCounts) -> ReleaseHealth {
+            ReleaseHealth(
+                version: version, sessions: 1, clean: 1, crashed: 0, hung: 0, killed: 0, crashFreeRate: 1,
+                requests: requests, groups: 0, firstDay: now, lastDay: now)
+        }
+        let delivery = AlertDelivery(
+            id: 6, webhookID: 1, event: .releaseRegression, version: "2.0 <beta>", previousVersion: "1.9",
+            state: .pending, attempts: 0, createdAt: now)
+        let payload = AlertPayload(
+            event: .releaseRegression, delivery: delivery,
+            subject: .release(
+                health("2.0 <beta>", RequestCounts(total: 400, serverErrors: 20, crashed: 4)),
+                previous: health("1.9", RequestCounts(total: 1000, serverErrors: 10))),
+            baseURL: "https://c.example")
+        let json = try #require(try JSONSerialization.jsonObject(with: payload.body(.json)) as? [String: Any])
+        #expect(json["group"] == nil && json["event"] as? String == "release-regression")
+        let release = try #require(json["release"] as? [String: Any])
+        #expect(release["version"] as? String == "2.0 <beta>" && release["failureRate"] as? Double == 0.06)
+        #expect(release["url"] as? String == "https://c.example/releases?version=2.0%20%3Cbeta%3E")
+        #expect((release["requests"] as? [String: Any])?["crashed"] as? Int == 4)
+        #expect((json["previousRelease"] as? [String: Any])?["failureRate"] as? Double == 0.01)
+        #expect(json["text"] as? String == "Release 2.0 <beta> fails 6 % of requests; 1.9 failed 1 %")
+        let slack = try #require(try JSONSerialization.jsonObject(with: payload.body(.slack)) as? [String: Any])
+        #expect(
+            (slack["text"] as? String)?.hasPrefix(
+                "*Release 2.0 &lt;beta&gt; fails 6 % of requests; 1.9 failed 1 %* (<https://c.example/releases?version=2.0%20%3Cbeta%3E|release 2.0 &lt;beta&gt;>)"
+            ) == true, "\(slack)")
+    }
+
+    @Test("the release-regression migration keeps a SQLite database's webhooks and queued deliveries")
+    func migrationKeepsDeliveries() async throws {
+        let scratch = TemporaryDirectory()
+        defer { scratch.remove() }
+        try FileManager.default.createDirectory(atPath: scratch.path, withIntermediateDirectories: true)
+        let store = try SQLiteStore(path: "\(scratch.path)/collector.sqlite")
+        try SQLiteSchema.migrator.migrate(store.pool, upTo: "v14-request-health")
+        try await store.pool.write { db in
+            try db.execute(sql: "INSERT INTO projects (id, name, created_at) VALUES (1, 'shop', 0)")
+            try db.execute(
+                sql: """
+                    INSERT INTO crash_groups (id, project_id, signature, signature_version, signature_text, kind, title,
+                        count, first_seen, last_seen)
+                    VALUES (3, 1, 's', 1, 's', 'crash', 't', 1, 0, 0);
+                    INSERT INTO webhooks (id, project_id, url, events, format, created_at)
+                    VALUES (2, 1, 'https://x/', 'new-group', 'json', 0);
+                    INSERT INTO alert_deliveries (id, webhook_id, group_id, event, dedupe_key, created_at, next_attempt_at)
+                    VALUES (5, 2, 3, 'new-group', 'new-group:3', 0, 0);
+                    """)
+        }
+        try await store.migrate()
+        let deliveries = try await store.deliveries(webhookID: 2, in: ProjectScope(projectID: 1), page: Page(limit: 5))
+        #expect(deliveries.map(\.id) == [5] && deliveries.first?.groupID == 3 && deliveries.first?.version == nil)
+        let due = try await store.claimDueDeliveries(
+            now: Date(), claimedUntil: Date() + 60, limit: 5, perWebhook: 2, perProject: 4)
+        #expect(due.map(\.0.id) == [5] && due.first?.1.releaseRegression == nil)
+        let violations = try await store.pool.read { db in try db.foreignKeyViolations().next() }
+        #expect(violations == nil)
+    }
+
     @Test("retries back off exponentially to an hour and end after the last attempt")
     func backoff() {
         #expect(AlertRules.retryDelay(afterAttempts: 1, jitter: 0) == .seconds(2))
@@ -54,6 +169,9 @@ struct AlertRuleTests {
     func validation() throws {
         let good = try NewWebhook(json: Data(#"{"url": "https://hooks.example/x", "events": ["threshold"]}"#.utf8))
         #expect(good.threshold == .init(count: 100, minutes: 60) && good.format == .json && good.secret == nil)
+        #expect(good.releaseRegression == nil)
+        let release = try NewWebhook(json: Data(#"{"url": "https://x/", "events": ["release-regression"]}"#.utf8))
+        #expect(release.releaseRegression == .init(factor: 2, minimumRequests: 1000) && release.threshold == nil)
         for (body, fragment) in [
             (#"{"url": "ftp://x/", "events": ["new-group"]}"#, "http or https"),
             (#"{"url": "https://u:p@x/", "events": ["new-group"]}"#, "without credentials"),
@@ -62,6 +180,14 @@ struct AlertRuleTests {
             (#"{"url": "https://x/", "events": ["new-group"], "format": "xml"}"#, "json or slack"),
             (#"{"url": "https://x/", "events": ["threshold"], "threshold": {"count": 0, "minutes": 5}}"#, "count of 1"),
             (#"{"url": "https://x/", "events": ["new-group"], "secret": ""}"#, "1 to 256"),
+            (
+                #"{"url": "https://x/", "events": ["release-regression"], "releaseRegression": {"factor": 1, "minimumRequests": 5}}"#,
+                "factor of 1.01"
+            ),
+            (
+                #"{"url": "https://x/", "events": ["release-regression"], "releaseRegression": {"factor": 2, "minimumRequests": 0}}"#,
+                "minimumRequests of 1"
+            ),
         ] {
             #expect(throws: APIError.self) { try NewWebhook(json: Data(body.utf8)) }
             do {
@@ -92,7 +218,8 @@ struct AlertRuleTests {
             id: 5, webhookID: 1, event: .regression, groupID: 9, occurrences: nil, state: .pending, attempts: 0,
             createdAt: now)
         let payload = AlertPayload(
-            event: .regression, delivery: delivery, group: group, latestReport: report, baseURL: "https://c.example")
+            event: .regression, delivery: delivery, subject: .group(group, latestReport: report),
+            baseURL: "https://c.example")
         let slack = try #require(try JSONSerialization.jsonObject(with: payload.body(.slack)) as? [String: Any])
         let text = try #require(slack["text"] as? String)
         #expect(
@@ -340,6 +467,105 @@ struct AlertDurabilityTests {
         let received = receiver.all
         #expect(received.count == 1 && received.first?.event == "new-group", "\(received.map(\.event))")
         #expect(received.first.map { $0.signature == WebhookReceiver.expectedSignature($0.body, secret: "k") } == true)
+    }
+
+    @Test(
+        "a release whose requests fail more than twice as often as the last release's is alerted once, on either store",
+        arguments: ["sqlite", "postgres"])
+    func releaseRegression(store: String) async throws {
+        let receiver = WebhookReceiver()
+        try await receiver.start()
+        defer { Task { await receiver.stop() } }
+        let scratch = TemporaryDirectory(prefix: "alerts-release")
+        defer { scratch.remove() }
+        var arguments = ["--webhook-allow", "127.0.0.0/8"]
+        if store == "postgres" {
+            arguments += [
+                "--database-url", try await PostgresServer.makeDatabase(), "--blob-dir", scratch.path + "/blobs",
+            ]
+        }
+        let collector = try await CollectorProcess.start(dataDirectory: scratch.path + "/data", arguments: arguments)
+        defer { collector.kill(SIGTERM) }
+        let created = try await HTTP.request(
+            "\(collector.baseURL)/api/v1/webhooks", method: .POST,
+            headers: [("Authorization", "Bearer \(collector.adminToken)"), ("Content-Type", "application/json")],
+            body: Data(
+                #"{"url": "\#(receiver.url)", "events": ["release-regression"], "secret": "k", "releaseRegression": {"factor": 2, "minimumRequests": 100}}"#
+                    .utf8))
+        #expect(created.status == 201, "\(created.text)")
+        let webhookID = try #require(created.json["id"] as? Int)
+        #expect((created.json["releaseRegression"] as? [String: Any])?["minimumRequests"] as? Int == 100)
+
+        // One run's request counts, as the Hummingbird and Vapor middlewares send them.
+        func send(_ version: String, _ requests: RequestCounts) async throws {
+            let now = Date()
+            let summary = SessionSummary(
+                appVersion: version, clean: 1, firstStart: now - 120, lastEnd: now - 60, requests: requests)
+            let manifest = BundleManifest(
+                app: .init(name: "shop", version: version), host: "h", entries: [], sessions: [summary])
+            let answer = try await HTTP.request(
+                "\(collector.baseURL)/api/v1/bundles", method: .POST,
+                headers: [("Authorization", "Bearer \(collector.ingestKey)"), ("Upload-Id", UUID().uuidString)],
+                body: try BundleArchive.zip([("manifest.json", try manifest.encoded())]))
+            #expect(answer.status == 201, "\(answer.text)\n\(collector.errors())")
+        }
+        try await send("1.0", RequestCounts(total: 1000, serverErrors: 10))  // 1 %: nothing before it
+        try await send("1.1", RequestCounts(total: 200, serverErrors: 4))  // 2 %: not more than twice
+        try await send("1.1", RequestCounts(total: 200, serverErrors: 10, crashed: 2))  // 16 of 400: 4 %
+        try await send("1.1", RequestCounts(total: 200, serverErrors: 50))  // worse, but alerted already
+        try await send("1.2", RequestCounts(total: 50, serverErrors: 50))  // too few requests yet
+
+        let received = try await receiver.wait(for: .seconds(30)) { !$0.isEmpty }
+        try await Task.sleep(for: .seconds(2))  // a second alert would arrive within the poll
+        #expect(receiver.all.count == 1, "\(receiver.all.map { String(decoding: $0.body, as: UTF8.self) })")
+        let alert = try #require(received.first)
+        #expect(
+            alert.event == "release-regression"
+                && alert.signature == WebhookReceiver.expectedSignature(alert.body, secret: "k"))
+        let release = alert.json["release"] as? [String: Any]
+        let previous = alert.json["previousRelease"] as? [String: Any]
+        // Built when sent: 1.1's counts as they were then (the last upload may or may not be in).
+        #expect(release?["version"] as? String == "1.1" && previous?["version"] as? String == "1.0", "\(alert.json)")
+        #expect(previous?["failureRate"] as? Double == 0.01)
+        #expect((release?["url"] as? String)?.hasSuffix("/releases?version=1.1") == true)
+
+        let deliveries =
+            try await HTTP.request(
+                "\(collector.baseURL)/api/v1/webhooks/\(webhookID)/deliveries",
+                headers: [("Authorization", "Bearer \(collector.adminToken)")]
+            ).json["items"] as? [[String: Any]]
+        let delivery = try #require(deliveries?.first)
+        #expect(deliveries?.count == 1 && delivery["groupID"] == nil && delivery["state"] as? String == "delivered")
+        #expect(delivery["version"] as? String == "1.1" && delivery["previousVersion"] as? String == "1.0")
+        let page = try await HTTP.request(
+            "\(collector.baseURL)/alerts", headers: [("Authorization", "Bearer \(collector.adminToken)")])
+        #expect(page.text.contains(#"<a href="/releases?version=1.1">release 1.1</a>"#), "\(page.text)")
+
+        // In a browser (once): the delivery links the release's page.
+        guard store == "sqlite" else { return }
+        guard let chromium = WebUIBrowserTests.chromium else {
+            #expect(!WebUIBrowserTests.required, "Chromium is not installed")
+            return
+        }
+        let link = try await HTTP.request(
+            "\(collector.baseURL)/api/v1/login-links", method: .POST,
+            headers: [("Authorization", "Bearer \(collector.adminToken)")])
+        let signIn = try #require(link.json["path"] as? String, "\(link.text)")
+        let output = BrowserDriver.outputDirectory(for: "release-regression")
+        let run = try await BrowserDriver.run(
+            chromium,
+            [
+                .navigate("\(collector.baseURL)\(signIn)?next=%2Falerts"),
+                .evaluate("document.querySelector('tr.delivery').textContent.includes('release-regression')"),
+                .screenshot("1-alerts.png"),
+                .click("tr.delivery a"),
+                .evaluate("document.querySelector('h1').textContent"),
+                .screenshot("2-release.png"),
+            ], output: output)
+        #expect(run.failed == nil && run.errors.isEmpty, "\(run.failed ?? "") \(run.errors)")
+        #expect(run.values.contains { $0 as? Bool == true }, "\(run.values)")
+        #expect(run.values.contains { ($0 as? String)?.contains("1.1") == true }, "\(run.values)")
+        print("release regression screenshots: \(output)")
     }
 
     @Test("two instances on one PostgreSQL database deliver each event once")

@@ -49,9 +49,11 @@ struct AlertsAPI {
 }
 
 extension NewWebhook {
-    /// `{"url": "https://…", "events": ["new-group", "regression", "threshold"], "secret": "…",
-    /// "format": "json" | "slack", "threshold": {"count": 100, "minutes": 60}}`; `secret`, `format`
-    /// (default json) and `threshold` (default more than 100 in 60 minutes) may be left out.
+    /// `{"url": "https://…", "events": ["new-group", "regression", "threshold", "release-regression"],
+    /// "secret": "…", "format": "json" | "slack", "threshold": {"count": 100, "minutes": 60},
+    /// "releaseRegression": {"factor": 2, "minimumRequests": 1000}}`; `secret`, `format` (default json),
+    /// `threshold` (default more than 100 in 60 minutes) and `releaseRegression` (default twice the
+    /// previous release's rate, 1000 requests each) may be left out.
     init(json: Data) throws(APIError) {
         struct Body: Decodable {
             var url: String?
@@ -59,6 +61,7 @@ extension NewWebhook {
             var secret: String?
             var format: String?
             var threshold: Webhook.Threshold?
+            var releaseRegression: Webhook.ReleaseRegression?
         }
         let body: Body
         do {
@@ -74,12 +77,14 @@ extension NewWebhook {
         var events: [AlertEvent] = []
         for name in body.events ?? [] {
             guard let event = AlertEvent(rawValue: name) else {
-                throw .invalidWebhook("events may be new-group, regression and threshold; not \(name.prefix(40))")
+                throw .invalidWebhook(
+                    "events may be new-group, regression, threshold and release-regression; not \(name.prefix(40))")
             }
             if !events.contains(event) { events.append(event) }
         }
         guard !events.isEmpty else {
-            throw .invalidWebhook("events must name at least one of new-group, regression, threshold")
+            throw .invalidWebhook(
+                "events must name at least one of new-group, regression, threshold, release-regression")
         }
         if let secret = body.secret, !(1...256).contains(secret.utf8.count) {
             throw .invalidWebhook("secret must be 1 to 256 bytes")
@@ -93,7 +98,19 @@ extension NewWebhook {
             guard let chosen = threshold, (1...1_000_000).contains(chosen.count), (1...10_080).contains(chosen.minutes)
             else { throw .invalidWebhook("threshold needs a count of 1 to 1000000 and minutes of 1 to 10080") }
         }
-        self.init(url: url, events: events, secret: body.secret, format: format, threshold: threshold)
+        var releaseRegression: Webhook.ReleaseRegression?
+        if events.contains(.releaseRegression) {
+            releaseRegression = body.releaseRegression ?? .init(factor: 2, minimumRequests: 1000)
+            guard let chosen = releaseRegression, chosen.factor.isFinite, (1.01...1000).contains(chosen.factor),
+                (1...1_000_000_000).contains(chosen.minimumRequests)
+            else {
+                throw .invalidWebhook(
+                    "releaseRegression needs a factor of 1.01 to 1000 and minimumRequests of 1 to 1000000000")
+            }
+        }
+        self.init(
+            url: url, events: events, secret: body.secret, format: format, threshold: threshold,
+            releaseRegression: releaseRegression)
     }
 }
 

@@ -13,7 +13,7 @@ import Synchronization
 /// Receivers should treat `X-Blackbox-Delivery` as an idempotency key: a collector killed after a
 /// receiver answered but before the answer was recorded sends that delivery again.
 final class AlertDispatcher: Service, Sendable {
-    private let store: any AlertStore & ProjectReader
+    private let store: any AlertStore & ProjectReader & ReleaseStore
     private let baseURL: String
     private let claimLease: Duration
     private let pollInterval: Duration
@@ -26,7 +26,7 @@ final class AlertDispatcher: Service, Sendable {
     static let requestTimeout: Duration = .seconds(10)
 
     init(
-        store: any AlertStore & ProjectReader, baseURL: String, pollInterval: Duration = .seconds(1),
+        store: any AlertStore & ProjectReader & ReleaseStore, baseURL: String, pollInterval: Duration = .seconds(1),
         claimLease: Duration = .seconds(60), targets: WebhookTargets = WebhookTargets(),
         digestWindow: Duration = .seconds(60)
     ) {
@@ -130,11 +130,13 @@ final class AlertDispatcher: Service, Sendable {
     }
 
     private func attempt(_ delivery: AlertDelivery, to webhook: Webhook) async {
-        if delivery.event == .newGroup, !digest.withLock({ $0.admits(webhook, at: Date()) }) {
+        if delivery.event == .newGroup, let groupID = delivery.groupID,
+            !digest.withLock({ $0.admits(webhook, at: Date()) })
+        {
             let title =
-                (try? await store.group(id: delivery.groupID, in: ProjectScope(projectID: webhook.projectID)))??.title
-                ?? "group \(delivery.groupID)"
-            digest.withLock { $0.fold(webhook, groupID: delivery.groupID, title: title) }
+                (try? await store.group(id: groupID, in: ProjectScope(projectID: webhook.projectID)))??.title
+                ?? "group \(groupID)"
+            digest.withLock { $0.fold(webhook, groupID: groupID, title: title) }
             do {
                 try await store.recordAttempt(
                     deliveryID: delivery.id, delivered: true, retryAt: nil, status: nil,
@@ -176,21 +178,32 @@ final class AlertDispatcher: Service, Sendable {
     private func send(_ delivery: AlertDelivery, to webhook: Webhook) async -> (
         delivered: Bool, status: Int?, error: String?
     ) {
-        let scope = ProjectScope(projectID: webhook.projectID)
         let body: Data
         do {
-            guard let group = try await store.group(id: delivery.groupID, in: scope) else {
-                return (false, nil, "the group no longer exists")
+            guard let subject = try await subject(of: delivery, in: ProjectScope(projectID: webhook.projectID)) else {
+                return (false, nil, "the \(delivery.groupID == nil ? "release" : "group") no longer exists")
             }
-            let latest = try await group.latestReportID.asyncMap { try await store.report(id: $0, in: scope) }
-            let payload = AlertPayload(
-                event: delivery.event, delivery: delivery, group: group, latestReport: latest??.report,
-                baseURL: baseURL)
-            body = try payload.body(webhook.format)
+            body = try AlertPayload(event: delivery.event, delivery: delivery, subject: subject, baseURL: baseURL)
+                .body(webhook.format)
         } catch {
             return (false, nil, "cannot build the alert: \(error)")
         }
         return await post(body, event: delivery.event.rawValue, deliveryHeader: String(delivery.id), to: webhook)
+    }
+
+    /// What the delivery is about, as it is now; nil when it is gone (a group merged away, a
+    /// release's days past retention).
+    private func subject(of delivery: AlertDelivery, in scope: ProjectScope) async throws -> AlertPayload.Subject? {
+        if let groupID = delivery.groupID {
+            guard let group = try await store.group(id: groupID, in: scope) else { return nil }
+            let latest = try await group.latestReportID.asyncMap { try await store.report(id: $0, in: scope) }
+            return .group(group, latestReport: latest??.report)
+        }
+        guard let version = delivery.version, let previousVersion = delivery.previousVersion,
+            let release = try await store.release(version: version, in: scope),
+            let previous = try await store.release(version: previousVersion, in: scope)
+        else { return nil }
+        return .release(release, previous: previous)
     }
 
     /// POSTs `body` to the webhook, at the address `WebhookTargets` checked, signed when it has a secret.

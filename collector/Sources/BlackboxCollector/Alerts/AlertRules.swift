@@ -20,6 +20,9 @@ enum AlertRules {
         var event: AlertEvent
         var dedupeKey: String
         var occurrences: Int?
+        /// A release regression's release and the one it was compared with.
+        var version: String?
+        var previousVersion: String?
     }
 
     /// The threshold windows (minutes) whose counts `alerts` needs.

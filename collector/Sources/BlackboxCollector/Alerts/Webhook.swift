@@ -8,6 +8,9 @@ public enum AlertEvent: String, Codable, Sendable, CaseIterable {
     case regression
     /// A group with more than `threshold.count` occurrences within `threshold.minutes`.
     case threshold
+    /// A release whose failed-request rate is more than `releaseRegression.factor` times the previous
+    /// release's (`ReleaseRegressionRule`).
+    case releaseRegression = "release-regression"
 }
 
 /// A project's webhook: where alerts are POSTed, for which events, how they are signed and shaped.
@@ -26,19 +29,27 @@ public struct Webhook: Codable, Sendable, Equatable {
         public var minutes: Int
     }
 
+    public struct ReleaseRegression: Codable, Sendable, Equatable {
+        /// A release alerts once its failed-request rate is more than this many times the previous one's…
+        public var factor: Double
+        /// …once each of the two has served at least this many requests.
+        public var minimumRequests: Int
+    }
+
     public var id: Int64
     public var projectID: Int64
     public var url: String
     public var events: [AlertEvent]
     public var format: Format
     public var threshold: Threshold?
+    public var releaseRegression: ReleaseRegression?
     /// Whether deliveries are signed (`X-Blackbox-Signature`); the secret itself is never shown.
     public var signed: Bool { secret != nil }
     public var createdAt: Date
     var secret: String?
 
     enum CodingKeys: String, CodingKey {
-        case id, projectID, url, events, format, threshold, signed, createdAt
+        case id, projectID, url, events, format, threshold, releaseRegression, signed, createdAt
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -49,6 +60,7 @@ public struct Webhook: Codable, Sendable, Equatable {
         try container.encode(events, forKey: .events)
         try container.encode(format, forKey: .format)
         try container.encodeIfPresent(threshold, forKey: .threshold)
+        try container.encodeIfPresent(releaseRegression, forKey: .releaseRegression)
         try container.encode(signed, forKey: .signed)
         try container.encode(createdAt, forKey: .createdAt)
     }
@@ -61,13 +73,14 @@ public struct Webhook: Codable, Sendable, Equatable {
         events = try container.decode([AlertEvent].self, forKey: .events)
         format = try container.decode(Format.self, forKey: .format)
         threshold = try container.decodeIfPresent(Threshold.self, forKey: .threshold)
+        releaseRegression = try container.decodeIfPresent(ReleaseRegression.self, forKey: .releaseRegression)
         createdAt = try container.decode(Date.self, forKey: .createdAt)
         secret = nil
     }
 
     init(
         id: Int64, projectID: Int64, url: String, events: [AlertEvent], format: Format, threshold: Threshold?,
-        createdAt: Date, secret: String?
+        releaseRegression: ReleaseRegression? = nil, createdAt: Date, secret: String?
     ) {
         self.id = id
         self.projectID = projectID
@@ -75,6 +88,7 @@ public struct Webhook: Codable, Sendable, Equatable {
         self.events = events
         self.format = format
         self.threshold = threshold
+        self.releaseRegression = releaseRegression
         self.createdAt = createdAt
         self.secret = secret
     }
@@ -87,6 +101,7 @@ public struct NewWebhook: Sendable, Equatable {
     public var secret: String?
     public var format: Webhook.Format
     public var threshold: Webhook.Threshold?
+    public var releaseRegression: Webhook.ReleaseRegression?
 }
 
 /// One alert for one webhook: queued in the transaction that stored the occurrence causing it, sent
@@ -99,7 +114,11 @@ public struct AlertDelivery: Codable, Sendable, Equatable {
     public var id: Int64
     public var webhookID: Int64
     public var event: AlertEvent
-    public var groupID: Int64
+    /// The group a group event is about (nil for a release regression).
+    public var groupID: Int64?
+    /// A release regression's release, and the one before it it was compared with.
+    public var version: String?
+    public var previousVersion: String?
     /// Threshold events: the occurrences counted in the window.
     public var occurrences: Int?
     public var state: State

@@ -21,7 +21,7 @@ struct IngestService: Sendable {
     let indexerWakeup: @Sendable () -> Void
     /// Reports whose frames lack debug-info names wait for the symbolication service.
     let symbolicationWakeup: @Sendable () -> Void
-    /// Occurrences may have queued alerts (`AlertRules`).
+    /// Occurrences (`AlertRules`) and request counts (`ReleaseRegressionRule`) may have queued alerts.
     let alertsWakeup: @Sendable () -> Void
     /// Called with `true` as an upload starts and `false` as it ends: background work (the log
     /// indexer) steps back while uploads are being received.
@@ -50,7 +50,9 @@ struct IngestService: Sendable {
             admission.usage.stored(record.size, in: plan.bundle.projectID)
             if plan.files.contains(where: { $0.kind == .log }) { indexerWakeup() }
             if plan.occurrences.contains(where: \.needsSymbolication) { symbolicationWakeup() }
-            if !plan.occurrences.isEmpty { alertsWakeup() }
+            if !plan.occurrences.isEmpty || plan.sessions.contains(where: { $0.requests.total > 0 }) {
+                alertsWakeup()
+            }
             logger.info(
                 "stored bundle \(record.id): \(body.size) bytes, \(plan.files.count) files, \(plan.bundle.reportCount) reports"
             )

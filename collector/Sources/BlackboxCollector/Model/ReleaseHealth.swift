@@ -27,6 +27,11 @@ public struct ReleaseHealth: Encodable, Sendable, Equatable {
             ? nil
             : Double(max(0, requests.total - requests.serverErrors - requests.crashed)) / Double(requests.total)
     }
+    /// Requests that failed as a server error or crashed, of all (0…1); 0 without requests.
+    var failureRate: Double {
+        requests.total == 0
+            ? 0 : Double(min(requests.total, requests.serverErrors + requests.crashed)) / Double(requests.total)
+    }
     /// Crash groups with occurrences in this version.
     public var groups: Int
     /// The first and last day (UTC) counts for it arrived.

@@ -220,5 +220,13 @@ enum PostgresSchema {
             "ALTER TABLE release_sessions ADD COLUMN request_errors BIGINT NOT NULL DEFAULT 0",
             "ALTER TABLE release_sessions ADD COLUMN crashed_requests BIGINT NOT NULL DEFAULT 0",
         ],
+        // 14: release-regression alerts: a webhook's factor and minimum, and deliveries about a release.
+        [
+            "ALTER TABLE webhooks ADD COLUMN regression_factor DOUBLE PRECISION",
+            "ALTER TABLE webhooks ADD COLUMN regression_minimum_requests BIGINT",
+            "ALTER TABLE alert_deliveries ALTER COLUMN group_id DROP NOT NULL",
+            "ALTER TABLE alert_deliveries ADD COLUMN app_version TEXT",
+            "ALTER TABLE alert_deliveries ADD COLUMN previous_version TEXT",
+        ],
     ]
 }

@@ -222,6 +222,34 @@ enum SQLiteSchema {
                     ALTER TABLE release_sessions ADD COLUMN crashed_requests INTEGER NOT NULL DEFAULT 0;
                     """)
         }
+        // Release-regression alerts: a webhook's factor and minimum, and deliveries about a release
+        // rather than a group. SQLite cannot drop NOT NULL from a column: the table is rebuilt (the
+        // migrator checks foreign keys at the end of the migration).
+        migrator.registerMigration("v15-release-regression-alerts") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE webhooks ADD COLUMN regression_factor REAL;
+                    ALTER TABLE webhooks ADD COLUMN regression_minimum_requests INTEGER;
+                    CREATE TABLE alert_deliveries_v15 (
+                        id INTEGER PRIMARY KEY, webhook_id INTEGER NOT NULL REFERENCES webhooks(id) ON DELETE CASCADE,
+                        group_id INTEGER REFERENCES crash_groups(id) ON DELETE CASCADE,
+                        app_version TEXT, previous_version TEXT,
+                        event TEXT NOT NULL, dedupe_key TEXT NOT NULL, occurrences INTEGER,
+                        state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'delivered', 'failed')),
+                        attempts INTEGER NOT NULL DEFAULT 0, created_at REAL NOT NULL, next_attempt_at REAL,
+                        claimed_until REAL, delivered_at REAL, last_status INTEGER, last_error TEXT,
+                        UNIQUE (webhook_id, dedupe_key));
+                    INSERT INTO alert_deliveries_v15 (id, webhook_id, group_id, event, dedupe_key, occurrences, state,
+                        attempts, created_at, next_attempt_at, claimed_until, delivered_at, last_status, last_error)
+                    SELECT id, webhook_id, group_id, event, dedupe_key, occurrences, state, attempts, created_at,
+                        next_attempt_at, claimed_until, delivered_at, last_status, last_error
+                    FROM alert_deliveries;
+                    DROP TABLE alert_deliveries;
+                    ALTER TABLE alert_deliveries_v15 RENAME TO alert_deliveries;
+                    CREATE INDEX alert_deliveries_due ON alert_deliveries (next_attempt_at) WHERE state = 'pending';
+                    CREATE INDEX alert_deliveries_webhook ON alert_deliveries (webhook_id, id);
+                    """)
+        }
         return migrator
     }
 }

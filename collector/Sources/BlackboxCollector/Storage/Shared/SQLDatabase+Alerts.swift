@@ -9,16 +9,18 @@ extension SQLDatabase {
             let id = try await write(
                 """
                 INSERT INTO webhooks (project_id, url, events, secret, format, threshold_count, threshold_minutes,
-                    created_at)
+                    regression_factor, regression_minimum_requests, created_at)
                 VALUES (\(scope.projectID), \(webhook.url), \(events), \(webhook.secret), \(webhook.format.rawValue),
-                    \(webhook.threshold?.count), \(webhook.threshold?.minutes), \(now))
+                    \(webhook.threshold?.count), \(webhook.threshold?.minutes), \(webhook.releaseRegression?.factor),
+                    \(webhook.releaseRegression?.minimumRequests), \(now))
                 RETURNING id
                 """
             ).first?.decode("id", as: Int64.self)
         else { throw StorageError.notFound("the new webhook") }
         return Webhook(
             id: id, projectID: scope.projectID, url: webhook.url, events: webhook.events, format: webhook.format,
-            threshold: webhook.threshold, createdAt: now, secret: webhook.secret)
+            threshold: webhook.threshold, releaseRegression: webhook.releaseRegression, createdAt: now,
+            secret: webhook.secret)
     }
 
     public func webhooks(in scope: ProjectScope) async throws -> [Webhook] {
@@ -123,6 +125,50 @@ enum AlertStatements {
                     \(alert.occurrences), \(now), \(now))
                 ON CONFLICT (webhook_id, dedupe_key) DO NOTHING
                 """)
+        }
+    }
+
+    /// Queues the release regressions the plan's request counts cause (`ReleaseRegressionRule`), in
+    /// the ingest transaction, after `ReleaseStatements.addSessions` added them. Reads the project's
+    /// per-version totals only when one of its webhooks asks for release regressions.
+    static func queueReleaseRegressions(_ plan: IngestPlan, _ connection: some SQLConnection) throws {
+        let versions = Set(plan.sessions.filter { $0.requests.total > 0 }.map(\.versionKey))
+        guard !versions.isEmpty else { return }
+        let projectID = plan.bundle.projectID
+        let webhooks = try connection.rows(
+            "SELECT * FROM webhooks WHERE project_id = \(projectID) AND regression_factor IS NOT NULL ORDER BY id",
+            Webhook.init)
+        guard !webhooks.isEmpty else { return }
+        let releases = try connection.rows(
+            """
+            SELECT s.app_version, CAST(sum(s.requests) AS BIGINT) AS requests,
+                CAST(sum(s.request_errors + s.crashed_requests) AS BIGINT) AS failed, min(s.day) AS first_day,
+                min(v.first_seen) AS first_seen
+            FROM release_sessions s
+                LEFT JOIN app_versions v ON v.project_id = s.project_id AND v.version = s.app_version
+            WHERE s.project_id = \(projectID) AND s.requests > 0
+            GROUP BY s.app_version ORDER BY max(s.day) DESC LIMIT \(ReleaseRegressionRule.maxCompared)
+            """
+        ) { row in
+            let firstDay = try row.decode("first_day", as: Int64.self)
+            return ReleaseRegressionRule.Release(
+                version: try row.decode("app_version"), requests: try row.decode("requests"),
+                failed: try row.decode("failed"),
+                firstSeen: try row.decode("first_seen", as: Date?.self)
+                    ?? Date(timeIntervalSince1970: Double(firstDay) * 86_400))
+        }
+        let now = plan.bundle.receivedAt
+        for current in releases where versions.contains(current.version) {
+            for alert in ReleaseRegressionRule.alerts(for: current, among: releases, webhooks: webhooks) {
+                try connection.execute(
+                    """
+                    INSERT INTO alert_deliveries (webhook_id, app_version, previous_version, event, dedupe_key,
+                        created_at, next_attempt_at)
+                    VALUES (\(alert.webhookID), \(alert.version), \(alert.previousVersion), \(alert.event.rawValue),
+                        \(alert.dedupeKey), \(now), \(now))
+                    ON CONFLICT (webhook_id, dedupe_key) DO NOTHING
+                    """)
+            }
         }
     }
 

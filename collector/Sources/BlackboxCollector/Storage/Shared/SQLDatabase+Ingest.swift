@@ -63,6 +63,7 @@ enum IngestTransaction {
                 occurrence, bundleID: record.id, projectID: new.projectID, receivedAt: new.receivedAt, connection)
         }
         try ReleaseStatements.addSessions(plan, connection)
+        try AlertStatements.queueReleaseRegressions(plan, connection)
         try ReleaseStatements.addLosses(plan, connection)
         return .stored(record)
     }

@@ -84,6 +84,18 @@ enum ReleaseStatements {
                     request_errors = release_sessions.request_errors + excluded.request_errors,
                     crashed_requests = release_sessions.crashed_requests + excluded.crashed_requests
                 """)
+            // Release regressions order versions that are not semantic versions (a commit hash) by
+            // when the collector first saw them (`ReleaseRegressionRule.isOlder`).
+            if row.requests.total > 0, SemanticVersion(row.versionKey) == nil {
+                try connection.execute(
+                    """
+                    INSERT INTO app_versions (project_id, version, first_seen)
+                    SELECT \(projectID), \(row.versionKey), \(plan.bundle.receivedAt)
+                    WHERE EXISTS (
+                        SELECT 1 FROM release_sessions WHERE project_id = \(projectID) AND app_version = \(row.versionKey))
+                    ON CONFLICT DO NOTHING
+                    """)
+            }
         }
     }
 

@@ -62,6 +62,8 @@ extension Webhook {
     init(row: SQLRow) throws {
         let count: Int? = try row.decode("threshold_count")
         let minutes: Int? = try row.decode("threshold_minutes")
+        let factor: Double? = try row.decode("regression_factor")
+        let minimumRequests: Int? = try row.decode("regression_minimum_requests")
         self.init(
             id: try row.decode("id"), projectID: try row.decode("project_id"), url: try row.decode("url"),
             events: try row.decode("events", as: String.self).split(separator: ",").compactMap {
@@ -69,6 +71,9 @@ extension Webhook {
             },
             format: Webhook.Format(rawValue: try row.decode("format")) ?? .json,
             threshold: count.flatMap { count in minutes.map { Webhook.Threshold(count: count, minutes: $0) } },
+            releaseRegression: factor.flatMap { factor in
+                minimumRequests.map { Webhook.ReleaseRegression(factor: factor, minimumRequests: $0) }
+            },
             createdAt: try row.decode("created_at"), secret: try row.decode("secret"))
     }
 }
@@ -78,6 +83,7 @@ extension AlertDelivery {
         self.init(
             id: try row.decode("id"), webhookID: try row.decode("webhook_id"),
             event: AlertEvent(rawValue: try row.decode("event")) ?? .newGroup, groupID: try row.decode("group_id"),
+            version: try row.decode("app_version"), previousVersion: try row.decode("previous_version"),
             occurrences: try row.decode("occurrences"),
             state: AlertDelivery.State(rawValue: try row.decode("state")) ?? .pending,
             attempts: try row.decode("attempts"), createdAt: try row.decode("created_at"),

@@ -18,7 +18,9 @@ struct AlertsPage: PageModel {
         let createdAt: String
         let webhookID: Int64
         let event: String
-        let groupID: Int64
+        /// The group's or the release's page.
+        let subject: String
+        let subjectURL: String
         let state: String
         let attempts: Int
         let answer: String
@@ -43,13 +45,22 @@ struct AlertsPage: PageModel {
                             id: webhook.id, url: webhook.url,
                             events: webhook.events.map(\.rawValue).joined(separator: ", "),
                             format: webhook.format.rawValue, signed: webhook.signed ? "yes" : "no",
-                            threshold: webhook.threshold.map { "more than \($0.count) in \($0.minutes) min" } ?? "")
+                            threshold: [
+                                webhook.threshold.map { "more than \($0.count) in \($0.minutes) min" },
+                                webhook.releaseRegression.map {
+                                    "a release failing \($0.factor.formatted())× the last's (\($0.minimumRequests) requests)"
+                                },
+                            ].compactMap { $0 }.joined(separator: "; "))
                     },
                     hasDeliveries: !deliveries.isEmpty,
                     deliveries: deliveries.map { delivery in
                         Delivery(
                             createdAt: iso(delivery.createdAt), webhookID: delivery.webhookID,
-                            event: delivery.event.rawValue, groupID: delivery.groupID, state: delivery.state.rawValue,
+                            event: delivery.event.rawValue,
+                            subject: delivery.groupID.map { "group \($0)" } ?? "release \(delivery.version ?? "")",
+                            subjectURL: delivery.groupID.map { "/groups/\($0)" }
+                                ?? AlertPayload.releaseURL(delivery.version ?? "", baseURL: ""),
+                            state: delivery.state.rawValue,
                             attempts: delivery.attempts,
                             answer: delivery.lastStatus.map { "HTTP \($0)" } ?? delivery.lastError ?? "")
                     }))
