@@ -52,6 +52,8 @@ package struct ELFFile: ~Copyable {
         /// Offset of the name in the section-name string table (`.shstrtab`).
         package var nameOffset: UInt32
         package var type: UInt32
+        /// SHF_COMPRESSED (0x800) among them: the section's bytes are a compression header and zlib data.
+        package var flags: UInt64
         package var offset: UInt64
         package var size: UInt64
         package var link: UInt32
@@ -68,7 +70,7 @@ package struct ELFFile: ~Copyable {
             let entry = index * entrySize
             return Section(
                 nameOffset: table.le(UInt32.self, at: entry), type: table.le(UInt32.self, at: entry + 4),
-                offset: table.le(UInt64.self, at: entry + 24),
+                flags: table.le(UInt64.self, at: entry + 8), offset: table.le(UInt64.self, at: entry + 24),
                 size: table.le(UInt64.self, at: entry + 32), link: table.le(UInt32.self, at: entry + 40),
                 entrySize: table.le(UInt64.self, at: entry + 56))
         }

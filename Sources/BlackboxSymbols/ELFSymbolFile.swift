@@ -7,6 +7,8 @@ public struct ELFSymbolFile: Sendable, Equatable {
     public var hasDebugInfo: Bool
     public var hasSymbolTable: Bool
     public var hasCode: Bool
+    /// `x86_64` or `aarch64` (the ELF header's machine; nil for another).
+    public var architecture: String?
 
     /// Nil when the file is not a 64-bit little-endian ELF file.
     public init?(path: String) {
@@ -22,5 +24,11 @@ public struct ELFSymbolFile: Sendable, Equatable {
         hasDebugInfo = present(".debug_info")
         hasSymbolTable = present(".symtab")
         hasCode = present(".text")
+        architecture =
+            switch file.header.le(UInt16.self, at: 18) {
+            case 62: "x86_64"
+            case 183: "aarch64"
+            default: nil
+            }
     }
 }

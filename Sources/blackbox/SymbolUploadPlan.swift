@@ -17,6 +17,14 @@
             var candidate: SymbolFiles.Candidate
             var action: Action
 
+            /// With `--sources`: each build-id's chosen file, sent now or there already.
+            var sendsSources: Bool {
+                switch action {
+                case .upload, .alreadyThere, .sent(.stored): true
+                default: false
+                }
+            }
+
             var line: String {
                 let status =
                     switch action {

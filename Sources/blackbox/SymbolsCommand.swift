@@ -1,6 +1,7 @@
 #if Tools
     import ArgumentParser
     import Blackbox
+    import BlackboxSymbols
     import BlackboxUpload
     import Foundation
 
@@ -33,6 +34,11 @@
         @Option(help: "A symbols key or the admin token.") var token: String?
         @Option(help: "A config file with server and symbolsToken.") var config: String?
         @Option(help: "Attempts per file when the collector cannot be reached or answers 5xx.") var attempts = 3
+        @Flag(
+            help: """
+                Also upload the source files each file's debug info names (those on this machine), for the \
+                lines around each frame on the collector's report page.
+                """) var sources = false
         @Flag(name: .shortAndLong, help: "Print nothing but errors.") var quiet = false
 
         func validate() throws {
@@ -75,8 +81,69 @@
                 if !quiet || Self.exitStatus(plan.entries[index].action) != 0 { print(plan.entries[index].line) }
                 if status == 4 { break }  // the token is wrong: every other file would be refused too
             }
+            if sources, status != 4 {
+                for entry in plan.entries where entry.sendsSources {
+                    let (line, sourceStatus) = await sendSources(of: entry.candidate, client: client)
+                    status = max(status, sourceStatus)
+                    if !quiet || sourceStatus != 0 { print(line) }
+                    if status == 4 { break }
+                }
+            }
             if !quiet { print(plan.summary) }
             if status != 0 { throw ExitCode(status) }
+        }
+
+        /// Bundles the sources the file's line tables name (`SourceBundleWriter`) and sends the bundle
+        /// as the build-id's `<name>.src.zip`. Another bundle for the build-id already there (409) is
+        /// no failure: the first one stays (`SymbolUpload`).
+        private func sendSources(of candidate: SymbolFiles.Candidate, client: CollectorClient) async -> (
+            String, Int32
+        ) {
+            let buildID = candidate.info.buildID ?? "-"
+            let prefix = "\(buildID)  \(candidate.path)  sources:"
+            let names: [String]
+            do {
+                names = try DWARFSourceFiles.read(path: candidate.path)
+            } catch {
+                return ("\(prefix) none read: \(error)", 0)
+            }
+            let bundle = NSTemporaryDirectory() + "blackbox-sources-\(UUID().uuidString).zip"
+            let compressed = bundle + ".gz"
+            defer {
+                unlink(bundle)
+                unlink(compressed)
+            }
+            let written: SourceBundleWriter.Written
+            do {
+                written = try SourceBundleWriter.write(
+                    sources: names, buildID: buildID, objectName: candidate.name,
+                    architecture: candidate.info.architecture ?? "unknown", to: bundle)
+                guard written.files > 0 else {
+                    return ("\(prefix) none of the \(names.count) files its debug info names is on this machine", 0)
+                }
+                try Gzip.compress(bundle, to: compressed)
+            } catch {
+                return ("\(prefix) cannot bundle them: \(error)", 1)
+            }
+            let counted =
+                "\(written.files) files\(written.skipped > 0 ? ", \(written.skipped) not found or too large" : "")"
+            var outcome = UploadOutcome.retryLater(reason: "not sent")
+            for attempt in 1...attempts {
+                outcome = await client.uploadSymbols(
+                    compressedPath: compressed, buildID: buildID, name: candidate.name + ".src.zip")
+                guard case .retryLater = outcome, attempt < attempts else { break }
+                try? await Task.sleep(for: .seconds(attempt))
+            }
+            switch outcome {
+            case .stored(let duplicate):
+                return ("\(prefix) \(duplicate ? "already there" : "uploaded") (\(counted))", 0)
+            case .rejected(let answer) where answer.status == 409:
+                return ("\(prefix) another bundle of this build-id is there already", 0)
+            case .rejected(let answer), .unauthorized(let answer):
+                return ("\(prefix) refused: \(answer)", Self.exitStatus(outcome))
+            case .retryLater(let reason), .deferred(let reason):
+                return ("\(prefix) failed: \(reason)", Self.exitStatus(outcome))
+            }
         }
 
         private func endpoint() throws -> CollectorEndpoint {

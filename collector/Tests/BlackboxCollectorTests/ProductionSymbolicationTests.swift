@@ -110,11 +110,15 @@ struct ProductionSymbolicationTests {
         let missing = try await HTTP.get(collector, "/api/v1/symbols/missing").json["items"] as? [[String: Any]] ?? []
         #expect(missing.contains { $0["buildID"] as? String == buildID && $0["reports"] as? Int == 2 }, "\(missing)")
 
-        // The release pipeline archives the debug file afterwards.
+        // The release pipeline archives the debug file afterwards, with the sources it names.
         let archived = try await Tool.run(
             "blackbox",
-            ["symbols", "upload", "--server", collector.baseURL, "--token", collector.adminToken, debugFile])
+            [
+                "symbols", "upload", "--sources", "--server", collector.baseURL, "--token", collector.adminToken,
+                debugFile,
+            ])
         #expect(archived.status == 0 && archived.stdout.contains("uploaded"), "\(archived.stdout)\(archived.stderr)")
+        #expect(archived.stdout.contains("sources: uploaded ("), "\(archived.stdout)")
 
         var newGroup: [String: Any] = [:]
         let regrouped = try await Self.eventually {
@@ -170,16 +174,58 @@ struct ProductionSymbolicationTests {
         #expect(!appFrames.isEmpty)
         #expect(appFrames.allSatisfy { $0.symbolication == .debugInfo }, "\(appFrames)")
 
+        // The report page shows the source around the app's frames, the crashing line marked: from the
+        // source bundle, as the stripped binary's report names the file.
+        let page = try await HTTP.get(collector, "/reports/\(reportID)").text
+        let sourceLines = try String(contentsOfFile: try #require(function.file), encoding: .utf8)
+            .split(separator: "\n", omittingEmptySubsequences: false)
+        let crashLine = try #require(function.line)
+        let current = #"<span class="source-line current"><span class="line-number">\#(crashLine)</span>"#
+        #expect(page.contains(current), "\(page)")
+        let shown = sourceLines[crashLine - 1].trimmingCharacters(in: .whitespaces)
+        #expect(page.contains(Self.htmlEscaped(shown)), "line \(crashLine): \(shown)")
+        #expect(page.contains(#"<span class="line-number">\#(crashLine - 5)</span>"#), "five lines before")
+        if let chromium = WebUIBrowserTests.chromium {
+            let link = try await HTTP.request(
+                "\(collector.baseURL)/api/v1/login-links", method: .POST,
+                headers: [("Authorization", "Bearer \(collector.adminToken)")])
+            let signIn = try #require(link.json["path"] as? String, "\(link.text)")
+            let output = BrowserDriver.outputDirectory(for: "source-context")
+            let run = try await BrowserDriver.run(
+                chromium,
+                [
+                    .navigate("\(collector.baseURL)\(signIn)?next=%2Freports%2F\(reportID)"),
+                    .evaluate("document.querySelector('.source-line.current .line-number').textContent"),
+                    .screenshot("report-with-source.png"),
+                ], output: output)
+            #expect(run.failed == nil && run.errors.isEmpty, "\(run.failed ?? "") \(run.errors)")
+            #expect(run.values.contains { $0 as? String == String(crashLine) }, "\(run.values)")
+            print("source context screenshot: \(output)")
+        } else {
+            #expect(!WebUIBrowserTests.required, "Chromium is not installed")
+        }
+
         // Idempotent: another pass or another upload of the same symbols changes nothing.
         #expect(await collector.server.symbolicatePending() == 0)
         let again = try await Tool.run(
             "blackbox",
-            ["symbols", "upload", "--server", collector.baseURL, "--token", collector.adminToken, debugFile])
+            [
+                "symbols", "upload", "--sources", "--server", collector.baseURL, "--token", collector.adminToken,
+                debugFile,
+            ])
         #expect(again.stdout.contains("already there"), "\(again.stdout)")
+        #expect(again.stdout.contains("sources: already there"), "the same files make the same bundle: \(again.stdout)")
         await collector.server.symbolicatePending()
         let after = try await HTTP.get(collector, "/api/v1/groups").json["items"] as? [[String: Any]] ?? []
         #expect(after.map { $0["count"] as? Int } == [2])
         await collector.stop()
+    }
+
+    /// As the page templates escape text (swift-mustache's `htmlEscape`).
+    static func htmlEscaped(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+            .replacingOccurrences(of: "'", with: "&#39;")
     }
 
     /// The crashed thread's frames the backtracer named (address → name), from the first JSON log.

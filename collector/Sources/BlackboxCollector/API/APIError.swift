@@ -218,6 +218,12 @@ public struct APIError: HTTPResponseError, Sendable, Equatable, CustomStringConv
                 "the upload is for build-id \(claimed), but the file's note says \(found ?? "nothing (it has no build-id)")"
         )
     }
+    static func notSourceBundle(_ failure: SourceBundle.Failure) -> Self {
+        .init(status: 422, code: "not_source_bundle", message: "\(failure)")
+    }
+    static func unreadableSource(_ failure: SourceBundle.Failure) -> Self {
+        .init(status: 422, code: "unreadable_source", message: "\(failure)")
+    }
     static func noSymbols() -> Self {
         .init(
             status: 422, code: "no_symbols", message: "the file has no debug info, no symbol table and no code")

@@ -20,6 +20,8 @@ public struct SymbolFile: Codable, Sendable, Equatable {
     public var hasDebugInfo: Bool
     /// Loadable code (debuginfod's `executable`).
     public var hasCode: Bool
+    /// A source bundle: the sources its build's debug info names (`SourceBundle`; debuginfod's `source`).
+    public var hasSources: Bool
     public var uploadedAt: Date
     /// Lookups in it that failed the symbolizer (timed out, crashed it, outgrew its memory); at
     /// `SymbolicationService.maxFailuresPerFile` it is left out of symbolication until deleted.
@@ -37,5 +39,6 @@ public struct NewSymbolFile: Sendable, Equatable {
     public var blob: String
     public var hasDebugInfo: Bool
     public var hasCode: Bool
+    public var hasSources = false
     public var uploadedAt: Date
 }

@@ -13,7 +13,8 @@ import Hummingbird
 ///   (admin token only: a symbols key on a build machine archives, it does not delete);
 /// - `GET /buildid/<build-id>/debuginfo` and `/executable`: the debuginfod protocol, so gdb and
 ///   elfutils' `debuginfod-find` fetch symbols from here (with the token as an `Authorization` header,
-///   for example through `DEBUGINFOD_HEADERS_FILE`).
+///   for example through `DEBUGINFOD_HEADERS_FILE`); `GET /buildid/<build-id>/source/<absolute path>`: a
+///   source file from the build-id's source bundle (`SourceBundle`).
 struct SymbolRoutes {
     let index: any SymbolIndex & SymbolicationStore & UsageStore
     let upload: SymbolUpload
@@ -93,6 +94,36 @@ struct SymbolRoutes {
     func registerDebuginfod(on group: RouterGroup<AuthenticatedContext>) {
         group.get(":buildID/debuginfo") { _, context in try await serve(\.hasDebugInfo, context: context) }
         group.get(":buildID/executable") { _, context in try await serve(\.hasCode, context: context) }
+        group.get(":buildID/source/**") { request, context in try await serveSource(request, context: context) }
+    }
+
+    /// The path after `/source`, percent-decoded: debuginfod clients append the absolute path the
+    /// debug info names, escaping what a URL cannot hold.
+    private func serveSource(_ request: Request, context: AuthenticatedContext) async throws -> Response {
+        let buildID = (context.parameters.get("buildID") ?? "").lowercased()
+        guard ELFBuildID.isValid(buildID) else { throw APIError.invalidBuildID(buildID) }
+        let raw = request.uri.path
+        guard let range = raw.range(of: "/source/"),
+            let path = String(raw[raw.index(before: range.upperBound)...]).removingPercentEncoding, path.count > 1
+        else { throw APIError.notFound("source file") }
+        let source: Data?
+        do {
+            source = try await SourceContexts(index: index, blobs: blobs).source(
+                buildID: buildID, path: path, in: context.scope)
+        } catch let failure as SourceBundle.Failure {
+            throw APIError.unreadableSource(failure)
+        }
+        guard let source else { throw APIError.notFound("source file") }
+        return Response(
+            status: .ok,
+            headers: [
+                .contentType: "text/plain; charset=utf-8", .contentLength: String(source.count),
+                // The file's name as the debug info has it, in what a header may hold.
+                HTTPField.Name("X-DEBUGINFOD-FILE")!: String(
+                    (path.split(separator: "/").last ?? "source").filter { $0.isASCII && !$0.isNewline && $0 != "\r" }),
+                HTTPField.Name("X-DEBUGINFOD-SIZE")!: String(source.count),
+            ],
+            body: .init(byteBuffer: ByteBuffer(data: source)))
     }
 
     /// The first uploaded file of the build-id with the wanted content (`SymbolUpload`: the first

@@ -112,23 +112,23 @@ struct SymbolUpload: Sendable {
         in scope: ProjectScope
     ) async throws -> (Acknowledgement, Bool) {
         guard body.size > 0 else { throw APIError.emptyBody() }
-        // Reading the ELF file and the fsyncs of the commit block: off the async executor, which
-        // serves every other request (/health measured over a second behind them under load).
-        guard let elf = try await NIOThreadPool.singleton.runIfActive({ ELFSymbolFile(path: path) }) else {
-            throw APIError.notELF()
-        }
-        guard let buildID = elf.buildID, ELFBuildID.isValid(buildID) else {
-            throw APIError.buildIDMismatch(claimed: claimedBuildID ?? "any", found: elf.buildID)
+        // Reading the file and the fsyncs of the commit block: off the async executor, which serves
+        // every other request (/health measured over a second behind them under load).
+        let contents = try await NIOThreadPool.singleton.runIfActive { try Contents(path: path) }
+        guard let buildID = contents.buildID, ELFBuildID.isValid(buildID) else {
+            throw APIError.buildIDMismatch(claimed: claimedBuildID ?? "any", found: contents.buildID)
         }
         if let claimedBuildID, buildID != claimedBuildID {
             throw APIError.buildIDMismatch(claimed: claimedBuildID, found: buildID)
         }
-        guard elf.hasDebugInfo || elf.hasSymbolTable || elf.hasCode else { throw APIError.noSymbols() }
 
         let existing = try await index.symbolFiles(buildIDs: [buildID], in: scope)
         var replacing: [SymbolFile] = []
         if !existing.contains(where: { $0.sha256 == body.sha256 }) {
-            replacing = existing.filter { $0.hasDebugInfo == elf.hasDebugInfo && $0.hasCode == elf.hasCode }
+            replacing = existing.filter {
+                $0.hasDebugInfo == contents.hasDebugInfo && $0.hasCode == contents.hasCode
+                    && $0.hasSources == contents.hasSources
+            }
             if let first = replacing.first, !replace { throw APIError.symbolFileExists(first) }
         }
         do {
@@ -140,8 +140,8 @@ struct SymbolUpload: Sendable {
         let (stored, created) = try await index.addSymbolFile(
             NewSymbolFile(
                 projectID: scope.projectID, buildID: buildID, fileName: name, size: body.size,
-                sha256: body.sha256, sha1: body.sha1, blob: blob, hasDebugInfo: elf.hasDebugInfo, hasCode: elf.hasCode,
-                uploadedAt: Date()))
+                sha256: body.sha256, sha1: body.sha1, blob: blob, hasDebugInfo: contents.hasDebugInfo,
+                hasCode: contents.hasCode, hasSources: contents.hasSources, uploadedAt: Date()))
         await blobs.releaseStandby(temporaryPath: path, name: blob)
         // Only once the new file is stored: a failure before leaves the old one in place.
         var replaced: [SymbolFile] = []
@@ -149,8 +149,37 @@ struct SymbolUpload: Sendable {
         for file in replacing {
             replaced += try await removal.remove(buildID: buildID, sha256: file.sha256, in: scope)
         }
-        if elf.hasDebugInfo { try await lateSymbols(scope.projectID, buildID) }
+        if contents.hasDebugInfo { try await lateSymbols(scope.projectID, buildID) }
         return (Acknowledgement(file: stored, duplicate: !created, replaced: replaced), created)
+    }
+
+    /// What a received file holds for symbolication: an ELF file's debug info, symbol table or code,
+    /// or a source bundle's sources.
+    struct Contents {
+        var buildID: String?
+        var hasDebugInfo = false
+        var hasCode = false
+        var hasSources = false
+
+        init(path: String) throws(APIError) {
+            if SourceBundle.looksLikeOne(path: path) {
+                let bundle: SourceBundle
+                do {
+                    bundle = try SourceBundle(path: path)
+                } catch {
+                    throw .notSourceBundle(error)
+                }
+                guard bundle.sourceCount > 0 else { throw .notSourceBundle(.notABundle("it names no source file")) }
+                buildID = bundle.buildID
+                hasSources = true
+                return
+            }
+            guard let elf = ELFSymbolFile(path: path) else { throw .notELF() }
+            guard elf.hasDebugInfo || elf.hasSymbolTable || elf.hasCode else { throw .noSymbols() }
+            buildID = elf.buildID
+            hasDebugInfo = elf.hasDebugInfo
+            hasCode = elf.hasCode
+        }
     }
 
     private static func bytesQuota(_ limits: IngestLimits) -> APIError {

@@ -18,7 +18,7 @@ struct WebUI {
     func register(on group: RouterGroup<AuthenticatedContext>) {
         group.addRoutes(GroupsPage.routes(store: store, pages: pages))
         group.addRoutes(GroupPage.routes(store: store, pages: pages))
-        group.addRoutes(ReportPage.routes(store: store, pages: pages))
+        group.addRoutes(ReportPage.routes(store: store, symbolBlobs: symbolBlobs, pages: pages))
         group.addRoutes(
             SymbolsPage.routes(store: store, symbolBlobs: symbolBlobs, symbolizer: symbolizer, pages: pages))
         group.addRoutes(ReleasesPage.routes(store: store, pages: pages))

@@ -228,5 +228,7 @@ enum PostgresSchema {
             "ALTER TABLE alert_deliveries ADD COLUMN app_version TEXT",
             "ALTER TABLE alert_deliveries ADD COLUMN previous_version TEXT",
         ],
+        // 15: source bundles, stored as symbol files of their build-id (`SourceBundle`).
+        ["ALTER TABLE symbol_files ADD COLUMN has_sources BOOLEAN NOT NULL DEFAULT false"],
     ]
 }

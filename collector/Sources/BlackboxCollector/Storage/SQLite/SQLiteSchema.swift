@@ -250,6 +250,10 @@ enum SQLiteSchema {
                     CREATE INDEX alert_deliveries_webhook ON alert_deliveries (webhook_id, id);
                     """)
         }
+        // Source bundles, stored as symbol files of their build-id (`SourceBundle`).
+        migrator.registerMigration("v16-source-bundles") { db in
+            try db.execute(sql: "ALTER TABLE symbol_files ADD COLUMN has_sources INTEGER NOT NULL DEFAULT 0")
+        }
         return migrator
     }
 }

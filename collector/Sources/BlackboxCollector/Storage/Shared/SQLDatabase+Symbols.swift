@@ -9,9 +9,10 @@ extension SQLDatabase {
             if let row = try connection.row(
                 """
                 INSERT INTO symbol_files (project_id, build_id, file_name, size, sha256, sha1, blob, has_debug_info,
-                    has_code, uploaded_at)
+                    has_code, has_sources, uploaded_at)
                 VALUES (\(file.projectID), \(file.buildID), \(file.fileName), \(file.size), \(file.sha256),
-                    \(file.sha1), \(file.blob), \(file.hasDebugInfo), \(file.hasCode), \(file.uploadedAt))
+                    \(file.sha1), \(file.blob), \(file.hasDebugInfo), \(file.hasCode), \(file.hasSources),
+                    \(file.uploadedAt))
                 ON CONFLICT (project_id, build_id, sha256) DO NOTHING
                 RETURNING *
                 """)

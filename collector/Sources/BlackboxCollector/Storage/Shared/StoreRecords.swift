@@ -104,7 +104,8 @@ extension SymbolFile {
             debugID: SentryEvent.Image.debugID(ofBuildID: try row.decode("build_id")),
             fileName: try row.decode("file_name"), size: try row.decode("size"), sha256: try row.decode("sha256"),
             sha1: try row.decode("sha1"), blob: try row.decode("blob"), hasDebugInfo: try row.decode("has_debug_info"),
-            hasCode: try row.decode("has_code"), uploadedAt: try row.decode("uploaded_at"),
+            hasCode: try row.decode("has_code"), hasSources: try row.decode("has_sources"),
+            uploadedAt: try row.decode("uploaded_at"),
             symbolizerFailures: try row.decode("symbolizer_failures"))
     }
 }

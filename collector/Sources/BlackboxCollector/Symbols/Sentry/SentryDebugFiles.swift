@@ -62,7 +62,7 @@ struct SentryDebugFiles: Sendable {
                 url: "\(base)/api/0/organizations/\(organization)/chunk-upload/", chunkSize: Self.chunkBytes,
                 chunksPerRequest: Self.chunksPerRequest, maxRequestSize: chunks.maxRequestBytes,
                 maxFileSize: upload.limits.maxSymbolFileBytes, concurrency: 1, hashAlgorithm: "sha1",
-                compression: ["gzip"], accept: ["debug_files"]),
+                compression: ["gzip"], accept: ["debug_files", "sources"]),
             status: .ok)
     }
 

@@ -75,12 +75,16 @@ struct ReportPage: PageModel {
     let bundleID: Int64
     let reportID: Int64
 
-    static func routes(store: any CollectorStore, pages: PageRenderer) -> RouteCollection<AuthenticatedContext> {
+    static func routes(store: any CollectorStore, symbolBlobs: any BlobStorage, pages: PageRenderer)
+        -> RouteCollection<AuthenticatedContext>
+    {
         let routes = RouteCollection(context: AuthenticatedContext.self)
         routes.get("reports/:id") { _, context in
-            guard let stored = try await store.report(id: try context.id(), in: context.scope) else {
+            guard var stored = try await store.report(id: try context.id(), in: context.scope) else {
                 return pages.notFound()
             }
+            stored.report = await SourceContexts(index: store, blobs: symbolBlobs).filled(
+                stored.report, in: context.scope)
             let unresolved = ReportSymbols.imagesLackingDebugInfo(stored.report)
             let archived = try await store.symbolFiles(buildIDs: unresolved, in: context.scope).filter(\.hasDebugInfo)
             let missing = unresolved.filter { id in !archived.contains { $0.buildID == id } }

@@ -52,8 +52,11 @@ struct SymbolsPage: PageModel {
                         File(
                             buildID: file.buildID, fileName: file.fileName, size: file.size, sha256: file.sha256,
                             uploadedAt: iso(file.uploadedAt), reports: uses[file.buildID] ?? 0,
-                            contents: [file.hasDebugInfo ? "debug info" : nil, file.hasCode ? "code" : nil]
-                                .compactMap { $0 }.joined(separator: ", "),
+                            contents: [
+                                file.hasDebugInfo ? "debug info" : nil, file.hasCode ? "code" : nil,
+                                file.hasSources ? "sources" : nil,
+                            ]
+                            .compactMap { $0 }.joined(separator: ", "),
                             leftOut: file.isLeftOut
                                 ? "llvm-symbolizer failed \(file.symbolizerFailures) times on it: left out of symbolication"
                                 : nil)
