@@ -17,7 +17,11 @@
     //   --serve: logs a `tick n=<N>` line every 50 ms for SECONDS, as a running server would, while
     //   the active log's new lines are shipped every --live-interval (the live-log tests use it;
     //   --live-interval 0 turns live shipping off). --burst LINES logs LINES lines of 100 bytes at
-    //   once, then serves (the shipping cost's measurement in docs/uploading.md).
+    //   once, then serves (the shipping cost's measurement in docs/uploading.md). --requests N serves N
+    //   requests a tick through `Blackbox.handleRequest` (--max-requests M: M in all), every tenth
+    //   answered 500, and
+    //   --request-interval MS sends their counts that often while it runs (the live request-health
+    //   test uses them).
     struct ExampleArguments {
         var directory: String?
         var collectorURL: String?
@@ -27,6 +31,9 @@
         var liveIntervalMilliseconds: Int?
         var rotateBytes: UInt64?
         var burstLines = 0
+        var requestsPerTick = 0
+        var maxRequests = Int.max
+        var requestIntervalMilliseconds: Int?
 
         init(_ arguments: [String]) {
             var rest = arguments[...]
@@ -39,6 +46,9 @@
                 case "--live-interval": liveIntervalMilliseconds = rest.popFirst().flatMap(Int.init)
                 case "--rotate-bytes": rotateBytes = rest.popFirst().flatMap(UInt64.init)
                 case "--burst": burstLines = rest.popFirst().flatMap(Int.init) ?? 0
+                case "--requests": requestsPerTick = rest.popFirst().flatMap(Int.init) ?? 0
+                case "--max-requests": maxRequests = rest.popFirst().flatMap(Int.init) ?? Int.max
+                case "--request-interval": requestIntervalMilliseconds = rest.popFirst().flatMap(Int.init)
                 default: directory = argument
                 }
             }
@@ -63,6 +73,9 @@
             upload = CollectorUpload(endpoint: try CollectorEndpoint(url: collectorURL, key: collectorKey))
             if let milliseconds = parsed.liveIntervalMilliseconds {
                 upload?.liveLogInterval = milliseconds > 0 ? .milliseconds(milliseconds) : nil
+            }
+            if let milliseconds = parsed.requestIntervalMilliseconds {
+                upload?.bundles.liveRequestInterval = .milliseconds(milliseconds)
             }
             configuration.delivery = upload
         } else if let delivery = try SentryDelivery.fromEnvironment() {
@@ -129,8 +142,17 @@
         let serving = Logger(label: "example.server")
         let end = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         var tick = 0
+        var served = 0
         while ContinuousClock.now < end {
             serving.info("tick n=\(tick) pid=\(getpid())")
+            for _ in 0..<min(parsed.requestsPerTick, parsed.maxRequests - served) {
+                served += 1
+                let status = served % 10 == 0 ? 500 : 200
+                _ = try? await Blackbox.handleRequest(
+                    in: DiagnosticScope(route: "/tick", method: "GET", requestID: "r-\(served)"), status: { $0 },
+                    statusOfError: { _ in nil }, handle: { status })
+            }
+            if parsed.requestsPerTick > 0 { print("served \(served)") }
             if tick == 0 { print("serving") }
             tick += 1
             try? await Task.sleep(for: .milliseconds(50))

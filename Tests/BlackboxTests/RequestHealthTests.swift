@@ -39,6 +39,32 @@ struct RequestHealthTests {
         RequestTally.remove(pid: 4242, in: layout)
         #expect(RequestTally.counts(pid: 4242, in: layout, cutShort: true) == nil)
 
+        // A server's counts sent while it runs: what ended since the last part, then the rest at its end.
+        let live = RequestTally()
+        live.begin(pid: 4444, in: layout)
+        #expect(live.unreported(in: layout.root, every: .zero) == nil, "nothing counted yet")
+        for index in 0..<10 {
+            live.requestStarted()
+            live.requestEnded(serverError: index % 5 == 0)
+        }
+        live.requestStarted()  // in flight
+        #expect(live.unreported(in: "/elsewhere", every: .zero) == nil, "another directory's uploader")
+        #expect(live.unreported(in: layout.root, every: .seconds(3600)) == nil, "not due yet")
+        let first = try #require(live.unreported(in: layout.root, every: .zero))
+        #expect(first.counts == RequestCounts(total: 10, serverErrors: 2))
+        live.markReported(first)
+        #expect(live.unreported(in: layout.root, every: .zero) == nil, "nothing ended since")
+        live.requestEnded(serverError: true)
+        let second = try #require(live.unreported(in: layout.root, every: .zero))
+        #expect(second.counts == RequestCounts(total: 1, serverErrors: 1) && second.sinceNanoseconds >= first.sinceNanoseconds)
+        // Not marked (the bundle never became durable): the run's end counts it, and nothing sent before.
+        live.requestStarted()
+        #expect(
+            RequestTally.counts(pid: 4444, in: layout, cutShort: true)
+                == RequestCounts(total: 2, serverErrors: 1, crashed: 1))
+        live.end()
+        #expect(live.unreported(in: layout.root, every: .zero) == nil, "the run ended")
+
         // A file that is not a tally's: too short, or counters past anything a run can count.
         let path = RequestTally.path(pid: 4343, in: layout)
         try Data([1, 2, 3]).write(to: URL(fileURLWithPath: path))

@@ -25,8 +25,13 @@
             /// `runs/ended/` files, counted into `sessions`.
             public var endedSessions: [String] = []
             public var sessions: [SessionSummary] = []
+            /// The requests this process served that ended since its counts were last sent
+            /// (`BundleOptions.liveRequestInterval`); only an app's own uploader has them.
+            package var liveRequests: RequestTally.Unreported?
             public var items: [BundleItem] { reports + archives + (activeLog.map { [$0] } ?? []) }
-            public var isEmpty: Bool { reports.isEmpty && archives.isEmpty && sessions.isEmpty }
+            public var isEmpty: Bool {
+                reports.isEmpty && archives.isEmpty && sessions.isEmpty && liveRequests == nil
+            }
             public var bytes: Int64 { items.reduce(0) { $0 + $1.size } }
         }
 
@@ -56,6 +61,9 @@
             let ended = EndedSession.pending(in: layout)
             selection.endedSessions = ended.paths
             selection.sessions = SessionSummary.summarize(ended.sessions)
+            if let interval = options.liveRequestInterval {
+                selection.liveRequests = RequestTally.shared.unreported(in: directory, every: interval)
+            }
             // Never a bundle for the active file alone: a periodic pass would send it again and again.
             let wantsActive =
                 switch options.activeLog {
@@ -79,8 +87,19 @@
             var writer = writer
             writer.maxBundleBytes = options.maxBundleBytes
             writer.sessions = selection.sessions
+            if let live = selection.liveRequests {
+                // Counted under the running version, with no run ended: the run's end adds the rest.
+                writer.sessions.append(
+                    SessionSummary(
+                        appVersion: writer.app.version,
+                        firstStart: Date(timeIntervalSince1970: Double(live.sinceNanoseconds) / 1e9), lastEnd: Date(),
+                        requests: live.counts))
+            }
             let written = try writer.write(selection.items, into: spool.directory)
             try markBundled(selection)
+            // Only once durable: a crash before this sends these counts again with the run's end (a
+            // double count of one interval's requests, never a loss).
+            if let live = selection.liveRequests { RequestTally.shared.markReported(live) }
             return written
         }
 
@@ -174,6 +193,10 @@
         /// What the spool may hold while the server is unreachable or refusing. Default nil: the log
         /// retention's bytes and age (`SpoolCap(retention:)`).
         public var spoolCap: SpoolCap?
+        /// A running app sends the requests it served (`Blackbox.handleRequest`) this often with its
+        /// bundles, rather than only when its run ends (a server may run for weeks). Default 60 s;
+        /// nil: with the run's end only.
+        public var liveRequestInterval: Duration? = .seconds(60)
         public init() {}
     }
 

@@ -132,6 +132,8 @@
             options.includeArchives = structuredLogs
             options.activeLog = attachLog ? .withReports : .never
             options.activeLogMaxBytes = logTailBytes
+            // Sentry counts a Blackbox SDK's session aggregates as runs: requests go with the run's end.
+            options.liveRequestInterval = nil
             return options
         }
     }

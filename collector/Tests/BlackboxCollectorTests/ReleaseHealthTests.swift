@@ -167,6 +167,53 @@ struct ReleaseHealthTests {
         }
     }
 
+    @Test("a running server's requests reach the collector while it runs; its kill -9 and next start count none twice")
+    func liveRequestCounts() async throws {
+        let collector = try await TestCollector.start()
+        defer { Task { await collector.stop() } }
+        let scratch = TemporaryDirectory(prefix: "live-requests")
+        defer { scratch.remove() }
+        let directory = "\(scratch.path)/app"
+        let upload = ["--collector", collector.baseURL, "--key", collector.ingestKey]
+        func requests() async throws -> [String: Int]? {
+            let releases = try await HTTP.get(collector, "/api/v1/releases").json["items"] as? [[String: Any]] ?? []
+            return releases.first { $0["version"] as? String == "1.0" }?["requests"] as? [String: Int]
+        }
+        // 400 requests (5 a tick, 40 of them 500s), then idle; counts sent every 500 ms while it runs.
+        let server = try Tool.start(
+            "blackbox-example",
+            [
+                directory, "--serve", "120", "--requests", "5", "--max-requests", "400", "--live-interval", "200",
+                "--request-interval", "500",
+            ] + upload)
+        var seen: [[String: Int]] = []
+        let started = ContinuousClock.now
+        while ContinuousClock.now - started < .seconds(60) {
+            if let counts = try await requests(), seen.last != counts { seen.append(counts) }
+            if seen.last?["total"] == 400 { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(server.process.isRunning, "the counts came while the server ran")
+        #expect(seen.last == ["total": 400, "serverErrors": 40, "crashed": 0], "\(seen)")
+        #expect(seen.count >= 2, "sent in several parts as requests were served: \(seen)")
+        // Each part as served: every tenth request a server error.
+        for counts in seen { #expect(counts["serverErrors"] == (counts["total"] ?? 0) / 10, "\(counts)") }
+        #expect(
+            (try await HTTP.get(collector, "/api/v1/releases").json["items"] as? [[String: Any]])?.first?["sessions"]
+                as? Int == 0, "no run has ended yet")
+
+        // Killed after its counts were sent: the next start counts the run (killed) and no request again.
+        server.kill(SIGKILL)
+        _ = try await server.wait()
+        let next = try await Tool.run("blackbox-example", [directory] + upload)
+        #expect(next.status == 0, "\(next.stderr.suffix(2_000))")
+        let releases = try await HTTP.get(collector, "/api/v1/releases").json["items"] as? [[String: Any]] ?? []
+        let release = try #require(releases.first { $0["version"] as? String == "1.0" }, "\(releases)")
+        #expect(release["killed"] as? Int == 1 && release["sessions"] as? Int == 1, "\(release)")
+        #expect(
+            release["requests"] as? [String: Int] == ["total": 400, "serverErrors": 40, "crashed": 0], "\(release)")
+    }
+
     @Test(
         "5 runs of a version, 1 crashing and 1 SIGKILLed, give 5 sessions, 60 % crash-free, in the API and on the page")
     func fromChildProcesses() async throws {

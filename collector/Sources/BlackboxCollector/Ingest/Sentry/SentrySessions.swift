@@ -54,8 +54,8 @@ enum SentrySessions {
         return summary
     }
 
-    /// A negative count makes the summary implausible, so it is dropped and counted as such (the sum
-    /// of one may overflow only where a count is far past any plausible one: `&+` would hide it).
+    /// A negative count makes the summary implausible, so it is dropped and counted as such. The sums
+    /// cannot overflow: `SentrySessionAggregates(lenient:)` keeps each count within -1…2^31.
     private static func aggregates(_ item: SentrySessionAggregates, receivedAt: Date) -> [SessionSummary] {
         let version = SentryRelease(item.attrs?.release).version
         return item.aggregates.compactMap { bucket in
