@@ -73,7 +73,10 @@ public struct CrashDiagnosis: Codable, Sendable, Equatable {
             case Signal.segv: self = Self.segmentationFault(signal, fault: fault, report: report)
             case Signal.bus:
                 switch signal.code {
-                case 1: self.init(kind: .misalignedAccess, summary: "Misaligned access at \(signal.faultAddress)")
+                case 1:
+                    // x86's alignment check (EFLAGS.AC) reports no address.
+                    let place = fault == 0 ? " (the processor gave no address)" : " at \(signal.faultAddress)"
+                    self.init(kind: .misalignedAccess, summary: "Misaligned access\(place)")
                 case 2:
                     let place = signal.faultMemory?.holding.map { " in \($0.shortDescription)" } ?? ""
                     self.init(

@@ -79,6 +79,24 @@ __attribute__((noinline)) void bbx_test_non_canonical_write(void) {
     *(volatile int *)(uintptr_t)0x8000000000000010ULL = 1;
 }
 
+// A read of an int at an odd address where the hardware checks alignment: on x86_64 with the
+// alignment-check flag set (EFLAGS.AC; Linux sets CR0.AM, so user code may turn it on), on aarch64 an
+// exclusive load, which must be aligned. Both raise SIGBUS (BUS_ADRALN).
+__attribute__((noinline)) int bbx_test_misaligned(void) {
+    static char buffer[16] __attribute__((aligned(16)));
+    volatile int *misaligned = (volatile int *)(void *)(buffer + 1);
+#if defined(__x86_64__)
+    __asm__ volatile("pushfq\n\torq $0x40000, (%%rsp)\n\tpopfq" ::: "memory", "cc");
+    return *misaligned;
+#elif defined(__aarch64__)
+    int value;
+    __asm__ volatile("ldxr %w0, [%1]" : "=r"(value) : "r"(misaligned) : "memory");
+    return value;
+#else
+    abort();
+#endif
+}
+
 void bbx_test_name_thread(const char *name) { pthread_setname_np(pthread_self(), name); }
 
 static atomic_int loader_lock_held;

@@ -518,6 +518,11 @@ static void deliver(int fd) {
 static void chain_and_die(int sig, siginfo_t *info, void *context);
 
 static void handle_crash(int sig, siginfo_t *info, void *context) {
+#if defined(__x86_64__)
+    // The kernel keeps the interrupted code's alignment-check flag (EFLAGS.AC) for the handler: with
+    // it set, any misaligned access of ours (libunwind's, a report line's) would fault again.
+    __asm__ volatile("pushfq\n\tandq $~0x40000, (%%rsp)\n\tpopfq" ::: "memory", "cc");
+#endif
     // A fault while another thread's stack is being sampled belongs to that walk, not to the app.
     bbx_threads_recover_from_fault();
     pid_t self = current_thread_id();

@@ -26,6 +26,8 @@ import Foundation
 
 @inline(never) func triggerNonCanonicalWrite() { bbx_test_non_canonical_write() }
 
+@inline(never) func triggerMisaligned() -> Int32 { bbx_test_misaligned() }
+
 @inline(never) func triggerReadPastFileEnd() -> Int32 { bbx_test_read_past_file_end() }
 
 @inline(never) func triggerTrap() { bbx_test_trap() }
@@ -130,6 +132,7 @@ func waitForever() -> Never {
     case "execute-heap": triggerExecuteHeap()
     case "read-unmapped": _ = triggerReadUnmapped()
     case "non-canonical-write": triggerNonCanonicalWrite()
+    case "misaligned": print(triggerMisaligned())
     case "read-past-file-end": _ = triggerReadPastFileEnd()
     case "trap": triggerTrap()
     case "float-divide": _ = triggerFloatDivide(Double(runtimeInput - 4))

@@ -78,6 +78,7 @@ struct CrashDiagnosisTests {
             name: "a non-canonical pointer (general protection, no address)", signal: 11, code: 128,
             expected: .wildPointer, summaryContains: "outside the address space"),
         Case(name: "misaligned", signal: 7, code: 1, fault: "0x1001", expected: .misalignedAccess),
+        Case(name: "misaligned, x86's alignment check", signal: 7, code: 1, fault: "0x0", expected: .misalignedAccess),
         Case(name: "truncated mapping", signal: 7, code: 2, fault: "0x7f0000001000", expected: .busError),
         Case(
             name: "kill -SEGV from another process", signal: 11, code: 0, sender: 4242, expected: .externalSignal,

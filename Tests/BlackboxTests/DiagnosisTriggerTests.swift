@@ -9,9 +9,9 @@ import Testing
 /// release build: memory faults told apart by what the signal handler records of the memory map at
 /// crash time (`map` and `fault-access` lines, docs/crash-capture.md: the report's
 /// `faultMemory`/`stackMemory`), a file mapping read past the file's end, and the Swift runtime's own
-/// checks, which end in abort(), a C trap and an unmasked floating-point division. With the crash
-/// matrix's triggers, every kind `CrashDiagnosis` names has a real crash behind it but a misaligned
-/// access (x86_64 Linux allows them; `CrashDiagnosisTests` builds that one).
+/// checks, which end in abort(), a C trap and an unmasked floating-point division, and a misaligned
+/// read with the hardware's alignment check on. With the crash matrix's triggers, every kind
+/// `CrashDiagnosis` names has a real crash behind it.
 @Suite("Diagnosis: each kind the crash matrix lacks, from a real crash")
 struct DiagnosisTriggerTests {
     struct Fault: Sendable, CustomTestStringConvertible {
@@ -63,6 +63,19 @@ struct DiagnosisTriggerTests {
                 signal.faultMemory?.holding.map {
                     $0.isWritable && !$0.isExecutable && ($0.path == "[heap]" || $0.path == nil)
                 } == true
+            }),
+        Fault(
+            trigger: "misaligned", signal: SIGBUS, code: 1, diagnosis: .misalignedAccess,
+            summaryContains: "Misaligned access", access: nil,
+            memory: { signal, _ in
+                #if arch(x86_64)
+                    // x86's alignment check gives no address (si_addr 0): nothing holds it.
+                    signal.faultAddress == "0x0" && signal.faultMemory?.holding == nil
+                        && signal.stackMemory?.holding?.path == "[stack]"
+                #else
+                    // The odd address is in the crash child's own writable data.
+                    signal.faultMemory?.holding?.isWritable == true && signal.faultAddress.hasSuffix("1")
+                #endif
             }),
         Fault(
             trigger: "read-unmapped", code: 1, diagnosis: .wildPointer, summaryContains: "nothing is mapped at",

@@ -9,6 +9,7 @@ void bbx_test_read_only_write(void);
 void bbx_test_execute_heap(void);
 int bbx_test_read_unmapped(void);
 void bbx_test_non_canonical_write(void);
+int bbx_test_misaligned(void);
 /// A trap instruction (SIGILL, no Swift text); a floating-point division by zero, unmasked (SIGFPE).
 void bbx_test_trap(void);
 double bbx_test_float_divide(double denominator);
