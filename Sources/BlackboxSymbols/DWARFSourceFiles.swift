@@ -264,9 +264,11 @@ public enum DWARFSourceFiles {
             case 0x1D: try skip(offsetSize)  // strp_sup
             case 0x18: try skip(Int(clamping: try uleb()))  // exprloc
             case 0x19, 0x21: break  // flag_present, implicit_const: nothing in the DIE
-            case 0x16:  // indirect: the form comes first
+            case 0x16:  // indirect: the form comes first (once: a chain of them is no attribute)
+                let form = try uleb()
+                guard form != 0x16 else { throw Malformed() }
                 return try dieAttribute(
-                    form: try uleb(), version: version, offsetSize: offsetSize, addressSize: addressSize,
+                    form: form, version: version, offsetSize: offsetSize, addressSize: addressSize,
                     strings: strings, lineStrings: lineStrings)
             default:
                 return try attribute(
@@ -321,8 +323,11 @@ public enum DWARFSourceFiles {
             var format: [(content: UInt64, form: UInt64)] = []
             for _ in 0..<formatCount { format.append((try uleb(), try uleb())) }
             let count = try uleb()
-            // Each entry takes at least a byte: a count past the header's end is a lie.
-            guard count <= UInt64(limit - offset) else { throw Malformed() }
+            // Each entry takes at least a byte (an empty format describes nothing): a count past the
+            // header's end is a lie, and no table names a million files.
+            guard count <= UInt64(limit - offset), count <= 1_000_000, count == 0 || formatCount > 0 else {
+                throw Malformed()
+            }
             var entries: [Entry] = []
             for _ in 0..<count {
                 var entry = Entry()
