@@ -38,6 +38,7 @@
             #expect(reason.hasPrefix("ServiceGroup did not finish within 1.0 s of shutting down"), "\(reason)")
             #expect(reason.contains("(graceful shutdown, told first to stubborn)"), "\(reason)")
             #expect(reason.contains("2 services still running"), "\(reason)")
+            #expect(hang.metadata["hang.stall"] == "true", "no thread's hang: readers lead with the reason")
             #expect(
                 hang.notes.contains { $0.hasPrefix("still running: stubborn (told graceful shutdown ") },
                 "\(hang.notes)")

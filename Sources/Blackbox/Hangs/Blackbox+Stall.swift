@@ -4,7 +4,7 @@ extension Blackbox {
     /// say what is stuck. The report's path, or nil without a running core or when it failed.
     package static func reportStall(_ reason: String, notes: [String]) -> String? {
         guard let core else { return nil }
-        return HangReporter.write(reason: reason, unresponsiveThread: 0, notes: notes, core: core)
+        return HangReporter.write(reason: reason, unresponsiveThread: 0, notes: notes, stall: true, core: core)
     }
 }
 

@@ -24,8 +24,12 @@ enum HangReporter {
             core: core)
     }
 
-    /// A `hang` report for a stall: `unresponsiveThread` (0: not known, the main thread) first.
-    static func write(reason: String, unresponsiveThread hung: UInt32, notes: [String], core: LoggingCore) -> String? {
+    /// A `hang` report: `unresponsiveThread` (0: not known, the main thread) first. A `stall` is no
+    /// thread's: its reason says what is stuck, and the report says so (`hang.stall` in its metadata),
+    /// so that a reader leads with the reason rather than the main thread's frame.
+    static func write(
+        reason: String, unresponsiveThread hung: UInt32, notes: [String], stall: Bool = false, core: LoggingCore
+    ) -> String? {
         let configuration = core.configuration
         let directory = DiagnosticsDirectory(configuration.directory)
         // Without the other threads (another capture still running) the report still says what hung.
@@ -55,6 +59,7 @@ enum HangReporter {
             report.frameSource = first.frameSource
         }
         report.reason = reason
+        if stall { report.metadata["hang.stall"] = "true" }
         report.notes = report.notes.filter { !$0.hasPrefix("no libunwind walk") } + notes
         report.logTail = core.recentLines(configuration.crashReporting.logTailLines)
         // If the run never recovers, the next start counts its session as hung, not killed. Marked

@@ -205,3 +205,56 @@ struct WebUIBrowserTests {
         return String(decoding: data, as: UTF8.self)
     }
 }
+
+/// Issue 53 item 2 where people read it: the ServiceGroup watchdog's report of a service that swallowed
+/// its shutdown, from a real child process (`blackbox-test-child service-stall`), uploaded by the CLI
+/// and opened in Chromium.
+@Suite("Web UI: the service watchdog's report")
+struct ServiceWatchdogPageTests {
+    @Test("a stalled shutdown's hang report names the services still running, on its page")
+    func stalledShutdownPage() async throws {
+        let scratch = TemporaryDirectory(prefix: "service-stall")
+        defer { scratch.remove() }
+        let stalled = try await Tool.run("blackbox-test-child", ["service-stall", scratch.path])
+        #expect(stalled.status == 70, "the watchdog's exit status: \(stalled.stdout) \(stalled.stderr.suffix(2_000))")
+        let collector = try await TestCollector.start()
+        defer { Task { await collector.stop() } }
+        let upload = try await Tool.run(
+            "blackbox", ["upload", scratch.path, "--server", collector.baseURL, "--key", collector.ingestKey])
+        #expect(upload.status == 0, "\(upload.stderr)")
+        let groups = try await HTTP.get(collector, "/api/v1/groups").json["items"] as? [[String: Any]] ?? []
+        let hang = try #require(groups.first { $0["kind"] as? String == "hang" }, "\(groups)")
+        // Led by what is stuck, not by the main thread's frame (which waits on the group, as it should).
+        #expect(
+            (hang["title"] as? String)?.hasPrefix(
+                "hang: ServiceGroup did not finish within 1.0 s of shutting down (graceful shutdown, told first to stubborn)"
+            )
+                == true, "\(hang)")
+        let reportID = try #require(hang["latestReportID"] as? Int)
+        let page = try await HTTP.get(collector, "/reports/\(reportID)").text
+        #expect(page.contains("ServiceGroup did not finish within 1.0 s of shutting down"), "\(page)")
+        #expect(page.contains("still running: stubborn (told graceful shutdown"), "\(page)")
+
+        guard let chromium = WebUIBrowserTests.chromium else {
+            #expect(!WebUIBrowserTests.required, "Chromium is not installed")
+            return
+        }
+        let link = try await HTTP.request(
+            "\(collector.baseURL)/api/v1/login-links", method: .POST,
+            headers: [("Authorization", "Bearer \(collector.adminToken)")])
+        let signIn = try #require(link.json["path"] as? String, "\(link.text)")
+        let output = BrowserDriver.outputDirectory(for: "service-watchdog")
+        let run = try await BrowserDriver.run(
+            chromium,
+            [
+                .navigate("\(collector.baseURL)\(signIn)?next=%2Freports%2F\(reportID)"),
+                .evaluate("document.querySelector('h1').textContent"),
+                .screenshot("stalled-shutdown.png"),
+            ], output: output)
+        #expect(run.failed == nil && run.errors.isEmpty, "\(run.failed ?? "") \(run.errors)")
+        #expect(
+            run.values.contains { ($0 as? String)?.hasPrefix("hang: ServiceGroup did not finish") == true },
+            "\(run.values)")
+        print("service watchdog screenshot: \(output)")
+    }
+}

@@ -55,7 +55,10 @@ public enum CrashSignature {
         } else {
             parts.append(report.signal?.name ?? "-")
         }
-        if let site = ThrowSite(report) {
+        // A stall (a ServiceGroup that does not finish) is no thread's: its reason says what is stuck.
+        if let stall = stallReason(report) {
+            parts.append("stall:" + normalizeMessage(stall))
+        } else if let site = ThrowSite(report) {
             // Top-level code (a route's closure in main.swift) has no function to tell its throws apart.
             parts.append(
                 site.function.isEmpty
@@ -111,6 +114,7 @@ public enum CrashSignature {
             trap?.summary
             ?? (report.kind == .error ? report.metadata["error.type"] : nil) ?? report.signal?.name
         let reason = (report.reason ?? report.fatalMessage).map { String($0.split(separator: "\n").first ?? "") }
+        if let stall = stallReason(report) { return "\(report.kind.rawValue): \(stall.prefix(160))" }
         if let site = ThrowSite(report) {
             let what = label ?? report.kind.rawValue
             if site.function.isEmpty { return "\(what) at \(site.location)" }
@@ -126,6 +130,13 @@ public enum CrashSignature {
         guard let frame = report.frames.first else { return what }
         let image = report.image(of: frame).map { String($0.path.split(separator: "/").last ?? "") } ?? "?"
         return "\(what) at \(image)+\(frame.imageOffset ?? "?")"
+    }
+
+    /// A stall's reason: a `hang` report that is no thread's (`hang.stall`: a ServiceGroup that does
+    /// not finish shutting down), which says what is stuck where the main thread's frame would not.
+    static func stallReason(_ report: CrashReport) -> String? {
+        guard report.kind == .hang, report.metadata["hang.stall"] != nil else { return nil }
+        return report.reason.map { String($0.split(separator: "\n").first ?? "") }
     }
 
     /// Where a captured error was thrown, as its report's metadata says (`ThrowSite` in the library).
