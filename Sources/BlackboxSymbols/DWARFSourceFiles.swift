@@ -157,8 +157,9 @@ public enum DWARFSourceFiles {
             return String(decoding: bytes[offset..<end], as: UTF8.self)
         }
 
-        /// Reads a unit's length and version and stops at its header's tables.
-        mutating func unitHeader() throws(Malformed) -> Unit {
+        /// A unit's initial length (32-bit, or 64-bit after 0xffffffff), which also bounds what is read
+        /// of the unit from here: where it ends, and the size of its section offsets.
+        mutating func unitLength() throws(Malformed) -> (end: Int, offsetSize: Int) {
             var length = try integer(4)
             var offsetSize = 4
             if length == 0xFFFF_FFFF {
@@ -166,8 +167,13 @@ public enum DWARFSourceFiles {
                 offsetSize = 8
             }
             guard length <= UInt64(limit - offset) else { throw Malformed() }
-            let end = offset + Int(length)
-            limit = end
+            limit = offset + Int(length)
+            return (limit, offsetSize)
+        }
+
+        /// Reads a unit's length and version and stops at its header's tables.
+        mutating func unitHeader() throws(Malformed) -> Unit {
+            let (end, offsetSize) = try unitLength()
             let version = Int(try integer(2))
             guard (2...5).contains(version) else { throw Malformed() }
             if version >= 5 { try skip(2) }  // address_size, segment_selector_size
@@ -185,15 +191,7 @@ public enum DWARFSourceFiles {
         mutating func compilationUnit(abbreviations: [UInt8], strings: [UInt8], lineStrings: [UInt8])
             throws(Malformed) -> (end: Int, stmtList: Int?, directory: String?)
         {
-            var length = try integer(4)
-            var offsetSize = 4
-            if length == 0xFFFF_FFFF {
-                length = try integer(8)
-                offsetSize = 8
-            }
-            guard length <= UInt64(limit - offset) else { throw Malformed() }
-            let end = offset + Int(length)
-            limit = end
+            let (end, offsetSize) = try unitLength()
             let version = Int(try integer(2))
             guard (2...5).contains(version) else { return (end, nil, nil) }
             let abbreviationOffset: UInt64
