@@ -8,7 +8,7 @@ public enum InAppRules {
         if path.hasPrefix("/lib/") || path.hasPrefix("/lib64/") || path.hasPrefix("/usr/lib/") || path.hasPrefix("[") {
             return true
         }
-        if path.contains("/usr/lib/swift/") { return true }  // a toolchain or runtime directory
+        if UTF8Search.contains("/usr/lib/swift/", in: path) { return true }  // a toolchain or runtime directory
         return name.hasPrefix("libswift") || name.hasPrefix("libFoundation") || name.hasPrefix("libdispatch")
             || name.hasPrefix("lib_Foundation") || name.hasPrefix("libBlocksRuntime")
     }
@@ -27,7 +27,9 @@ public enum InAppRules {
             name.hasPrefix($0)
         }
             || (name.hasPrefix("closure") || name.hasPrefix("implicit closure"))
-                && blackboxModules.contains { name.contains(" in \($0).") || name.contains(" in static \($0).") }
+                && blackboxModules.contains {
+                    UTF8Search.contains(" in \($0).", in: name) || UTF8Search.contains(" in static \($0).", in: name)
+                }
     }
 
     static let blackboxModules = ["Blackbox", "BlackboxErrors", "BlackboxHummingbird", "BlackboxVapor"]
@@ -42,8 +44,9 @@ public enum InAppRules {
     /// those from its build folder's `checkouts/`, so their debug info says so) or the runtime's
     /// failure marker.
     public static func isGlueOrDependency(_ function: String, file: String) -> Bool {
-        dependencyCheckout(in: file) != nil || file.contains("<compiler-generated>")
-            || glueMarkers.contains(where: function.contains) || function.hasPrefix("Swift runtime failure")
+        dependencyCheckout(in: file) != nil || UTF8Search.contains("<compiler-generated>", in: file)
+            || glueMarkers.contains { UTF8Search.contains($0, in: function) }
+            || function.hasPrefix("Swift runtime failure")
     }
 
     /// Where the package path begins in a source file of a package the app depends on: after the
@@ -52,7 +55,7 @@ public enum InAppRules {
     /// folder of the app's called `checkouts` holds no `<package>/Sources/`).
     public static func dependencyCheckout(in file: String) -> String.Index? {
         var rest = file.startIndex..<file.endIndex
-        while let found = file[rest].firstRange(of: "/checkouts/") {
+        while let found = UTF8Search.firstRange(of: "/checkouts/", in: file[rest]) {
             let parent = file[..<found.lowerBound].split(separator: "/").last ?? ""
             let package = file[found.upperBound...].split(separator: "/", maxSplits: 2)
             if parent.hasPrefix(".build") || (package.count == 3 && package[1] == "Sources") {
@@ -70,7 +73,7 @@ public enum InAppRules {
         var result = Substring(name)
         var output = ""
         let markers = ["generic specialization <", "function signature specialization <"]
-        var next = markers.map { result.firstRange(of: $0) }
+        var next = markers.map { UTF8Search.firstRange(of: $0, in: result) }
         while let marker = next.compactMap({ $0 }).min(by: { $0.lowerBound < $1.lowerBound }) {
             output += result[..<marker.lowerBound]
             var depth = 1
@@ -83,7 +86,7 @@ public enum InAppRules {
             if result.hasPrefix(" of ") { result = result.dropFirst(4) }
             for (position, marker) in markers.enumerated() {
                 if let found = next[position], found.lowerBound >= result.startIndex { continue }
-                next[position] = next[position] == nil ? nil : result.firstRange(of: marker)
+                next[position] = next[position] == nil ? nil : UTF8Search.firstRange(of: marker, in: result)
             }
         }
         return output + result

@@ -50,7 +50,9 @@ public struct SwiftTrap: Sendable, Equatable {
             var rest: Substring
             if line.hasPrefix(prefix) {
                 rest = line.dropFirst(prefix.count)
-            } else if let range = line.firstRange(of: ": " + prefix), isFileAndLine(line[..<range.lowerBound]) {
+            } else if let range = UTF8Search.firstRange(of: ": " + prefix, in: line),
+                isFileAndLine(line[..<range.lowerBound])
+            {
                 rest = line[range.upperBound...]
             } else {
                 continue

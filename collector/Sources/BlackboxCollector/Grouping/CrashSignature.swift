@@ -167,17 +167,22 @@ public enum CrashSignature {
         // Each rewrite only where its pattern can match: most names (every Python or JavaScript
         // frame of a Sentry event) have none, and the passes were 3 % of the collector's CPU there.
         var result = InAppRules.withoutSpecializationMarkers(name)
-        for marker in ["specialized ", "merged ", "static ", "@objc ", "outlined "] where result.contains(marker) {
+        for marker in ["specialized ", "merged ", "static ", "@objc ", "outlined "]
+        where UTF8Search.contains(marker, in: result) {
             result = result.replacingOccurrences(of: marker, with: "")
         }
         // `implicit closure #2` too: the pattern matches its tail.
-        if result.contains("closure #") {
+        if UTF8Search.contains("closure #", in: result) {
             result = Patterns.closureNumber.replacingMatches(in: result, with: "closure")
         }
         // Drop parameter types and return types: `f(x: Swift.Int) -> Swift.Int` → `f(x:)`.
-        if result.contains("(") { result = Patterns.parameters.replacingMatches(in: result, with: "(…)") }
-        if result.contains("0x") { result = Patterns.hexNumber.replacingMatches(in: result, with: "") }
-        if result.contains(" + ") { result = Patterns.trailingOffset.replacingMatches(in: result, with: "") }
+        if UTF8Search.contains("(", in: result) {
+            result = Patterns.parameters.replacingMatches(in: result, with: "(…)")
+        }
+        if UTF8Search.contains("0x", in: result) { result = Patterns.hexNumber.replacingMatches(in: result, with: "") }
+        if UTF8Search.contains(" + ", in: result) {
+            result = Patterns.trailingOffset.replacingMatches(in: result, with: "")
+        }
         return result.trimmingCharacters(in: .whitespaces)
     }
 

@@ -106,7 +106,6 @@ public struct IngestPlan: Sendable {
         bounds.indexing.apply(to: &files)
         var seen = Set<String>()
         var occurrences: [OccurrenceRow] = []
-        let encoder = CrashReport.makeEncoder()
         var storedReportBytes = 0
         for (index, var report) in new.reports.enumerated() {
             let uuid = report.id.uuidString.lowercased()
@@ -114,7 +113,7 @@ public struct IngestPlan: Sendable {
             let wasCut = ReportBounds.cut(&report)
             // The format's encoding holds only for the report as the format made it.
             let formatJSON = !wasCut && index < new.encodedReports.count ? new.encodedReports[index] : nil
-            let json = try formatJSON ?? encoder.encode(report)
+            let json = formatJSON ?? report.encoded()
             try bounds.reports.check(json: json.count, storedBefore: storedReportBytes, path: "report \(uuid)")
             storedReportBytes += json.count
             occurrences.append(

@@ -13,7 +13,7 @@ public enum BundleArchive {
             files.append(
                 (
                     "reports/\(report.kind.rawValue)-\(report.id.uuidString.lowercased()).json", .report,
-                    try CrashReport.makeEncoder().encode(report)
+                    report.encoded()
                 ))
         }
         for log in logs { files.append(("logs/\(log.name)", .log, log.contents)) }

@@ -238,7 +238,7 @@ struct BundleInspector {
                 let tail = contents[String(listed.path.dropLast(".raw".count)) + ".tail.log"]
                 let report = try Self.report(fromRaw: data, tail: tail, path: listed.path)
                 do {
-                    let encoded = try CrashReport.makeEncoder().encode(report)
+                    let encoded = report.encoded()
                     reports.append(try sanitizer.sanitized(report, raw: encoded, decode: CrashReport.decode))
                 } catch {
                     throw .invalidReport(listed.path, "\(error)")

@@ -28,7 +28,21 @@ struct FieldSanitizer {
 
     /// Whether `raw` could hold a NUL or an overlong string (else `sanitized` returns what it is given).
     func needsSanitizing(_ raw: Data) -> Bool {
-        raw.count > maxFieldBytes || raw.range(of: Data(#"\u0000"#.utf8)) != nil
+        raw.count > maxFieldBytes || Self.containsEscapedNUL(raw)
+    }
+
+    /// A search of the bytes: `Data.range(of:)` was 1 % of the collector's CPU while it stored Sentry
+    /// events (it runs on every report).
+    static func containsEscapedNUL(_ raw: Data) -> Bool {
+        let tail = Array(#"u0000"#.utf8)
+        return raw.withUnsafeBytes { bytes in
+            var index = bytes.startIndex
+            while let backslash = bytes[index...].firstIndex(of: UInt8(ascii: "\\")) {
+                index = backslash + 1
+                if bytes[index...].starts(with: tail) { return true }
+            }
+            return false
+        }
     }
 
     func sanitize(_ value: Any) -> Any {

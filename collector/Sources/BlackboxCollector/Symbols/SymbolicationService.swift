@@ -291,20 +291,16 @@ final class SymbolicationService: Service, Sendable {
             symbolicated = ReportSymbols.applying(byFrame, from: file.fileName, buildID: buildID, to: symbolicated)
             resolved.append(buildID)
         }
-        do {
-            return .symbolicated(
-                SymbolicationUpdate(
-                    report: pending, json: try CrashReport.makeEncoder().encode(symbolicated),
-                    reason: symbolicated.reason ?? symbolicated.fatalMessage,
-                    diagnosis: symbolicated.diagnosis?.kind.rawValue, signature: CrashSignature.compute(symbolicated),
-                    kind: symbolicated.kind.rawValue,
-                    occurredAt: symbolicated.process.crashTime, versionKey: symbolicated.versionKey,
-                    hostKey: symbolicated.hostKey,
-                    resolvedBuildIDs: resolved, complete: resolved.count == unresolved.count,
-                    failure: leftOut.isEmpty ? nil : leftOut.joined(separator: "; ")))
-        } catch {
-            return .failed("the symbolicated report does not encode: \(error)")
-        }
+        return .symbolicated(
+            SymbolicationUpdate(
+                report: pending, json: symbolicated.encoded(),
+                reason: symbolicated.reason ?? symbolicated.fatalMessage,
+                diagnosis: symbolicated.diagnosis?.kind.rawValue, signature: CrashSignature.compute(symbolicated),
+                kind: symbolicated.kind.rawValue,
+                occurredAt: symbolicated.process.crashTime, versionKey: symbolicated.versionKey,
+                hostKey: symbolicated.hostKey,
+                resolvedBuildIDs: resolved, complete: resolved.count == unresolved.count,
+                failure: leftOut.isEmpty ? nil : leftOut.joined(separator: "; ")))
     }
 }
 

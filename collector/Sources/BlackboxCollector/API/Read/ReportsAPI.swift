@@ -11,7 +11,7 @@ enum ReportsAPI {
             }
             return Response(
                 status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
-                body: .init(byteBuffer: ByteBuffer(bytes: try CrashReport.makeEncoder().encode(stored.report))))
+                body: .init(byteBuffer: ByteBuffer(bytes: stored.report.encoded())))
         }
         // What the crash most likely was (`CrashDiagnosis`: `kind` and `summary`); 404 for a report
         // without a signal (non-fatal, hang, unseen death) or one no rule fits.

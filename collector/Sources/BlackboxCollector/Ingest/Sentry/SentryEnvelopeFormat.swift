@@ -108,7 +108,7 @@ struct SentryEnvelopeFormat: BundleFormat {
                 }
                 // Cut as the plan would, so that what is encoded here is what is stored.
                 ReportBounds.cut(&report)
-                let encoded = try CrashReport.makeEncoder().encode(report)
+                let encoded = report.encoded()
                 // What is stored is the converted report, so it is what counts (an event of empty
                 // frames was once stored at 70 times its size: security review 2026-11-27, finding 6).
                 // Checked here too, before the next event is converted; `IngestPlan` checks again.
