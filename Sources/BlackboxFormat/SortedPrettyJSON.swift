@@ -80,6 +80,20 @@ package struct SortedPrettyJSON {
 
     package mutating func string(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
+        let copied = text.utf8.withContiguousStorageIfAvailable { utf8 in
+            guard !utf8.contains(where: Self.needsEscaping) else { return false }
+            bytes.append(contentsOf: utf8)
+            return true
+        }
+        if copied != true { escape(text) }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    private static func needsEscaping(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
+    }
+
+    private mutating func escape(_ text: String) {
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "\""): bytes.append(contentsOf: #"\""#.utf8)
@@ -96,7 +110,6 @@ package struct SortedPrettyJSON {
             default: bytes.append(byte)
             }
         }
-        bytes.append(UInt8(ascii: "\""))
     }
 
     package mutating func literal(_ text: String) {
