@@ -149,6 +149,27 @@ public final class SeaweedServer: @unchecked Sendable {
         throw SeaweedUnavailable(description: "S3 did not answer on port \(s3Port): \(tail)")
     }
 
+    /// Makes `name` a bucket, with botocore from the Python peers' venv (`python`: `BLACKBOX_PYTHON`),
+    /// for a program without the collector's S3 signer (the benchmark; tests sign a `PUT` themselves).
+    /// The collector itself never creates one.
+    public func createBucket(_ name: String, python: String) throws {
+        let script = """
+            import sys, botocore.session
+            s3 = botocore.session.get_session().create_client(
+                "s3", endpoint_url=sys.argv[1], region_name="us-east-1",
+                aws_access_key_id=sys.argv[2], aws_secret_access_key=sys.argv[3])
+            s3.create_bucket(Bucket=sys.argv[4])
+            """
+        let (status, output) = try ChildRun.run(
+            python, ["-c", script, endpoint, accessKey, secretKey, name], within: .seconds(60))
+        guard status == 0 else {
+            throw SeaweedUnavailable(
+                description:
+                    "creating bucket \(name) failed (\(status)): \(String(decoding: output, as: UTF8.self).suffix(600))"
+            )
+        }
+    }
+
     /// Kills the server at once, as a crash or a lost machine would, and waits for it to end.
     public func stop() {
         guard

@@ -32,6 +32,12 @@ if ProcessInfo.processInfo.environment["BENCH_KEEP"] == nil {
     atexit { try? FileManager.default.removeItem(atPath: workDirectory) }
 }
 
+/// The Python peers' interpreter (`make python-peers`): `BLACKBOX_PYTHON`, else the repository's `.venv`.
+let pythonPeers =
+    ProcessInfo.processInfo.environment["BLACKBOX_PYTHON"]
+    ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(".venv/bin/python").path
+
 // MARK: Disk baselines
 
 /// The median of five `dd ... conv=fdatasync` runs of 256 MiB, and all five.
@@ -92,14 +98,17 @@ func bareDurableWrites() -> Double {
 /// A release collector for one workload: retention off, so nothing is deleted while measuring.
 /// A baseline from before per-project upload slots (2026-11-24) refuses that limit by name and admits
 /// every upload anyway: it is started without it.
-func startCollector(_ dataDirectory: String, arguments: [String] = []) throws -> CollectorProcess {
+func startCollector(_ dataDirectory: String, arguments: [String] = [], environment: [String: String] = [:]) throws
+    -> CollectorProcess
+{
     let collector = try CollectorProcess(
-        dataDirectory: dataDirectory, arguments: ["--retention-days", "0"] + arguments, executable: collectorBinary)
+        dataDirectory: dataDirectory, arguments: ["--retention-days", "0"] + arguments, environment: environment,
+        executable: collectorBinary)
     let perProjectSlots = ["--limit", "maxConcurrentUploadsPerProject=64"]
     guard collector.baseURL.isEmpty, arguments.starts(with: perProjectSlots) else { return collector }
     return try CollectorProcess(
         dataDirectory: dataDirectory, arguments: ["--retention-days", "0"] + arguments.dropFirst(2),
-        executable: collectorBinary)
+        environment: environment, executable: collectorBinary)
 }
 
 /// A collector for the 10 KB rows, warmed up (connections, SQLite pages) with 200 uploads. 64
@@ -309,11 +318,17 @@ func indexCatchUpSeconds(_ indexDatabase: String?) async throws -> Double? {
 /// (the row says so if they did not).
 func measureWithWrk(
     name: String, bundles: [Data], connections: Int, seconds: Int, offeredRate: Double? = nil,
-    collector: CollectorProcess, indexDatabase: String?
+    collector: CollectorProcess, through balancer: LoadBalanced? = nil, indexDatabase: String?
 ) async throws -> Measurement {
     try await measureWithWrk(
         name: name, bodies: try WrkBodies(bundles), connections: connections, seconds: seconds,
-        offeredRate: offeredRate, collector: collector, indexDatabase: indexDatabase)
+        offeredRate: offeredRate, collector: collector, through: balancer, indexDatabase: indexDatabase)
+}
+
+/// Instances behind a load balancer: wrk sends to `url`; the row's peak RSS is the largest instance's.
+struct LoadBalanced {
+    var url: String
+    var instances: [CollectorProcess]
 }
 
 /// Bundles written once as wrk's request bodies, so that rows on several collectors share them.
@@ -351,11 +366,7 @@ struct WrkBodies {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("bench/sentry-event.py").path
-        let python =
-            ProcessInfo.processInfo.environment["BLACKBOX_PYTHON"]
-            ?? URL(fileURLWithPath: script).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent(".venv/bin/python").path
-        let (status, output) = try ChildRun.run(python, [script, directory, String(count)])
+        let (status, output) = try ChildRun.run(pythonPeers, [script, directory, String(count)])
         guard status == 0 else {
             throw CocoaError(
                 .fileReadCorruptFile,
@@ -434,7 +445,7 @@ func fileSize(_ path: String) throws -> Int {
 
 func measureWithWrk(
     name: String, bodies: WrkBodies, connections: Int, seconds: Int, offeredRate: Double? = nil,
-    collector: CollectorProcess, indexDatabase: String?
+    collector: CollectorProcess, through balancer: LoadBalanced? = nil, indexDatabase: String?
 ) async throws -> Measurement {
     // collector/bench/wrk-upload.lua, next to this package's Sources.
     let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -442,7 +453,8 @@ func measureWithWrk(
     let wrk = Process()
     wrk.executableURL = URL(fileURLWithPath: "/usr/bin/wrk")
     wrk.arguments = [
-        "-t1", "-c\(connections)", "-d\(seconds)s", "--timeout", "60s", "-s", script, collector.baseURL,
+        "-t1", "-c\(connections)", "-d\(seconds)s", "--timeout", "60s", "-s", script,
+        balancer?.url ?? collector.baseURL,
     ]
     var environment = ProcessInfo.processInfo.environment
     environment["BENCH_KEY"] = collector.ingestKey
@@ -480,8 +492,8 @@ func measureWithWrk(
         seconds: result.seconds, uploadsPerSecond: Double(result.created) / result.seconds,
         megabytesPerSecond: Double(result.created * meanBytes) / result.seconds / 1_000_000,
         p50Milliseconds: result.p50Milliseconds, p99Milliseconds: result.p99Milliseconds,
-        collectorPeakRSSMiB: collector.peakRSS, indexCatchUpSeconds: try await indexCatchUpSeconds(indexDatabase),
-        recordsPerUpload: bodies.recordsPerBody)
+        collectorPeakRSSMiB: (balancer?.instances ?? [collector]).map(\.peakRSS).max() ?? collector.peakRSS,
+        indexCatchUpSeconds: try await indexCatchUpSeconds(indexDatabase), recordsPerUpload: bodies.recordsPerBody)
 }
 
 final class ManagedCounter: @unchecked Sendable {
@@ -504,13 +516,15 @@ print(
         format: "disk: dd conv=fdatasync %.0f MB/s (median of %@); bare write+fsync+rename of 10 KB: %.0f files/s", dd,
         ddRuns.map { String(format: "%.0f", $0) }.joined(separator: ", "), bare))
 
-// BENCH_ROWS=small,large,flood,symbols,postgres (default: all) runs a subset while investigating;
+// BENCH_ROWS=small,large,flood,symbols,postgres,bucket (default: all) runs a subset while investigating;
 // `sentry` and `open` (not in the default) run the Sentry row and the open-loop row alone.
 // The small rows include the Sentry envelope row (it needs `make python-peers`).
 let rows = Set(
-    (ProcessInfo.processInfo.environment["BENCH_ROWS"] ?? "small,large,flood,symbols,postgres").split(separator: ",")
-        .map(
-            String.init)
+    (ProcessInfo.processInfo.environment["BENCH_ROWS"] ?? "small,large,flood,symbols,postgres,bucket").split(
+        separator: ","
+    )
+    .map(
+        String.init)
 )
 var measurements: [Measurement] = []
 // The 10 KB rows: wrk as the client, closed loop (the most uploads per second; latency there is
@@ -696,6 +710,81 @@ if rows.contains("postgres") {
     }
 }
 
+// PostgreSQL and an S3 bucket (a real SeaweedFS), no shared directory (issue 51): 10 KB uploads on one
+// instance, then on two and three behind nginx, closed loop; the scale-out goal, open loop at
+// BENCH_BUCKET_RATE (default 500/s) across three; and 5 MB uploads on one instance and on two.
+if rows.contains("bucket") {
+    do {
+        measurements += try await measureBucketRows()
+    } catch {
+        print("PostgreSQL + bucket rows skipped: \(error)")
+    }
+}
+
+func measureBucketRows() async throws -> [Measurement] {
+    var measurements: [Measurement] = []
+    let seaweed = try await SeaweedServer.running()
+    let bucket = "bench-\(getpid())"
+    try seaweed.createBucket(bucket, python: pythonPeers)
+    let database = try await PostgresServer.makeDatabase(durable: true)
+    let shared = [
+        "--limit", "maxConcurrentUploadsPerProject=64", "--database-url", database, "--blob-url",
+        "s3://\(bucket)/blobs",
+    ]
+    var instances: [CollectorProcess] = []
+    var nginx: LocalNginx?
+    defer {
+        nginx?.stop()
+        for instance in instances { instance.kill(SIGTERM) }
+    }
+    func scale(to count: Int) throws -> LoadBalanced {
+        while instances.count < count {
+            instances.append(
+                try startCollector(
+                    "\(workDirectory)/bucket-\(instances.count)", arguments: shared, environment: seaweed.environment))
+        }
+        nginx?.stop()
+        nginx = try LocalNginx(
+            directory: "\(workDirectory)/bucket-nginx-\(count)",
+            upstreams: instances.compactMap { URL(string: $0.baseURL)?.port })
+        return LoadBalanced(url: "http://127.0.0.1:\(nginx?.port ?? 0)", instances: instances)
+    }
+    let first = try scale(to: 1)
+    let alone = LoadBalanced(url: first.instances[0].baseURL, instances: first.instances)
+    _ = try await measureWithWrk(
+        name: "warm-up", bundles: try makeBundles(count: 200, targetBytes: 10_000), connections: 16, seconds: 1,
+        collector: instances[0], through: alone, indexDatabase: nil)
+    measurements.append(
+        try await measureWithWrk(
+            name: "10 KB bundles, PostgreSQL + bucket", bundles: try makeBundles(count: 8_000, targetBytes: 10_000),
+            connections: 64, seconds: 6, collector: instances[0], through: alone, indexDatabase: nil))
+    for count in [2, 3] {
+        measurements.append(
+            try await measureWithWrk(
+                name: "10 KB bundles, PostgreSQL + bucket, \(count) instances + nginx",
+                bundles: try makeBundles(count: 8_000, targetBytes: 10_000), connections: 64, seconds: 6,
+                collector: instances[0], through: try scale(to: count), indexDatabase: nil))
+    }
+    let rate = Double(ProcessInfo.processInfo.environment["BENCH_BUCKET_RATE"] ?? "") ?? 500
+    measurements.append(
+        try await measureWithWrk(
+            name: "10 KB bundles, open loop at \(Int(rate))/s, PostgreSQL + bucket, 3 instances + nginx",
+            bundles: try makeBundles(count: Int(rate * 6.5), targetBytes: 10_000), connections: 64, seconds: 6,
+            offeredRate: rate, collector: instances[0], through: try scale(to: 3), indexDatabase: nil))
+    let large = try WrkBodies(makeBundles(count: 160, targetBytes: 5_000_000, packing: .storedGzip))
+    measurements.append(
+        try await measureWithWrk(
+            name: "5 MB bundles, PostgreSQL + bucket", bodies: large, connections: 8, seconds: 3,
+            collector: instances[0], through: alone, indexDatabase: nil))
+    measurements.append(
+        try await measureWithWrk(
+            name: "5 MB bundles, PostgreSQL + bucket, 2 instances + nginx",
+            bodies: try WrkBodies(makeBundles(count: 160, targetBytes: 5_000_000, packing: .storedGzip)),
+            connections: 8,
+            seconds: 3, collector: instances[0], through: try scale(to: 2), indexDatabase: nil))
+    return measurements
+}
+
 // Symbolication on the collector (SymbolicationRows.swift).
 var symbolication: SymbolicationBench.Results?
 if rows.contains("symbols") {
@@ -746,7 +835,8 @@ if let smallRun = measurements.first(where: { $0.name == "10 KB bundles" }) {
             format: "10 KB: %.0f uploads/s (bar ≥ 1000), %.2f× the bare durable-write rate", smallRun.uploadsPerSecond,
             smallRun.uploadsPerSecond / bare))
 }
-for largeRun in measurements where largeRun.name.hasPrefix("5 MB") {
+// The bar is the local disk's: a bucket row's bytes go through SeaweedFS on the same machine.
+for largeRun in measurements where largeRun.name.hasPrefix("5 MB") && !largeRun.name.contains("bucket") {
     print(
         String(
             format: "%@: %.0f MB/s = %.0f%% of dd (bar ≥ 50%%)", largeRun.name, largeRun.megabytesPerSecond,

@@ -14,6 +14,16 @@ struct SentryIngestTests {
         SentryAuthentication.dsn(publicURL: collector.baseURL, ingestKey: key ?? collector.ingestKey, projectID: 1)
     }
 
+    @Test("X-Sentry-Auth's fields, with the white space and case SDKs send")
+    func authenticationFields() {
+        #expect(
+            SentryAuthentication.fields("Sentry sentry_key=abc, sentry_version=7,\tsentry_client=sentry.python/2.0 ")
+                == ["sentry_key": "abc", "sentry_version": "7", "sentry_client": "sentry.python/2.0"])
+        #expect(SentryAuthentication.fields("  sentry sentry_key = abc\t") == ["sentry_key": "abc"])
+        #expect(SentryAuthentication.fields("SENTRY sentry_key=a=b, broken, =x") == ["sentry_key": "a=b", "": "x"])
+        #expect(SentryAuthentication.fields("sentry_key=abc") == ["sentry_key": "abc"])
+    }
+
     @Test("exceptions, messages, a crashed session and structured logs, with brotli and with gzip")
     func realSDK() async throws {
         let collector = try await TestCollector.start()

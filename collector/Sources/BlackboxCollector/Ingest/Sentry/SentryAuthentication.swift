@@ -19,14 +19,24 @@ public enum SentryAuthentication {
     /// `Sentry sentry_key=abc, sentry_version=7` → ["sentry_key": "abc", "sentry_version": "7"].
     static func fields(_ header: String) -> [String: String] {
         var text = Substring(header.prefix(1_024)).drop { $0 == " " }
-        if text.lowercased().hasPrefix("sentry ") { text = text.dropFirst("sentry ".count) }
+        if text.prefix("sentry ".count).lowercased() == "sentry " { text = text.dropFirst("sentry ".count) }
         var fields: [String: String] = [:]
         for part in text.split(separator: ",") {
             let pair = part.split(separator: "=", maxSplits: 1)
             guard pair.count == 2 else { continue }
-            fields[pair[0].trimmingCharacters(in: .whitespaces)] = pair[1].trimmingCharacters(in: .whitespaces)
+            fields[trimmed(pair[0])] = trimmed(pair[1])
         }
         return fields
+    }
+
+    /// Without the spaces and tabs around it (HTTP's optional white space). Not Foundation's
+    /// `trimmingCharacters(in:)`, which bridges through NSString: 1.7 % of the collector's CPU while
+    /// it stored Sentry events, for every request's header (perf, 2026-12-05).
+    private static func trimmed(_ text: Substring) -> String {
+        let isSpace = { (character: Character) in character == " " || character == "\t" }
+        var text = text.drop(while: isSpace)
+        while let last = text.last, isSpace(last) { text = text.dropLast() }
+        return String(text)
     }
 
     /// The DSN a Sentry SDK is configured with for a project's ingest key.
