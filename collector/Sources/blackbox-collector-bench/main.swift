@@ -713,15 +713,17 @@ if rows.contains("postgres") {
 // PostgreSQL and an S3 bucket (a real SeaweedFS), no shared directory (issue 51): 10 KB uploads on one
 // instance, then on two and three behind nginx, closed loop; the scale-out goal, open loop at
 // BENCH_BUCKET_RATE (default 500/s) across three; and 5 MB uploads on one instance and on two.
-if rows.contains("bucket") {
+if rows.contains("bucket") || rows.contains("bucket-large") {
     do {
-        measurements += try await measureBucketRows()
+        measurements += try await measureBucketRows(largeOnly: !rows.contains("bucket"))
     } catch {
         print("PostgreSQL + bucket rows skipped: \(error)")
     }
 }
 
-func measureBucketRows() async throws -> [Measurement] {
+/// `largeOnly` (`BENCH_ROWS=bucket-large`): the 5 MB rows alone, on a bucket and database the 10 KB rows
+/// have not filled first.
+func measureBucketRows(largeOnly: Bool) async throws -> [Measurement] {
     var measurements: [Measurement] = []
     let seaweed = try await SeaweedServer.running()
     let bucket = "bench-\(getpid())"
@@ -751,26 +753,9 @@ func measureBucketRows() async throws -> [Measurement] {
     }
     let first = try scale(to: 1)
     let alone = LoadBalanced(url: first.instances[0].baseURL, instances: first.instances)
-    _ = try await measureWithWrk(
-        name: "warm-up", bundles: try makeBundles(count: 200, targetBytes: 10_000), connections: 16, seconds: 1,
-        collector: instances[0], through: alone, indexDatabase: nil)
-    measurements.append(
-        try await measureWithWrk(
-            name: "10 KB bundles, PostgreSQL + bucket", bundles: try makeBundles(count: 8_000, targetBytes: 10_000),
-            connections: 64, seconds: 6, collector: instances[0], through: alone, indexDatabase: nil))
-    for count in [2, 3] {
-        measurements.append(
-            try await measureWithWrk(
-                name: "10 KB bundles, PostgreSQL + bucket, \(count) instances + nginx",
-                bundles: try makeBundles(count: 8_000, targetBytes: 10_000), connections: 64, seconds: 6,
-                collector: instances[0], through: try scale(to: count), indexDatabase: nil))
+    if !largeOnly {
+        measurements += try await measureSmallBucketRows(alone: alone, scale: scale)
     }
-    let rate = Double(ProcessInfo.processInfo.environment["BENCH_BUCKET_RATE"] ?? "") ?? 500
-    measurements.append(
-        try await measureWithWrk(
-            name: "10 KB bundles, open loop at \(Int(rate))/s, PostgreSQL + bucket, 3 instances + nginx",
-            bundles: try makeBundles(count: Int(rate * 6.5), targetBytes: 10_000), connections: 64, seconds: 6,
-            offeredRate: rate, collector: instances[0], through: try scale(to: 3), indexDatabase: nil))
     let large = try WrkBodies(makeBundles(count: 160, targetBytes: 5_000_000, packing: .storedGzip))
     measurements.append(
         try await measureWithWrk(
@@ -782,6 +767,34 @@ func measureBucketRows() async throws -> [Measurement] {
             bodies: try WrkBodies(makeBundles(count: 160, targetBytes: 5_000_000, packing: .storedGzip)),
             connections: 8,
             seconds: 3, collector: instances[0], through: try scale(to: 2), indexDatabase: nil))
+    return measurements
+}
+
+/// The 10 KB rows of `measureBucketRows`: one instance (`alone`), then two and three behind nginx
+/// (`scale`), then open loop across three.
+func measureSmallBucketRows(alone: LoadBalanced, scale: (Int) throws -> LoadBalanced) async throws -> [Measurement] {
+    var measurements: [Measurement] = []
+    let first = alone.instances[0]
+    _ = try await measureWithWrk(
+        name: "warm-up", bundles: try makeBundles(count: 200, targetBytes: 10_000), connections: 16, seconds: 1,
+        collector: first, through: alone, indexDatabase: nil)
+    measurements.append(
+        try await measureWithWrk(
+            name: "10 KB bundles, PostgreSQL + bucket", bundles: try makeBundles(count: 8_000, targetBytes: 10_000),
+            connections: 64, seconds: 6, collector: first, through: alone, indexDatabase: nil))
+    for count in [2, 3] {
+        measurements.append(
+            try await measureWithWrk(
+                name: "10 KB bundles, PostgreSQL + bucket, \(count) instances + nginx",
+                bundles: try makeBundles(count: 8_000, targetBytes: 10_000), connections: 64, seconds: 6,
+                collector: first, through: try scale(count), indexDatabase: nil))
+    }
+    let rate = Double(ProcessInfo.processInfo.environment["BENCH_BUCKET_RATE"] ?? "") ?? 500
+    measurements.append(
+        try await measureWithWrk(
+            name: "10 KB bundles, open loop at \(Int(rate))/s, PostgreSQL + bucket, 3 instances + nginx",
+            bundles: try makeBundles(count: Int(rate * 6.5), targetBytes: 10_000), connections: 64, seconds: 6,
+            offeredRate: rate, collector: first, through: try scale(3), indexDatabase: nil))
     return measurements
 }
 
