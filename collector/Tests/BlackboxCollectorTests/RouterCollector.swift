@@ -39,6 +39,7 @@ struct RouterCollector {
     ) async throws -> Value {
         let scratch = TemporaryDirectory(prefix: "collector-router-test")
         defer { scratch.remove() }
+        try await StoreTemplate.shared.value.copy(into: scratch.path)
         var configuration = CollectorConfiguration(dataDirectory: scratch.path)
         configuration.retentionDays = nil
         configure(&configuration)
@@ -80,5 +81,30 @@ struct RouterCollector {
     /// A read route with the admin token.
     func get(_ path: String) async throws -> Answer {
         try await send(path, headers: [("Authorization", "Bearer \(adminToken)")])
+    }
+}
+
+/// A migrated store with the first project and its keys, made once per test process and copied into
+/// each router test's directory: migrating a new database (every schema version its own durable
+/// transaction) and creating the keys took most of a router test's time.
+struct StoreTemplate: Sendable {
+    let directory: TemporaryDirectory
+    static let files = ["collector.sqlite", "bootstrap-credentials"]
+
+    static let shared = Task { try await StoreTemplate() }
+
+    private init() async throws {
+        directory = TemporaryDirectory(prefix: "collector-router-template")
+        let configuration = CollectorConfiguration(dataDirectory: directory.path)
+        let store = try SQLiteStore(path: configuration.databasePath)
+        _ = try await Bootstrap.ensureFirstProject(store: store, dataDirectory: directory.path)
+        // Everything into the database file, so that the file alone is the store.
+        _ = try await store.pool.writeWithoutTransaction { try $0.checkpoint(.truncate) }
+    }
+
+    func copy(into destination: String) throws {
+        for file in Self.files {
+            try FileManager.default.copyItem(atPath: "\(directory.path)/\(file)", toPath: "\(destination)/\(file)")
+        }
     }
 }

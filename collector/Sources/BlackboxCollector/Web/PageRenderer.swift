@@ -17,7 +17,13 @@ protocol PageModel: Encodable {
 struct PageRenderer: Sendable {
     let library: MustacheLibrary
 
+    /// The templates, read and parsed once per process (they are the build's resources): parsing them
+    /// took 10 ms, which every router-mode test paid again.
     static func loadTemplates() async throws -> PageRenderer {
+        try await loaded.value
+    }
+
+    private static let loaded = Task {
         guard let directory = Bundle.module.resourceURL?.appendingPathComponent("Templates").path else {
             throw StorageError.notFound("the web UI templates")
         }
