@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
+import Synchronization
 import Testing
 
 @testable import BlackboxCollector
@@ -92,9 +93,15 @@ struct StoreTemplate: Sendable {
     static let files = ["collector.sqlite", "bootstrap-credentials"]
 
     static let shared = Task { try await StoreTemplate() }
+    /// Removed when the test process exits (the template lives as long as it).
+    private static let madePath = Mutex<String?>(nil)
 
     private init() async throws {
         directory = TemporaryDirectory(prefix: "collector-router-template")
+        Self.madePath.withLock { $0 = directory.path }
+        atexit {
+            if let path = StoreTemplate.madePath.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: path) }
+        }
         let configuration = CollectorConfiguration(dataDirectory: directory.path)
         let store = try SQLiteStore(path: configuration.databasePath)
         _ = try await Bootstrap.ensureFirstProject(store: store, dataDirectory: directory.path)
