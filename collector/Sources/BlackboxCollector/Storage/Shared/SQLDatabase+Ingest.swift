@@ -23,14 +23,12 @@ enum IngestTransaction {
             .map(BundleRecord.init)
     }
 
-    /// Files are inserted this many rows to a statement: one round trip to PostgreSQL for a bundle's
-    /// files, and few distinct statement texts to cache.
-    static let fileRowsPerStatement = 64
-
     static func apply(_ plan: IngestPlan, in connection: some SQLConnection) throws -> IndexOutcome {
         let new = plan.bundle
-        // No lookup first: the unique constraints turn a duplicate's insert into nothing, and only then
-        // is the stored bundle read (each statement is a round trip to PostgreSQL).
+        if let existing = try existing(connection, projectID: new.projectID, uploadID: new.uploadID, sha256: new.sha256)
+        {
+            return .duplicate(existing)
+        }
         guard
             let stored = try connection.row(
                 """
@@ -42,8 +40,8 @@ enum IngestTransaction {
                 ON CONFLICT DO NOTHING RETURNING *
                 """)
         else {
-            // Stored before, by this upload's retry, another upload of the same bytes, or another
-            // instance a moment ago.
+            // Another instance stored it between the check and the insert (PostgreSQL only: SQLite
+            // has one writer).
             guard
                 let existing = try existing(
                     connection, projectID: new.projectID, uploadID: new.uploadID, sha256: new.sha256)
@@ -52,18 +50,12 @@ enum IngestTransaction {
         }
         let record = try BundleRecord(row: stored)
         let day = new.receivedAt.receivedDay
-        for start in stride(from: 0, to: plan.files.count, by: fileRowsPerStatement) {
-            let rows: [SQLStatement] = plan.files[start..<min(start + fileRowsPerStatement, plan.files.count)].map {
-                file in
-                """
-                (\(record.id), \(file.path), \(file.kind.rawValue), \(file.size), \(file.sha256), \(file.isIndexed),
-                    \(day)\(.cast(.date)))
-                """
-            }
+        for file in plan.files {
             try connection.execute(
                 """
                 INSERT INTO bundle_files (bundle_id, path, kind, size, sha256, indexed, received_day)
-                VALUES \(rows.joined(separator: ", "))
+                VALUES (\(record.id), \(file.path), \(file.kind.rawValue), \(file.size), \(file.sha256),
+                    \(file.isIndexed), \(day)\(.cast(.date)))
                 """)
         }
         for occurrence in plan.occurrences {
