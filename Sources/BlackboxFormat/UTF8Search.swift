@@ -6,10 +6,7 @@
 /// only where a combining mark follows the match, which no marker here cares about.
 public enum UTF8Search {
     public static func firstRange<Text: StringProtocol>(of needle: String, in text: Text) -> Range<Text.Index>? {
-        func search(_ haystack: UnsafeBufferPointer<UInt8>) -> Range<Int>? {
-            needle.utf8.withContiguousStorageIfAvailable { first($0, in: haystack) }
-                ?? Array(needle.utf8).withUnsafeBufferPointer { first($0, in: haystack) }
-        }
+        let search = { (haystack: UnsafeBufferPointer<UInt8>) in first(needle, in: haystack) }
         let utf8 = text.utf8
         guard let offsets = utf8.withContiguousStorageIfAvailable(search) ?? Array(utf8).withUnsafeBufferPointer(search)
         else { return nil }
@@ -19,6 +16,16 @@ public enum UTF8Search {
 
     public static func contains(_ needle: String, in text: some StringProtocol) -> Bool {
         firstRange(of: needle, in: text) != nil
+    }
+
+    /// Whether `bytes` (JSON text, say) hold `needle`'s UTF-8 bytes.
+    public static func contains(_ needle: String, inBytes bytes: UnsafeRawBufferPointer) -> Bool {
+        first(needle, in: bytes.assumingMemoryBound(to: UInt8.self)) != nil
+    }
+
+    private static func first(_ needle: String, in haystack: UnsafeBufferPointer<UInt8>) -> Range<Int>? {
+        needle.utf8.withContiguousStorageIfAvailable { first($0, in: haystack) }
+            ?? Array(needle.utf8).withUnsafeBufferPointer { first($0, in: haystack) }
     }
 
     /// The offsets of the first occurrence of `needle` in `haystack`; an empty needle is found at 0.

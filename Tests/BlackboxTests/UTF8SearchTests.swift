@@ -29,5 +29,9 @@ import Testing
         #expect(UTF8Search.firstRange(of: "abcd", in: "abc") == nil)
         #expect(UTF8Search.contains("abc", in: "xxabc"))
         #expect(!UTF8Search.contains("abd", in: "abcabcab"))
+        let json = Array(#"{"a":"x\u0000"}"#.utf8)
+        #expect(json.withUnsafeBytes { UTF8Search.contains(#"\u0000"#, inBytes: $0) })
+        #expect(!json.withUnsafeBytes { UTF8Search.contains(#"\u0001"#, inBytes: $0) })
+        #expect(![UInt8]().withUnsafeBytes { UTF8Search.contains("a", inBytes: $0) })
     }
 }

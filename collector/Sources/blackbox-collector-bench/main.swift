@@ -739,6 +739,7 @@ func measureBucketRows(largeOnly: Bool) async throws -> [Measurement] {
         nginx?.stop()
         for instance in instances { instance.kill(SIGTERM) }
     }
+    /// `count` instances; one is sent to directly, more through nginx.
     func scale(to count: Int) throws -> LoadBalanced {
         while instances.count < count {
             instances.append(
@@ -746,13 +747,14 @@ func measureBucketRows(largeOnly: Bool) async throws -> [Measurement] {
                     "\(workDirectory)/bucket-\(instances.count)", arguments: shared, environment: seaweed.environment))
         }
         nginx?.stop()
+        nginx = nil
+        guard count > 1 else { return LoadBalanced(url: instances[0].baseURL, instances: [instances[0]]) }
         nginx = try LocalNginx(
             directory: "\(workDirectory)/bucket-nginx-\(count)",
             upstreams: instances.compactMap { URL(string: $0.baseURL)?.port })
         return LoadBalanced(url: "http://127.0.0.1:\(nginx?.port ?? 0)", instances: instances)
     }
-    let first = try scale(to: 1)
-    let alone = LoadBalanced(url: first.instances[0].baseURL, instances: first.instances)
+    let alone = try scale(to: 1)
     if !largeOnly {
         measurements += try await measureSmallBucketRows(alone: alone, scale: scale)
     }

@@ -1,3 +1,4 @@
+import BlackboxFormat
 import Foundation
 
 /// Makes the strings of an uploaded report or manifest fit to be indexed: NUL characters (which
@@ -34,15 +35,7 @@ struct FieldSanitizer {
     /// A search of the bytes: `Data.range(of:)` was 1 % of the collector's CPU while it stored Sentry
     /// events (it runs on every report).
     static func containsEscapedNUL(_ raw: Data) -> Bool {
-        let tail = Array(#"u0000"#.utf8)
-        return raw.withUnsafeBytes { bytes in
-            var index = bytes.startIndex
-            while let backslash = bytes[index...].firstIndex(of: UInt8(ascii: "\\")) {
-                index = backslash + 1
-                if bytes[index...].starts(with: tail) { return true }
-            }
-            return false
-        }
+        raw.withUnsafeBytes { UTF8Search.contains(#"\u0000"#, inBytes: $0) }
     }
 
     func sanitize(_ value: Any) -> Any {
