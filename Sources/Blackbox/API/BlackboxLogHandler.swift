@@ -47,35 +47,47 @@ public struct BlackboxLogHandler: LogHandler {
         // the same core, and a retain/release pair on it per call (what `unowned(unsafe)` compiled
         // to) made all callers bounce its reference count's cache line between cores.
         label.core._withUnsafeGuaranteedRef { core in
+            if let error = event.error { return log(event, level: level, error: error, core: core) }
             let provider = core.metadataProvider
             let encoded: EncodedMetadata
-            if metadata.isEmpty && provider == nil && event.metadata?.isEmpty != false && event.error == nil {
+            if metadata.isEmpty && provider == nil && event.metadata?.isEmpty != false {
                 encoded = EncodedMetadata()
             } else {
                 encoded = encodedMetadata(
-                    explicit: event.metadata, error: event.error, provider: provider,
-                    redact: core.redactSensitiveValues)
+                    explicit: event.metadata, errorTypeName: nil, provider: provider, redact: core.redactSensitiveValues
+                )
             }
             core.appendText(
                 level: level, label: label, message: event.message.description, metadata: encoded, file: event.file,
                 function: event.function, line: event.line)
-            if let error = event.error {
-                noteOrCapture(error, of: event, capturing: level >= .error && core.capturesLoggedErrors)
-            }
         }
+    }
+
+    /// A call with an `error:`: its line carries the error's type name, the writer prints its
+    /// description (`DeferredErrorDescriptions`). Apart, so that a call without one pays nothing for it.
+    @inline(never)
+    private func log(_ event: LogEvent, level: LogLevel, error: any Error, core: LoggingCore) {
+        let errorType = ErrorTypeFacts.of(error)
+        let encoded = encodedMetadata(
+            explicit: event.metadata, errorTypeName: errorType.name, provider: core.metadataProvider,
+            redact: core.redactSensitiveValues)
+        core.appendText(
+            level: level, label: label, message: event.message.description, metadata: encoded, file: event.file,
+            function: event.function, line: event.line, describingLater: error)
+        noteOrCapture(error, errorType, of: event, capturing: level >= .error && core.capturesLoggedErrors)
     }
 
     /// A log call's error is a captured error (`capturesLoggedErrors`, at `.error` and above), its line
     /// the capture's. Where the app handled an error is its best-known site when the error is captured
     /// later in this request by code that has none of the app's frames (`ThrowSite`), so it is noted
     /// in the request's scope either way.
-    private func noteOrCapture(_ error: any Error, of event: LogEvent, capturing: Bool) {
+    private func noteOrCapture(_ error: any Error, _ errorType: ErrorTypeFacts, of event: LogEvent, capturing: Bool) {
         let here = ThrowSite(fileID: event.file, line: event.line, function: event.function)
         let site = ScopeBinding.current?.throwSites.noteLogged(error, at: here, captured: capturing)
         guard capturing else { return }
         ErrorCapture(
             error: error, message: event.message.description, file: event.file, function: event.function,
-            line: event.line, throwSite: site
+            line: event.line, throwSite: site, mayKnowItsSite: errorType.isReportable
         ).handleFromLogCall()
     }
 
@@ -86,11 +98,11 @@ public struct BlackboxLogHandler: LogHandler {
     /// metadata cost on the caller's thread, issue 36). Sorted by key, then by source, the last of
     /// each run of equal keys is the one that wins; only the winners are rendered.
     private func encodedMetadata(
-        explicit: Logger.Metadata?, error: (any Error)?, provider: Logger.MetadataProvider?, redact: Bool
+        explicit: Logger.Metadata?, errorTypeName: String?, provider: Logger.MetadataProvider?, redact: Bool
     ) -> EncodedMetadata {
         let provided = provider?.get() ?? [:]
         let explicit = explicit ?? [:]
-        guard !metadata.isEmpty || !provided.isEmpty || !explicit.isEmpty || error != nil else {
+        guard !metadata.isEmpty || !provided.isEmpty || !explicit.isEmpty || errorTypeName != nil else {
             return EncodedMetadata()
         }
         // Keys and values apart, appended source by source, so a key's position orders its sources;
@@ -123,8 +135,10 @@ public struct BlackboxLogHandler: LogHandler {
                     value: values[index].rendered(redact: redact)
                 ))
         }
-        if let error {
-            let entry = (key: "error", value: String(describing: error))
+        // The error's type name; the writer prints its description in its place (printing it here
+        // took several times the whole call: `DeferredErrorDescriptions`).
+        if let errorTypeName {
+            let entry = (key: "error", value: errorTypeName)
             entries.insert(entry, at: entries.firstIndex { $0.key > entry.key } ?? entries.endIndex)
         }
         return EncodedMetadata(entries: entries)

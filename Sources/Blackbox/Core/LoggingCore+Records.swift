@@ -6,10 +6,12 @@ extension LoggingCore {
     /// The longest function name kept in a record (when one is: `recordsFunctions`).
     static let maxFunctionNameBytes = 256
 
-    /// `function` is kept only when an output shows it (`recordsFunctions`).
+    /// `function` is kept only when an output shows it (`recordsFunctions`). `describingLater`: the
+    /// error whose type name `metadata`'s last `error` entry holds, described by the writer
+    /// (`DeferredErrorDescriptions`).
     func appendText(
         level: LogLevel, label: LabelHandle, message: String, metadata: EncodedMetadata, file: String,
-        function: String = "", line: UInt
+        function: String = "", line: UInt, describingLater error: (any Error)? = nil
     ) {
         let timestamp = wallClockNanoseconds()
         let threadID = currentThreadID()
@@ -19,13 +21,13 @@ extension LoggingCore {
                     return appendText(
                         level: level, label: label, message: UnsafeRawBufferPointer(messageBytes), metadata: metadata,
                         file: UnsafeRawBufferPointer(fileBytes), function: nil, line: line, timestamp: timestamp,
-                        threadID: threadID)
+                        threadID: threadID, describingLater: error)
                 }
                 withUTF8Bytes(function) { functionBytes in
                     appendText(
                         level: level, label: label, message: UnsafeRawBufferPointer(messageBytes), metadata: metadata,
                         file: UnsafeRawBufferPointer(fileBytes), function: UnsafeRawBufferPointer(functionBytes),
-                        line: line, timestamp: timestamp, threadID: threadID)
+                        line: line, timestamp: timestamp, threadID: threadID, describingLater: error)
                 }
             }
         }
@@ -36,7 +38,7 @@ extension LoggingCore {
     private func appendText(
         level: LogLevel, label: LabelHandle, message: UnsafeRawBufferPointer, metadata: borrowing EncodedMetadata,
         file: UnsafeRawBufferPointer, function: UnsafeRawBufferPointer?, line: UInt, timestamp: UInt64,
-        threadID: UInt32
+        threadID: UInt32, describingLater error: (any Error)?
     ) {
         let labelBytes = label.bytes
         let fileCount = min(file.count, Self.maxFileNameBytes)
@@ -49,6 +51,8 @@ extension LoggingCore {
         if !metadataFits {
             // The marker entry says the metadata was cut; `.truncated` is about the message only.
             metadataCount = Self.metadataCutMarker.byteCount
+        } else if error != nil {
+            flags.insert(.describesErrorLater)
         }
         var messageCount = message.count
         if fixed + metadataCount + messageCount > limit {
@@ -57,6 +61,9 @@ extension LoggingCore {
         }
         let size = fixed + metadataCount + messageCount
         guard let slot = reserve(size, level: level) else { return }
+        let deferredError = flags.contains(.describesErrorLater) ? error : nil
+        assert(deferredError == nil || RecordLayout.aligned(size) >= DeferredErrorDescriptions.bytesPerSlot)
+        if let deferredError, !slot.direct { errorDescriptions.hold(deferredError, for: slot.position) }
         var writer = RecordWriter(base: slot.record)
         writer.append(labelBytes)
         writer.append(UnsafeRawBufferPointer(start: file.baseAddress, count: fileCount))
@@ -71,7 +78,7 @@ extension LoggingCore {
             timestamp: timestamp, threadID: threadID, line: UInt32(truncatingIfNeeded: line), kind: .text,
             level: level, labelCount: labelBytes.count, fileCount: fileCount + functionCount, flags: flags,
             messageCount: messageCount, metadataCount: metadataCount)
-        commit(slot, size: size, level: level)
+        commit(slot, size: size, level: level, describing: deferredError)
     }
 
     private static let metadataCutMarker = EncodedMetadata(entries: [("blackbox.metadata", "<cut: too large>")])

@@ -35,6 +35,8 @@ public final class LoggingCore: @unchecked Sendable {
     private let maintainer: ArchiveMaintainer?
     let recent: RecentLines
     let dropped = DropCounter()
+    /// The errors of records the writer describes (`RecordFlags.describesErrorLater`).
+    let errorDescriptions: DeferredErrorDescriptions
     /// `UnsafeAtomic` (allocated once, never freed, like the core): read on every call, and a
     /// `ManagedAtomic` would cost a retain/release and an accessor each time.
     let mode = UnsafeAtomic<UInt8>.create(Mode.running.rawValue)
@@ -134,6 +136,7 @@ public final class LoggingCore: @unchecked Sendable {
             }
         }
         self.journal = journal
+        self.errorDescriptions = DeferredErrorDescriptions(journalCapacity: journal.capacity)
         self.recovery = RecoveryReport(records: recovered.records, skippedBytes: recovered.skippedBytes)
 
         let announcements = self.announcements
@@ -144,7 +147,8 @@ public final class LoggingCore: @unchecked Sendable {
                 activeFileSize: { [path = sink.activePath] in fileSize(path) })
         }
         self.writer = LogWriter(
-            journal: journal, settings: settings, file: sink, maintainer: maintainer, recent: recent, dropped: dropped)
+            journal: journal, settings: settings, file: sink, maintainer: maintainer, recent: recent, dropped: dropped,
+            errorDescriptions: errorDescriptions)
         self.writerSleeping = writer.sleeping
         self.labels = LabelTable(levels: configuration.levels)
         labels.attach(to: self)
@@ -234,10 +238,11 @@ public final class LoggingCore: @unchecked Sendable {
         return Slot(record: record, position: position, direct: false)
     }
 
-    /// Seals a filled record and lets the writer know.
+    /// Seals a filled record and lets the writer know. `error`: a direct record's error to describe
+    /// (`RecordFlags.describesErrorLater`; the writer takes a journal record's from `errorDescriptions`).
     @inline(__always)
-    func commit(_ slot: Slot, size: Int, level: LogLevel) {
-        guard !slot.direct else { return writeDirect(slot.record, size: size) }
+    func commit(_ slot: Slot, size: Int, level: LogLevel, describing error: (any Error)? = nil) {
+        guard !slot.direct else { return writeDirect(slot.record, size: size, describing: error) }
         journal.commit(slot.record, position: slot.position, length: size)
         if writerSleeping.load(ordering: .sequentiallyConsistent) { writer.wake() }
         if level >= synchronousLevel {
@@ -272,12 +277,18 @@ public final class LoggingCore: @unchecked Sendable {
 
     /// Formats a record on the calling thread and writes it to stderr (shut down, or forked child).
     @inline(never)
-    private func writeDirect(_ scratch: UnsafeMutableRawPointer, size: Int) {
+    private func writeDirect(_ scratch: UnsafeMutableRawPointer, size: Int, describing error: (any Error)?) {
         defer { scratch.deallocate() }
         scratch.storeBytes(of: UInt32(size), toByteOffset: RecordLayout.length, as: UInt32.self)
+        var record = RecordView(base: UnsafeRawPointer(scratch))
+        var described = DescribedRecord()
+        if let error {
+            record = described.copy(
+                of: record, describing: DeferredErrorDescriptions.describe(error, limit: journal.maxRecordSize / 2))
+        }
         var formatter = LineFormatter(format: .text)
-        var out = OutputBuffer(capacity: size + 128)
-        formatter.append(RecordView(base: UnsafeRawPointer(scratch)), to: &out)
+        var out = OutputBuffer(capacity: record.length + 128)
+        formatter.append(record, to: &out)
         _ = writeFully(2, out.bytes.baseAddress, out.count)
     }
 

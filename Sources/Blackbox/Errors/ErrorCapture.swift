@@ -44,17 +44,18 @@ struct ErrorCapture {
     let throwSite: (site: ThrowSite, origin: ThrowSite.Origin)?
 
     /// `throwSite`: where the caller knows the error was thrown (a log call: `ThrowSiteNotes.noteLogged`);
-    /// else the request's scope is asked. The error's own site comes first either way.
+    /// else the request's scope is asked. The error's own site comes first either way; false
+    /// `mayKnowItsSite` says the error is no `ReportableError` (`ErrorTypeFacts`), so it is not asked.
     init(
         error: any Error, message: String, file: String, function: String, line: UInt,
-        throwSite known: (site: ThrowSite, origin: ThrowSite.Origin)? = nil
+        throwSite known: (site: ThrowSite, origin: ThrowSite.Origin)? = nil, mayKnowItsSite: Bool = true
     ) {
         self.error = error
         self.message = message
         self.file = file
         self.function = function
         self.line = line
-        if let site = (error as? any ReportableError)?.reportThrowSite {
+        if mayKnowItsSite, let site = (error as? any ReportableError)?.reportThrowSite {
             throwSite = (site, .error)
         } else {
             throwSite = known ?? ScopeBinding.current?.throwSites.site(of: error)

@@ -106,7 +106,11 @@ final class ThrowSiteNotes: Sendable {
         let errorType = ObjectIdentifier(type(of: error))
         return state.withLock { state in
             if isCaptured { state.captured.insert(errorType) }
-            state.append(Note(errorType: errorType, site: site, origin: .logged))
+            // A request that logs one error at one line many times (a retry loop) notes it once.
+            let last = state.notes.last
+            if last?.errorType != errorType || last?.origin != .logged || last?.site != site {
+                state.append(Note(errorType: errorType, site: site, origin: .logged))
+            }
             return Self.site(of: errorType, in: state.notes) ?? (site, .logged)
         }
     }

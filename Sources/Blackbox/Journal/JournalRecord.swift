@@ -55,6 +55,9 @@ struct RecordFlags: OptionSet {
     /// The source file part holds the file, a NUL and the calling function: written only when an
     /// output shows the function (journald's `CODE_FUNC`), so other records pay no bytes for it.
     static let carriesFunction = RecordFlags(rawValue: 2)
+    /// The metadata's last `error` entry holds the error's type name; the writer prints the line with
+    /// the error's description instead (`DeferredErrorDescriptions`). Recovery keeps the type name.
+    static let describesErrorLater = RecordFlags(rawValue: 4)
 }
 
 /// A read-only view of a committed record inside the ring. Valid until the writer releases it.

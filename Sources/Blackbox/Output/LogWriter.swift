@@ -33,6 +33,10 @@ final class LogWriter: @unchecked Sendable {
     private let maintainer: ArchiveMaintainer?
     private let recent: RecentLines
     private let dropped: DropCounter
+    /// Where the errors of records marked `describesErrorLater` wait; nil while replaying a dead
+    /// process's journal, whose records keep their errors' type names.
+    private let errorDescriptions: DeferredErrorDescriptions?
+    @exclusivity(unchecked) private var describedRecord = DescribedRecord()
 
     // Writer-thread state. Only the writer thread touches it (recovery runs before the thread starts),
     // so the per-access dynamic exclusivity checks a class's `var` would get are switched off.
@@ -73,7 +77,7 @@ final class LogWriter: @unchecked Sendable {
 
     init(
         journal: Journal, settings: Settings, file: LogFileSink?, maintainer: ArchiveMaintainer?, recent: RecentLines,
-        dropped: DropCounter
+        dropped: DropCounter, errorDescriptions: DeferredErrorDescriptions? = nil
     ) {
         self.journal = journal
         self.settings = settings
@@ -81,6 +85,7 @@ final class LogWriter: @unchecked Sendable {
         self.maintainer = maintainer
         self.recent = recent
         self.dropped = dropped
+        self.errorDescriptions = errorDescriptions
         let fileSpec = settings.outputs.first { $0.destination == .file }
         assert((fileSpec != nil) == (file != nil), "a file output and the file's sink come together")
         self.fileOutput = file == nil ? nil : fileSpec.map { LogOutput($0) }
@@ -314,13 +319,15 @@ final class LogWriter: @unchecked Sendable {
     /// replay into an existing file is not echoed to the console). Before a line that would push the
     /// file past its size limit, the batch so far is written and the file rotated.
     private func format(_ record: RecordView, next: UInt64, streams: Bool) {
+        let position = next &- UInt64(RecordLayout.aligned(record.length))
+        let record = record.flags.contains(.describesErrorLater) ? describingError(of: record, at: position) : record
         if let file, let fileOutput {
             let mark = fileOutput.count
             fileOutput.append(record)
             if rotation.rotatesBefore(lineBytes: fileOutput.count - mark, fileSize: file.size, batchedBytes: mark) {
                 let line = fileOutput.takeBack(after: mark)
                 // The records before this one are complete in the batch: write and checkpoint them.
-                writeBatch(upTo: cursorBefore(next: next, record: record))
+                writeBatch(upTo: position)
                 rotate()
                 line.withUnsafeBytes { fileOutput.append($0) }
             }
@@ -329,8 +336,12 @@ final class LogWriter: @unchecked Sendable {
         linesInBatch += 1
     }
 
-    private func cursorBefore(next: UInt64, record: RecordView) -> UInt64 {
-        next &- UInt64(RecordLayout.aligned(record.length))
+    /// The record with its error described, when the log call left that to the writer.
+    @inline(never)
+    private func describingError(of record: RecordView, at position: UInt64) -> RecordView {
+        guard let error = errorDescriptions?.take(for: position) else { return record }
+        let description = DeferredErrorDescriptions.describe(error, limit: journal.maxRecordSize / 2)
+        return describedRecord.copy(of: record, describing: description)
     }
 
     /// Writes the batch and moves the checkpoint to `position` (all records before it are written).

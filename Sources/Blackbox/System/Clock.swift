@@ -9,6 +9,14 @@ func monotonicNanoseconds() -> UInt64 {
     return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
 }
 
+/// CLOCK_MONOTONIC_COARSE: the last tick's time (a few milliseconds' resolution) for a fraction of the
+/// cost, for intervals of seconds (rate limits) read on a logging caller's thread.
+func coarseMonotonicNanoseconds() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &now)
+    return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
+}
+
 /// Nanoseconds since the Unix epoch on CLOCK_REALTIME: for timestamps.
 @Sendable
 func wallClockNanoseconds() -> UInt64 {
