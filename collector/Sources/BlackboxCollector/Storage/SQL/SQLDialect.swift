@@ -13,6 +13,13 @@ enum SQLDialect: Sendable {
         }
     }
 
+    /// Each statement is a round trip to a server (PostgreSQL), so a transaction sends fewer, larger
+    /// ones: PostgreSQL + a bucket took 1.21x the uploads that way. SQLite runs in the process, where
+    /// the same change lengthened the tail instead (open loop p99 11.9 vs 10.6 ms, Sentry events 56.0
+    /// vs 50.0 ms; 3 runs each, ranges overlapping, 2026-12-05), so it keeps a lookup before an insert
+    /// and a statement per row.
+    var statementsAreRoundTrips: Bool { self == .postgres }
+
     /// A dialect-specific piece of a statement.
     enum Token: Sendable {
         /// The smaller / larger of its arguments (SQLite's scalar `min` / `max`).

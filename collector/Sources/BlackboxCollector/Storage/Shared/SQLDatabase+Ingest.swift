@@ -23,9 +23,18 @@ enum IngestTransaction {
             .map(BundleRecord.init)
     }
 
+    /// Where statements are round trips (PostgreSQL), a bundle's files go in one statement of up to
+    /// this many rows (few distinct statement texts to cache); elsewhere one statement per file.
+    static let fileRowsPerStatement = 64
+
     static func apply(_ plan: IngestPlan, in connection: some SQLConnection) throws -> IndexOutcome {
         let new = plan.bundle
-        if let existing = try existing(connection, projectID: new.projectID, uploadID: new.uploadID, sha256: new.sha256)
+        let roundTrips = connection.dialect.statementsAreRoundTrips
+        // Where statements are round trips, no lookup first: the unique constraints turn a duplicate's
+        // insert into nothing, and only then is the stored bundle read.
+        if !roundTrips,
+            let existing = try existing(
+                connection, projectID: new.projectID, uploadID: new.uploadID, sha256: new.sha256)
         {
             return .duplicate(existing)
         }
@@ -40,8 +49,8 @@ enum IngestTransaction {
                 ON CONFLICT DO NOTHING RETURNING *
                 """)
         else {
-            // Another instance stored it between the check and the insert (PostgreSQL only: SQLite
-            // has one writer).
+            // A duplicate: where there was no lookup first, this upload's retry or another upload of
+            // the same bytes; or another instance storing it a moment ago (PostgreSQL).
             guard
                 let existing = try existing(
                     connection, projectID: new.projectID, uploadID: new.uploadID, sha256: new.sha256)
@@ -50,12 +59,19 @@ enum IngestTransaction {
         }
         let record = try BundleRecord(row: stored)
         let day = new.receivedAt.receivedDay
-        for file in plan.files {
+        let rowsPerStatement = roundTrips ? fileRowsPerStatement : 1
+        for start in stride(from: 0, to: plan.files.count, by: rowsPerStatement) {
+            let rows: [SQLStatement] = plan.files[start..<min(start + rowsPerStatement, plan.files.count)].map {
+                file in
+                """
+                (\(record.id), \(file.path), \(file.kind.rawValue), \(file.size), \(file.sha256), \(file.isIndexed),
+                    \(day)\(.cast(.date)))
+                """
+            }
             try connection.execute(
                 """
                 INSERT INTO bundle_files (bundle_id, path, kind, size, sha256, indexed, received_day)
-                VALUES (\(record.id), \(file.path), \(file.kind.rawValue), \(file.size), \(file.sha256),
-                    \(file.isIndexed), \(day)\(.cast(.date)))
+                VALUES \(rows.joined(separator: ", "))
                 """)
         }
         for occurrence in plan.occurrences {
