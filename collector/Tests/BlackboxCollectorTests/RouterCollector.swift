@@ -9,10 +9,12 @@ import Testing
 
 @testable import BlackboxCollector
 
-/// A collector's routes in Hummingbird's router mode: the store, the router and the background
-/// services of `TestCollector`, but no socket and no connection; each request goes straight to the
-/// router. For route tests where a connection proves nothing (what a page or an answer holds, which
-/// credential opens what), not for tests of limits, connections or streaming.
+/// A collector's routes in Hummingbird's router mode: the store, the router and what answering needs
+/// running (the group committer), but no socket, no connection and no background work (indexing,
+/// symbolication, alerts, retention, regrouping: their first turns at start-up, waited for at the
+/// end, were half a test's time); each request goes straight to the router. For route tests where a
+/// connection proves nothing (what a page or an answer holds, which credential opens what), not for
+/// tests of limits, connections, streaming or background work (`TestCollector`).
 struct RouterCollector {
     let client: any TestClientProtocol
     let server: CollectorServer
@@ -45,9 +47,10 @@ struct RouterCollector {
         configuration.retentionDays = nil
         configure(&configuration)
         let server = try CollectorServer(configuration: configuration)
-        let credentials = try #require(
-            try await Bootstrap.ensureFirstProject(store: server.store, dataDirectory: scratch.path).credentials)
-        let app = try await server.makeApplication()
+        let credentials = try await StoreTemplate.shared.value.credentials
+        try await server.prepare()
+        let app = Application(
+            router: try await server.makeRouter(), services: server.services(includingBackground: false))
         return try await app.test(.router) { client in
             try await body(
                 RouterCollector(
@@ -90,6 +93,8 @@ struct RouterCollector {
 /// transaction) and creating the keys took most of a router test's time.
 struct StoreTemplate: Sendable {
     let directory: TemporaryDirectory
+    /// The first project's keys, the same in every copy.
+    let credentials: Bootstrap.Credentials
     static let files = ["collector.sqlite", "bootstrap-credentials"]
 
     static let shared = Task { try await StoreTemplate() }
@@ -97,16 +102,19 @@ struct StoreTemplate: Sendable {
     private static let madePath = Mutex<String?>(nil)
 
     private init() async throws {
-        directory = TemporaryDirectory(prefix: "collector-router-template")
+        let directory = TemporaryDirectory(prefix: "collector-router-template")
         Self.madePath.withLock { $0 = directory.path }
         atexit {
             if let path = StoreTemplate.madePath.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: path) }
         }
         let configuration = CollectorConfiguration(dataDirectory: directory.path)
         let store = try SQLiteStore(path: configuration.databasePath)
-        _ = try await Bootstrap.ensureFirstProject(store: store, dataDirectory: directory.path)
+        let credentials = try #require(
+            try await Bootstrap.ensureFirstProject(store: store, dataDirectory: directory.path).credentials)
         // Everything into the database file, so that the file alone is the store.
         _ = try await store.pool.writeWithoutTransaction { try $0.checkpoint(.truncate) }
+        self.directory = directory
+        self.credentials = credentials
     }
 
     func copy(into destination: String) throws {

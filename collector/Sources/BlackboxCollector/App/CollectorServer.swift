@@ -90,25 +90,11 @@ public struct CollectorServer: Sendable {
     public func makeApplication(onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws
         -> some ApplicationProtocol
     {
-        try await store.migrate()
-        try await bucket?.checkBucket()
-        await blobs.recover()
-        await symbolBlobs.recover()
+        try await prepare()
         let router = try await makeRouter()
         let logger = Logger(label: "collector.http")
         Self.raiseDescriptorLimit(toFit: configuration.limits.maxConnections)
-        // A group stops its services in reverse order: the store (when it is one) goes last, after
-        // everything that uses it.
-        var services: [any Service] = (store as? any Service).map { [$0] } ?? []
-        // The forwarder before the indexer: stopped after it, it still sends what the indexer offered.
-        if let forwarder { services.append(forwarder) }
-        services += [committer, indexer, symbolication, regrouping, alerts]
-        // Without a retention period it still runs: for the per-project bundle quota.
-        services.append(
-            RetentionService(
-                store: store, blobs: blobs, committer: committer, days: configuration.retentionDays,
-                bytesPerProject: configuration.limits.maxBundleBytesPerProject,
-                interval: configuration.retentionInterval))
+        let services = services(includingBackground: true)
         return Application(
             router: router,
             server: .http1(configuration: .init(idleTimeout: TimeAmount(configuration.limits.idleTimeout))),
@@ -123,6 +109,34 @@ public struct CollectorServer: Sendable {
             services: services,
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger)
+    }
+
+    /// Migrates, checks the bucket, and cleans up uploads a previous run left half-received.
+    func prepare() async throws {
+        try await store.migrate()
+        try await bucket?.checkBucket()
+        await blobs.recover()
+        await symbolBlobs.recover()
+    }
+
+    /// What answering requests needs running (the store, when it is a service, and the group
+    /// committer) and, `includingBackground`, the work behind them: forwarding, indexing,
+    /// symbolication, regrouping, alerts, retention. A group stops its services in reverse order: the
+    /// store goes last, after everything that uses it.
+    func services(includingBackground background: Bool) -> [any Service] {
+        var services: [any Service] = (store as? any Service).map { [$0] } ?? []
+        // The forwarder before the indexer: stopped after it, it still sends what the indexer offered.
+        if background, let forwarder { services.append(forwarder) }
+        services.append(committer)
+        guard background else { return services }
+        services += [indexer, symbolication, regrouping, alerts]
+        // Without a retention period it still runs: for the per-project bundle quota.
+        services.append(
+            RetentionService(
+                store: store, blobs: blobs, committer: committer, days: configuration.retentionDays,
+                bytesPerProject: configuration.limits.maxBundleBytesPerProject,
+                interval: configuration.retentionInterval))
+        return services
     }
 
     /// A one-time web sign-in link (a path) for the admin token's project.
