@@ -59,20 +59,30 @@ enum IngestTransaction {
         }
         let record = try BundleRecord(row: stored)
         let day = new.receivedAt.receivedDay
-        let rowsPerStatement = roundTrips ? fileRowsPerStatement : 1
-        for start in stride(from: 0, to: plan.files.count, by: rowsPerStatement) {
-            let rows: [SQLStatement] = plan.files[start..<min(start + rowsPerStatement, plan.files.count)].map {
-                file in
-                """
-                (\(record.id), \(file.path), \(file.kind.rawValue), \(file.size), \(file.sha256), \(file.isIndexed),
-                    \(day)\(.cast(.date)))
-                """
+        if roundTrips {
+            for start in stride(from: 0, to: plan.files.count, by: fileRowsPerStatement) {
+                let rows: [SQLStatement] = plan.files[start..<min(start + fileRowsPerStatement, plan.files.count)]
+                    .map { file in
+                        """
+                        (\(record.id), \(file.path), \(file.kind.rawValue), \(file.size), \(file.sha256),
+                            \(file.isIndexed), \(day)\(.cast(.date)))
+                        """
+                    }
+                try connection.execute(
+                    """
+                    INSERT INTO bundle_files (bundle_id, path, kind, size, sha256, indexed, received_day)
+                    VALUES \(rows.joined(separator: ", "))
+                    """)
             }
-            try connection.execute(
-                """
-                INSERT INTO bundle_files (bundle_id, path, kind, size, sha256, indexed, received_day)
-                VALUES \(rows.joined(separator: ", "))
-                """)
+        } else {
+            for file in plan.files {
+                try connection.execute(
+                    """
+                    INSERT INTO bundle_files (bundle_id, path, kind, size, sha256, indexed, received_day)
+                    VALUES (\(record.id), \(file.path), \(file.kind.rawValue), \(file.size), \(file.sha256),
+                        \(file.isIndexed), \(day)\(.cast(.date)))
+                    """)
+            }
         }
         for occurrence in plan.occurrences {
             try insert(
