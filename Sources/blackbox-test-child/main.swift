@@ -378,6 +378,8 @@ case "logged-errors":
     logger.error("no carrier answered")
     say("logged")
     core.shutdown()
+    // Shut down, lines go to stderr on the caller's thread: the error described there.
+    logger.warning("the carrier answered late", error: CarrierTimeout(carrier: "late"))
 
 case "throw-sites":
     let core: LoggingCore

@@ -52,6 +52,10 @@ struct ErrorCaptureTests {
             let result = try runProgram(
                 helperExecutable("blackbox-test-child"), ["logged-errors", directory.path] + (captures ? [] : ["off"]))
             #expect(result.status == 0 && result.stdout.contains("logged"), "\(result.stderr)")
+            // After shutdown a line is written on the caller's thread, its error described there.
+            #expect(
+                result.stderr.contains(#"the carrier answered late error="CarrierTimeout(carrier: \"late\")""#),
+                "\(result.stderr)")
             let outbox = "\(directory.path)/outbox"
             let reports = try directoryEntries(outbox).filter { $0.hasSuffix(".json") }.map { name in
                 try CrashReport.decode(try #require(FileManager.default.contents(atPath: "\(outbox)/\(name)")))

@@ -280,12 +280,13 @@ public final class LoggingCore: @unchecked Sendable {
     private func writeDirect(_ scratch: UnsafeMutableRawPointer, size: Int, describing error: (any Error)?) {
         defer { scratch.deallocate() }
         scratch.storeBytes(of: UInt32(size), toByteOffset: RecordLayout.length, as: UInt32.self)
-        var record = RecordView(base: UnsafeRawPointer(scratch))
+        let record = RecordView(base: UnsafeRawPointer(scratch))
+        guard let error else { return Self.writeToStandardError(record) }
         var described = DescribedRecord()
-        if let error {
-            record = described.copy(
-                of: record, describing: DeferredErrorDescriptions.describe(error, limit: journal.maxRecordSize / 2))
-        }
+        Self.writeToStandardError(described.copy(of: record, describing: error, limit: journal.maxRecordSize / 2))
+    }
+
+    private static func writeToStandardError(_ record: RecordView) {
         var formatter = LineFormatter(format: .text)
         var out = OutputBuffer(capacity: record.length + 128)
         formatter.append(record, to: &out)

@@ -65,7 +65,7 @@ extension Blackbox {
 /// shared by its nested scopes. A few, the latest kept: the capture matches the error it reports by
 /// type, and a request that throws many errors of one type is reported by the last one's site.
 final class ThrowSiteNotes: Sendable {
-    private struct Note {
+    private struct Note: Equatable {
         var errorType: ObjectIdentifier
         var site: ThrowSite
         var origin: ThrowSite.Origin
@@ -107,10 +107,8 @@ final class ThrowSiteNotes: Sendable {
         return state.withLock { state in
             if isCaptured { state.captured.insert(errorType) }
             // A request that logs one error at one line many times (a retry loop) notes it once.
-            let last = state.notes.last
-            if last?.errorType != errorType || last?.origin != .logged || last?.site != site {
-                state.append(Note(errorType: errorType, site: site, origin: .logged))
-            }
+            let note = Note(errorType: errorType, site: site, origin: .logged)
+            if state.notes.last != note { state.append(note) }
             return Self.site(of: errorType, in: state.notes) ?? (site, .logged)
         }
     }

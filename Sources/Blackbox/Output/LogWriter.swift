@@ -340,8 +340,7 @@ final class LogWriter: @unchecked Sendable {
     @inline(never)
     private func describingError(of record: RecordView, at position: UInt64) -> RecordView {
         guard let error = errorDescriptions?.take(for: position) else { return record }
-        let description = DeferredErrorDescriptions.describe(error, limit: journal.maxRecordSize / 2)
-        return describedRecord.copy(of: record, describing: description)
+        return describedRecord.copy(of: record, describing: error, limit: journal.maxRecordSize / 2)
     }
 
     /// Writes the batch and moves the checkpoint to `position` (all records before it are written).

@@ -42,12 +42,13 @@ struct RouterCollector {
     ) async throws -> Value {
         let scratch = TemporaryDirectory(prefix: "collector-router-test")
         defer { scratch.remove() }
-        try await StoreTemplate.shared.value.copy(into: scratch.path)
+        let template = try await StoreTemplate.shared.value
+        try template.copy(into: scratch.path)
         var configuration = CollectorConfiguration(dataDirectory: scratch.path)
         configuration.retentionDays = nil
         configure(&configuration)
         let server = try CollectorServer(configuration: configuration)
-        let credentials = try await StoreTemplate.shared.value.credentials
+        let credentials = template.credentials
         try await server.prepare()
         let app = Application(
             router: try await server.makeRouter(), services: server.services(includingBackground: false))
