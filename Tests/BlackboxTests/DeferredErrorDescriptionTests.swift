@@ -74,7 +74,7 @@ import Testing
     func describedRecordCopy() {
         let scratch = UnsafeMutableRawPointer.allocate(byteCount: 4096, alignment: 8)
         defer { scratch.deallocate() }
-        let metadata = EncodedMetadata(entries: [("error", "mine"), ("error", "Shop.Failure"), ("zone", "eu")])
+        let metadata = EncodedMetadata(entries: [("error", "mine"), ("zone", "eu")], errorTypeName: "Shop.Failure")
         var writer = RecordWriter(base: scratch)
         for part in ["shop", "Shop/Pay.swift", "charge failed"] {
             Array(part.utf8).withUnsafeBytes { writer.append($0) }
@@ -99,4 +99,93 @@ import Testing
             #expect(entries.map(\.1) == ["mine", description, "eu"])
         }
     }
+
+    @Test(
+        "a log call's error entry is written in its sorted place, after the app's own error entry",
+        arguments: [
+            ([], ["error"]),
+            ([("a", "1")], ["a", "error"]),
+            ([("zone", "eu")], ["error", "zone"]),
+            (
+                [("a", "1"), ("error", "mine"), ("errors", "2"), ("zone", "eu")],
+                ["a", "error", "error", "errors", "zone"]
+            ),
+        ] as [([(String, String)], [String])])
+    func errorEntryPlace(entries: [(String, String)], keys: [String]) {
+        let metadata = EncodedMetadata(entries: entries.map { (key: $0.0, value: $0.1) }, errorTypeName: "Shop.Failure")
+        let scratch = UnsafeMutableRawPointer.allocate(byteCount: 1024, alignment: 8)
+        defer { scratch.deallocate() }
+        var writer = RecordWriter(base: scratch)
+        let start = writer.offset
+        metadata.write(into: &writer)
+        #expect(writer.offset - start == metadata.byteCount)
+        let read = MetadataReader(bytes: UnsafeRawBufferPointer(start: scratch + start, count: metadata.byteCount)).map
+        {
+            (String(decoding: $0.key, as: UTF8.self), String(decoding: $0.value, as: UTF8.self))
+        }
+        #expect(read.map(\.0) == keys)
+        #expect(read.last { $0.0 == "error" }?.1 == "Shop.Failure", "the call's error is the last error entry")
+        #expect(EncodedMetadata().byteCount == 0 && EncodedMetadata().isEmpty)
+    }
+
+    @Test("error types are found without a lock up to half the table, then under it, and the overflow starts over")
+    func knownErrorTypesTable() {
+        let table = KnownErrorTypes()
+        let owners = (0..<(KnownErrorTypes.capacity / 2 + KnownErrorTypes.overflowCapacity + 10)).map { _ in Owner() }
+        func facts(_ index: Int) -> ErrorTypeFacts {
+            ErrorTypeFacts(type: ObjectIdentifier(owners[index]), name: "Type\(index)", isReportable: index % 2 == 0)
+        }
+        let fixed = KnownErrorTypes.capacity / 2
+        for index in 0..<fixed + KnownErrorTypes.overflowCapacity { table.learn(facts(index)) }
+        for index in 0..<fixed + KnownErrorTypes.overflowCapacity {
+            let found = table.facts(of: ObjectIdentifier(owners[index]))
+            #expect(found?.name == "Type\(index)" && found?.isReportable == (index % 2 == 0), "type \(index)")
+        }
+        table.learn(facts(owners.count - 1))  // the overflow is full: it starts over
+        #expect(table.facts(of: ObjectIdentifier(owners[fixed])) == nil)
+        #expect(table.facts(of: ObjectIdentifier(owners[owners.count - 1]))?.name == "Type\(owners.count - 1)")
+        #expect(table.facts(of: ObjectIdentifier(owners[0]))?.name == "Type0", "the fixed slots stay")
+        table.learn(facts(0))
+        #expect(table.facts(of: ObjectIdentifier(owners[0]))?.name == "Type0", "learning a type twice keeps one")
+    }
+
+    @Test("threads learning and reading the same error types see each one whole or not yet")
+    func knownErrorTypesConcurrently() {
+        let table = KnownErrorTypes()
+        let owners = (0..<100).map { _ in Owner() }
+        let wrong = SharedCount()
+        DispatchQueue.concurrentPerform(iterations: 4) { thread in
+            for round in 0..<50 {
+                for (index, owner) in owners.enumerated() {
+                    let type = ObjectIdentifier(owner)
+                    if let found = table.facts(of: type) {
+                        if found.name != "Type\(index)" || found.type != type { wrong.add() }
+                    } else if (index + thread + round) % 3 == 0 {
+                        table.learn(ErrorTypeFacts(type: type, name: "Type\(index)", isReportable: false))
+                    }
+                }
+            }
+        }
+        #expect(wrong.value == 0)
+        #expect(owners.allSatisfy { table.facts(of: ObjectIdentifier($0)) != nil })
+    }
+
+    @Test("threads holding their first errors at once all reach the writer")
+    func firstHoldsRace() {
+        let descriptions = DeferredErrorDescriptions(journalCapacity: 1 << 16)
+        DispatchQueue.concurrentPerform(iterations: 8) { thread in
+            descriptions.hold(PaymentFailure.declined(order: thread), for: UInt64(thread * 64))
+        }
+        for thread in 0..<8 {
+            let taken = descriptions.take(for: UInt64(thread * 64)) as? PaymentFailure
+            guard case .declined(let order) = taken else {
+                Issue.record("slot \(thread) empty")
+                continue
+            }
+            #expect(order == thread)
+            #expect(descriptions.take(for: UInt64(thread * 64)) == nil, "taken once")
+        }
+    }
 }
+
+private final class Owner: Sendable {}

@@ -321,6 +321,30 @@ import Testing
         #expect(logLines(directory).contains { $0.contains("blackbox: dropped ") })
     }
 
+    @Test("a caller waiting for journal space sleeps until the writer gives some back")
+    func blockedCallerSleeps() throws {
+        let core = try smallJournalCore(.block(timeoutMilliseconds: 300))
+        defer { core.shutdown() }
+        core.holdWriter(true)
+        // Up to the last line that fits, without waiting.
+        let journal = core.journal
+        var free: UInt64 { journal.capacity - (journal.reservedEnd - journal.releasedPosition) }
+        let before = journal.reservedEnd
+        fill(core, lines: 1)
+        let lineSize = journal.reservedEnd - before
+        while free >= lineSize { fill(core, lines: 1) }
+        let cpuBefore = currentThreadCPUNanoseconds()
+        let start = ContinuousClock.now
+        fill(core, lines: 1)
+        let waited = ContinuousClock.now - start
+        let cpu = currentThreadCPUNanoseconds() - cpuBefore
+        #expect(waited >= .milliseconds(300))
+        // Polling (`sched_yield`, then `usleep(50)` turns) spent ~3-5 % of the wait on the CPU.
+        #expect(cpu < 6_000_000, "\(cpu) ns of CPU in \(waited) of waiting")
+        core.holdWriter(false)
+        #expect(core.flush())
+    }
+
     @Test func blockPolicyGetsSpaceWhenTheWriterCatchesUp() throws {
         let core = try smallJournalCore(.block(timeoutMilliseconds: 10_000))
         defer { core.shutdown() }

@@ -18,6 +18,13 @@ final class ManualClock: Sendable {
     var read: @Sendable () -> UInt64 { { [self] in now.load(ordering: .relaxed) } }
 }
 
+/// A count that threads add to.
+final class SharedCount: Sendable {
+    private let count = Atomic<Int>(0)
+    var value: Int { count.load(ordering: .relaxed) }
+    func add(_ n: Int = 1) { count.add(n, ordering: .relaxed) }
+}
+
 func testConfiguration(_ directory: TemporaryDirectory, appName: String = "test") -> BlackboxConfiguration {
     var configuration = BlackboxConfiguration(appName: appName, directory: directory.path)
     configuration.sinks = [.file]

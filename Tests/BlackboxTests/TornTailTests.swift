@@ -157,6 +157,7 @@ import Testing
 
         var configuration = testConfiguration(directory)
         configuration.retention.compressArchives = true
+        configuration.retention.maxAge = nil  // the archive's name is a fixed date, which ages past any limit
         let core = try LoggingCore(configuration: configuration)
         core.shutdown()
         let recovered = try allLogLines(directory).filter { !$0.contains(" blackbox: recovered ") }

@@ -16,6 +16,9 @@
             var configuration = BlackboxConfiguration(appName: "shop", directory: scratch.path)
             configuration.sinks = [.file]
             configuration.crashReporting.enabled = false
+            // The archives below have fixed dates: aging (its first pass races with the test) would
+            // delete them once they are older than the default limit.
+            configuration.retention.maxAge = nil
             let core = try LoggingCore(configuration: configuration)
             Logger(label: "test") { BlackboxLogHandler(label: $0, core: core) }.info("before the crash")
             try Fixtures.outboxReport(in: scratch, kind: .crash)

@@ -190,6 +190,9 @@
             configuration.appVersion = "1.2"
             configuration.sinks = [.file]
             configuration.crashReporting.enabled = false
+            // The archives below have fixed dates: aging (its first pass races with the test) would
+            // delete them once they are older than the default limit.
+            configuration.retention.maxAge = nil
             let core = try LoggingCore(configuration: configuration)
             defer { core.shutdown() }
             let context = DeliveryContext(configuration: configuration, core: core)

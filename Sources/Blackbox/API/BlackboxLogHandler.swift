@@ -82,13 +82,14 @@ public struct BlackboxLogHandler: LogHandler {
     /// later in this request by code that has none of the app's frames (`ThrowSite`), so it is noted
     /// in the request's scope either way.
     private func noteOrCapture(_ error: any Error, _ errorType: ErrorTypeFacts, of event: LogEvent, capturing: Bool) {
-        let here = ThrowSite(fileID: event.file, line: event.line, function: event.function)
-        let site = ScopeBinding.current?.throwSites.noteLogged(error, at: here, captured: capturing)
+        let scope = ScopeBinding.currentIfAnyBound
+        let noted = scope?.throwSites.noteLogged(
+            errorType.type, at: ThrowSite(fileID: event.file, line: event.line, function: event.function),
+            captured: capturing)
         guard capturing else { return }
-        ErrorCapture(
-            error: error, message: event.message.description, file: event.file, function: event.function,
-            line: event.line, throwSite: site, mayKnowItsSite: errorType.isReportable
-        ).handleFromLogCall()
+        ErrorCapture.reportLogged(
+            error, errorType, message: event.message.description, file: event.file, function: event.function,
+            line: event.line, noted: noted, scope: scope)
     }
 
     /// Handler metadata, then the provider's, then the call's (later sources win), sorted by key.
@@ -125,7 +126,7 @@ public struct BlackboxLogHandler: LogHandler {
         }
         let order = keys.indices.sorted { keys[$0] != keys[$1] ? keys[$0] < keys[$1] : $0 < $1 }
         var entries: [(key: String, value: String)] = []
-        entries.reserveCapacity(order.count + 1)
+        entries.reserveCapacity(order.count)
         for (position, index) in order.enumerated()
         where position == order.count - 1 || keys[order[position + 1]] != keys[index] {
             let key = keys[index]
@@ -137,10 +138,6 @@ public struct BlackboxLogHandler: LogHandler {
         }
         // The error's type name; the writer prints its description in its place (printing it here
         // took several times the whole call: `DeferredErrorDescriptions`).
-        if let errorTypeName {
-            let entry = (key: "error", value: errorTypeName)
-            entries.insert(entry, at: entries.firstIndex { $0.key > entry.key } ?? entries.endIndex)
-        }
-        return EncodedMetadata(entries: entries)
+        return EncodedMetadata(entries: entries, errorTypeName: errorTypeName)
     }
 }

@@ -46,7 +46,7 @@ extension LoggingCore {
         let fixed = RecordLayout.headerSize + labelBytes.count + fileCount + functionCount
         let limit = journal.maxRecordSize
         var flags: RecordFlags = function == nil ? [] : .carriesFunction
-        var metadataCount = metadata.entries.isEmpty ? 0 : metadata.byteCount
+        var metadataCount = metadata.byteCount
         let metadataFits = fixed + metadataCount <= limit / 2
         if !metadataFits {
             // The marker entry says the metadata was cut; `.truncated` is about the message only.

@@ -250,6 +250,15 @@ public final class LoggingCore: @unchecked Sendable {
         }
     }
 
+    /// How long a producer waiting for journal space sleeps before it looks at the writer's state again.
+    static let fullJournalWaitSlice: UInt64 = 2_000_000
+    /// A writer about to give space back does so within a few turns: yielded, not slept.
+    static let yieldsBeforeSleeping = 16
+    /// A writer busy with a batch gives space back within a batch's time (~0.3 ms at W2's rate):
+    /// polled, so that it need not wake anyone (waking sleepers after every batch cost W2's writer,
+    /// the bottleneck there, ~3 % of its lines per second).
+    static let pollingBeforeSleeping: UInt64 = 300_000
+
     @inline(never)
     private func reserveSlowly(_ size: Int, level: LogLevel) -> (UnsafeMutableRawPointer, UInt64)? {
         writer.wake()
@@ -262,13 +271,29 @@ public final class LoggingCore: @unchecked Sendable {
             timeout = 0
         }
         if timeout > 0 {
-            let deadline = monotonicNanoseconds() + timeout
-            var spins = 0
+            // A few yields, polling for a batch's time, then asleep until the writer gives space
+            // back (it wakes waiters after each batch): a producer outrunning the writer for long
+            // (errors described by reflection, issue 52) spent ~1 µs of its own CPU per line polling.
+            // The sleep is cut into slices so that a writer that starts failing (drop, not block) is
+            // noticed.
+            let start = monotonicNanoseconds()
+            let deadline = start + timeout
+            let needed = UInt64(RecordLayout.aligned(size))
+            var yields = 0
             repeat {
                 if let slot = journal.tryReserve(size) { return slot }
-                spins += 1
-                if spins < 16 { sched_yield() } else { usleep(50) }
-            } while monotonicNanoseconds() < deadline && !writer.failing.load(ordering: .relaxed)
+                let now = monotonicNanoseconds()
+                guard now < deadline else { break }
+                if yields < Self.yieldsBeforeSleeping {
+                    yields += 1
+                    sched_yield()
+                } else if now - start < Self.pollingBeforeSleeping {
+                    usleep(50)
+                } else {
+                    let fits = journal.reservedEnd &+ needed &- journal.capacity
+                    writer.waitUntilReleased(fits, timeout: min(deadline - now, Self.fullJournalWaitSlice))
+                }
+            } while !writer.failing.load(ordering: .relaxed)
         }
         if let slot = journal.tryReserve(size) { return slot }
         dropped.record(at: journal.reservedEnd)

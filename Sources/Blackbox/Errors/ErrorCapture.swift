@@ -43,23 +43,28 @@ struct ErrorCapture {
     /// Where the error was thrown, when the error or the request's scope knows (`ThrowSite`).
     let throwSite: (site: ThrowSite, origin: ThrowSite.Origin)?
 
-    /// `throwSite`: where the caller knows the error was thrown (a log call: `ThrowSiteNotes.noteLogged`);
-    /// else the request's scope is asked. The error's own site comes first either way; false
-    /// `mayKnowItsSite` says the error is no `ReportableError` (`ErrorTypeFacts`), so it is not asked.
-    init(
+    /// The error's own site first (`ReportableError.reportThrowSite`), else the request's scope's.
+    init(error: any Error, message: String, file: String, function: String, line: UInt) {
+        let scope = ScopeBinding.current
+        self.init(
+            error: error, message: message, file: file, function: function, line: line,
+            throwSite: Self.ownSite(of: error) ?? scope?.throwSites.site(of: error))
+    }
+
+    private init(
         error: any Error, message: String, file: String, function: String, line: UInt,
-        throwSite known: (site: ThrowSite, origin: ThrowSite.Origin)? = nil, mayKnowItsSite: Bool = true
+        throwSite: (site: ThrowSite, origin: ThrowSite.Origin)?
     ) {
         self.error = error
         self.message = message
         self.file = file
         self.function = function
         self.line = line
-        if mayKnowItsSite, let site = (error as? any ReportableError)?.reportThrowSite {
-            throwSite = (site, .error)
-        } else {
-            throwSite = known ?? ScopeBinding.current?.throwSites.site(of: error)
-        }
+        self.throwSite = throwSite
+    }
+
+    private static func ownSite(of error: any Error) -> (site: ThrowSite, origin: ThrowSite.Origin)? {
+        (error as? any ReportableError)?.reportThrowSite.map { ($0, .error) }
     }
 
     private static let logger = Logger(label: "blackbox.errors")
@@ -84,31 +89,54 @@ struct ErrorCapture {
     /// What the rate limit counts as one call site: the capture's line with the throw site when known,
     /// else with the request's route (a framework integration's one capture line serves every handler).
     /// The type by its identity, not its name: naming a type demangles it.
-    private var rateLimitKey: CallSiteKey {
+    private static func rateLimitKey(
+        file: String, line: UInt, throwSite: ThrowSite?, errorType: ObjectIdentifier, scope: ScopeBinding?
+    ) -> CallSiteKey {
         CallSiteKey(
-            file: file, line: line, throwSite: throwSite?.site, route: throwSite == nil ? Blackbox.scope?.route : nil,
-            errorType: ObjectIdentifier(type(of: error)))
+            file: file, line: line, throwSite: throwSite, route: throwSite == nil ? scope?.scope.route : nil,
+            errorType: errorType)
     }
 
     /// `Blackbox.capture`: logs the error, and reports it unless a log call of this request reported
     /// its type already (a framework's capture of the error the handler logged and threw on).
     func handle(level: Logger.Level) {
-        let again = ScopeBinding.current?.throwSites.wasCaptured(error) == true
+        let scope = ScopeBinding.current
+        let again = scope?.throwSites.wasCaptured(error) == true
         Self.logger.log(
             level: level, "captured error: \(reason)\(again ? " (reported by its log call)" : "")",
             metadata: ["error.type": "\(typeName)"], file: file, function: function, line: line)
-        if !again { reportIfDue() }
+        guard !again else { return }
+        let key = Self.rateLimitKey(
+            file: file, line: line, throwSite: throwSite?.site, errorType: ObjectIdentifier(type(of: error)),
+            scope: scope)
+        report(CallSiteLimiter.shared.shouldReport(key))
     }
 
-    /// A log call's capture: its own line is the capture's, its type noted as captured by the caller.
-    func handleFromLogCall() {
-        reportIfDue()
+    /// A log call's capture: its own line is the capture's. `noted`: the site the request's scope
+    /// holds for the error (`ThrowSiteNotes.noteLogged`), which a `ReportableError`'s own site
+    /// overrides. The rate limit is asked first, and the capture made only when a report is due: most
+    /// calls at a busy site are counted and nothing more (issue 52's bar is 10 % of the call).
+    static func reportLogged(
+        _ error: any Error, _ errorType: ErrorTypeFacts, message: @autoclosure () -> String, file: String,
+        function: String, line: UInt, noted: (site: ThrowSite, origin: ThrowSite.Origin)?, scope: ScopeBinding?
+    ) {
+        let throwSite = (errorType.isReportable ? ownSite(of: error) : nil) ?? noted
+        let decision =
+            throwSite == nil && scope?.scope.route != nil
+            ? CallSiteLimiter.shared.shouldReport(
+                rateLimitKey(file: file, line: line, throwSite: nil, errorType: errorType.type, scope: scope))
+            : CallSiteLimiter.shared.shouldReport(
+                file: file, line: line, throwSite: throwSite?.site, errorType: errorType.type)
+        guard decision.due else { return }
+        ErrorCapture(
+            error: error, message: message(), file: file, function: function, line: line, throwSite: throwSite
+        ).report(decision)
     }
 
-    private func reportIfDue() {
-        let (due, suppressed) = CallSiteLimiter.shared.shouldReport(rateLimitKey)
-        guard due, let reporter = AssertionReporter.current else { return }
+    private func report(_ decision: (due: Bool, suppressed: Int)) {
+        guard decision.due, let reporter = AssertionReporter.current else { return }
         reporter.write(
-            kind: .error, reason: reason, metadata: metadata, suppressed: suppressed, stack: CapturedStack.capture())
+            kind: .error, reason: reason, metadata: metadata, suppressed: decision.suppressed,
+            stack: CapturedStack.capture())
     }
 }

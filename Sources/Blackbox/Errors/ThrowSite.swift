@@ -97,14 +97,13 @@ final class ThrowSiteNotes: Sendable {
         state.withLock { $0.append(note) }
     }
 
-    /// A log call's error, in one lock: notes the call as the site of errors of its type, and returns
-    /// the site its capture is grouped by (`site(of:)`, which is this call unless one was thrown).
-    /// `captured`: the call captures it (`wasCaptured` then says so).
+    /// A log call's error (of type `errorType`), in one lock: notes the call as the site of errors of
+    /// its type, and returns the site its capture is grouped by (`site(of:)`, which is this call unless
+    /// one was thrown). `captured`: the call captures it (`wasCaptured` then says so).
     func noteLogged(
-        _ error: any Error, at site: ThrowSite, captured isCaptured: Bool
+        _ errorType: ObjectIdentifier, at site: ThrowSite, captured isCaptured: Bool
     ) -> (site: ThrowSite, origin: ThrowSite.Origin) {
-        let errorType = ObjectIdentifier(type(of: error))
-        return state.withLock { state in
+        state.withLock { state in
             if isCaptured { state.captured.insert(errorType) }
             // A request that logs one error at one line many times (a retry loop) notes it once.
             let note = Note(errorType: errorType, site: site, origin: .logged)

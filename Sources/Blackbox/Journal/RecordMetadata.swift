@@ -34,23 +34,43 @@ struct MetadataReader: Sequence {
     }
 }
 
-/// Rendered metadata entries ready to be written into a record.
+/// Rendered metadata entries ready to be written into a record, sorted by key.
 struct EncodedMetadata {
     var entries: [(key: String, value: String)] = []
+    /// A log call's `error:`: written as the value of an `error` entry in its sorted place, after an
+    /// `error` entry of the app's own (the writer replaces the last one's value by the error's
+    /// description: `DescribedRecord`). Apart from `entries` so that a call with an error does not
+    /// insert into them.
+    var errorTypeName: String? = nil
+
+    var isEmpty: Bool { entries.isEmpty && errorTypeName == nil }
 
     var byteCount: Int {
-        guard !entries.isEmpty else { return 0 }
-        return entries.reduce(2) { $0 + 6 + $1.key.utf8.count + $1.value.utf8.count }
+        guard !isEmpty else { return 0 }
+        let errorCount = errorTypeName.map { 6 + Self.errorKey.utf8.count + $0.utf8.count } ?? 0
+        return entries.reduce(2 + errorCount) { $0 + 6 + $1.key.utf8.count + $1.value.utf8.count }
     }
 
+    private static let errorKey = "error"
+
     func write(into writer: inout RecordWriter) {
-        guard !entries.isEmpty else { return }
-        writer.append(UInt16(entries.count))
-        for var (key, value) in entries {
-            writer.append(UInt16(key.utf8.count))
-            key.withUTF8 { writer.append(UnsafeRawBufferPointer($0)) }
-            writer.append(UInt32(value.utf8.count))
-            value.withUTF8 { writer.append(UnsafeRawBufferPointer($0)) }
+        guard !isEmpty else { return }
+        writer.append(UInt16(entries.count + (errorTypeName == nil ? 0 : 1)))
+        var errorEntry = errorTypeName
+        for (key, value) in entries {
+            if let name = errorEntry, key > Self.errorKey {
+                Self.write(Self.errorKey, name, into: &writer)
+                errorEntry = nil
+            }
+            Self.write(key, value, into: &writer)
         }
+        if let name = errorEntry { Self.write(Self.errorKey, name, into: &writer) }
+    }
+
+    private static func write(_ key: String, _ value: String, into writer: inout RecordWriter) {
+        writer.append(UInt16(key.utf8.count))
+        withUTF8Bytes(key) { writer.append(UnsafeRawBufferPointer($0)) }
+        writer.append(UInt32(value.utf8.count))
+        withUTF8Bytes(value) { writer.append(UnsafeRawBufferPointer($0)) }
     }
 }

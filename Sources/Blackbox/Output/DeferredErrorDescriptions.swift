@@ -23,25 +23,14 @@ import Synchronization
 /// has seen the commit and before it releases the space, and the space is reserved again only after
 /// that release. Records recovered from a dead process were never here and keep their type names.
 final class DeferredErrorDescriptions: Sendable {
-    private final class Slots: @unchecked Sendable {
-        let base: UnsafeMutablePointer<(any Error)?>
-        let count: Int
-
-        init(count: Int) {
-            self.count = count
-            base = .allocate(capacity: count)
-            base.initialize(repeating: nil, count: count)
-        }
-
-        deinit {
-            base.deinitialize(count: count)
-            base.deallocate()
-        }
-    }
-
     static let bytesPerSlot = 64
     private let mask: UInt64
-    private let slots = ManagedAtomicLazyReference<Slots>()
+    /// The slots' address once the first error came (0 before): published once by a compare-exchange
+    /// and freed with the object, so reading it takes no retain (a lazily made class instance cost
+    /// every call a retain and a release on one shared count).
+    private let slotsAddress = ManagedAtomic<UInt>(0)
+
+    private var slotCount: Int { Int(mask + 1) / Self.bytesPerSlot }
 
     init(journalCapacity: UInt64) {
         precondition(
@@ -50,21 +39,42 @@ final class DeferredErrorDescriptions: Sendable {
         mask = journalCapacity - 1
     }
 
+    deinit {
+        guard let slots = UnsafeMutablePointer<(any Error)?>(bitPattern: slotsAddress.load(ordering: .acquiring))
+        else { return }
+        slots.deinitialize(count: slotCount)
+        slots.deallocate()
+    }
+
     private func slot(for position: UInt64) -> Int { Int((position & mask) / UInt64(Self.bytesPerSlot)) }
+
+    private var slots: UnsafeMutablePointer<(any Error)?>? {
+        UnsafeMutablePointer(bitPattern: slotsAddress.load(ordering: .acquiring))
+    }
+
+    private func makeSlots() -> UnsafeMutablePointer<(any Error)?> {
+        let made = UnsafeMutablePointer<(any Error)?>.allocate(capacity: slotCount)
+        made.initialize(repeating: nil, count: slotCount)
+        let (won, current) = slotsAddress.compareExchange(
+            expected: 0, desired: UInt(bitPattern: made), ordering: .acquiringAndReleasing)
+        guard !won, let current = UnsafeMutablePointer<(any Error)?>(bitPattern: current) else { return made }
+        made.deinitialize(count: slotCount)
+        made.deallocate()
+        return current
+    }
 
     /// Before the record at `position` is committed.
     func hold(_ error: any Error, for position: UInt64) {
-        let slots =
-            slots.load() ?? slots.storeIfNilThenLoad(Slots(count: Int(mask + 1) / Self.bytesPerSlot))
-        slots.base[slot(for: position)] = error
+        let slots = slots ?? makeSlots()
+        slots[slot(for: position)] = error
     }
 
     /// By the writer, for a committed record marked `describesErrorLater`.
     func take(for position: UInt64) -> (any Error)? {
-        guard let slots = slots.load() else { return nil }
+        guard let slots else { return nil }
         let slot = slot(for: position)
-        defer { slots.base[slot] = nil }
-        return slots.base[slot]
+        defer { slots[slot] = nil }
+        return slots[slot]
     }
 
     /// What the writer prints for an error: its description, cut to `limit` bytes.
