@@ -77,8 +77,15 @@ final class ThrowSiteNotes: Sendable {
         var notes: [Note] = []
         /// Error types a log call of this request captured already (`BlackboxLogHandler`): a later
         /// capture of the same type in the request (the framework's, when the handler logged the
-        /// error and threw it on) reports it no second time.
-        var captured: Set<ObjectIdentifier> = []
+        /// error and threw it on) reports it no second time. A few, searched in place (a set hashed
+        /// the type on every log call); past `capacity` the oldest is forgotten.
+        var captured: [ObjectIdentifier] = []
+
+        mutating func noteCaptured(_ errorType: ObjectIdentifier) {
+            guard !captured.contains(errorType) else { return }
+            if captured.count == ThrowSiteNotes.capacity { captured.removeFirst() }
+            captured.append(errorType)
+        }
 
         mutating func append(_ note: Note) {
             if notes.count == ThrowSiteNotes.capacity { notes.removeFirst() }
@@ -98,17 +105,18 @@ final class ThrowSiteNotes: Sendable {
     }
 
     /// A log call's error (of type `errorType`), in one lock: notes the call as the site of errors of
-    /// its type, and returns the site its capture is grouped by (`site(of:)`, which is this call unless
-    /// one was thrown). `captured`: the call captures it (`wasCaptured` then says so).
+    /// its type, and returns the site its capture is grouped by when that is not the call itself: a
+    /// site `Blackbox.thrown` noted (`site(of:)` puts those first). `captured`: the call captures it
+    /// (`wasCaptured` then says so).
     func noteLogged(
         _ errorType: ObjectIdentifier, at site: ThrowSite, captured isCaptured: Bool
-    ) -> (site: ThrowSite, origin: ThrowSite.Origin) {
+    ) -> (site: ThrowSite, origin: ThrowSite.Origin)? {
         state.withLock { state in
-            if isCaptured { state.captured.insert(errorType) }
+            if isCaptured { state.noteCaptured(errorType) }
             // A request that logs one error at one line many times (a retry loop) notes it once.
             let note = Note(errorType: errorType, site: site, origin: .logged)
             if state.notes.last != note { state.append(note) }
-            return Self.site(of: errorType, in: state.notes) ?? (site, .logged)
+            return state.notes.last { $0.errorType == errorType && $0.origin == .thrown }.map { ($0.site, $0.origin) }
         }
     }
 

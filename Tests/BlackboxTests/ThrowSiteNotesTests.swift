@@ -1,0 +1,40 @@
+import Foundation
+import Testing
+
+@testable import Blackbox
+
+/// What a request's scope notes of the errors its code logged and threw.
+@Suite struct ThrowSiteNotesTests {
+    struct Declined: Error {}
+    struct Timeout: Error {}
+
+    @Test("a log call learns a thrown site of its error's type, and nothing when the site is its own")
+    func loggedCallsLearnThrownSites() {
+        let notes = ThrowSiteNotes()
+        let declined = ObjectIdentifier(Declined.self)
+        let here = ThrowSite(fileID: "Shop/Pay.swift", line: 10, function: "pay()")
+        #expect(notes.noteLogged(declined, at: here, captured: false) == nil)
+        #expect(notes.site(of: Declined())?.site == here, "the log call is the site a later capture finds")
+        notes.note(Declined(), at: ThrowSite(fileID: "Shop/Card.swift", line: 3, function: "charge()"), origin: .thrown)
+        let thrown = notes.noteLogged(declined, at: here, captured: true)
+        #expect(thrown?.site.fileID == "Shop/Card.swift" && thrown?.origin == .thrown)
+        #expect(notes.noteLogged(ObjectIdentifier(Timeout.self), at: here, captured: false) == nil, "by type")
+        #expect(notes.wasCaptured(Declined()) && !notes.wasCaptured(Timeout()))
+    }
+
+    struct Typed<T>: Error {}
+
+    @Test("a request remembers the last few error types its log calls captured")
+    func capturedTypesAreBounded() {
+        let notes = ThrowSiteNotes()
+        let here = ThrowSite(fileID: "A.swift", line: 1, function: "f()")
+        let errors: [any Error] = [
+            Typed<Int>(), Typed<UInt>(), Typed<Int8>(), Typed<UInt8>(), Typed<Int16>(), Typed<UInt16>(),
+            Typed<Int32>(), Typed<UInt32>(), Typed<Int64>(),
+        ]
+        for error in errors { _ = notes.noteLogged(ObjectIdentifier(type(of: error)), at: here, captured: true) }
+        _ = notes.noteLogged(ObjectIdentifier(Typed<UInt8>.self), at: here, captured: true)  // known: kept once
+        #expect(!notes.wasCaptured(errors[0]), "the oldest of nine is forgotten")
+        #expect(errors.dropFirst().allSatisfy { notes.wasCaptured($0) })
+    }
+}
