@@ -50,7 +50,8 @@ final class ReportNaming: @unchecked Sendable {
     func submit(_ report: CrashReport, stack: CapturedStack, outbox: Outbox, core: LoggingCore)
         throws(DurableFile.Failure) -> String
     {
-        let path = try outbox.writeJSON(report, suffix: "\(Self.unnamedSuffix)\(getpid())")
+        let owner = LiveProcessMark.mine(in: outbox.directory.outbox)?.token ?? "\(getpid())"
+        let path = try outbox.writeJSON(report, suffix: "\(Self.unnamedSuffix)\(owner)")
         let job = Job(report: report, stack: stack, unnamedPath: path, outbox: outbox, core: core)
         let queued = lock.withLock {
             guard queue.count < Self.queueLimit else { return false }
@@ -172,12 +173,16 @@ final class ReportNaming: @unchecked Sendable {
     static func publishLeftovers(in directory: DiagnosticsDirectory, builder: CrashReportBuilder) {
         let outbox = Outbox(directory)
         for name in directoryEntries(directory.outbox) {
-            // <kind>-<uuid>.json.unnamed-<pid>
+            // <kind>-<uuid>.json.unnamed-<owner>: the writer's mark (`LiveProcessMark`), or its pid
+            // alone (a version before marks, or a process that could not make one).
             let parts = name.split(separator: ".")
-            guard parts.count == 3, parts[1] == "json", parts[2].hasPrefix(unnamedSuffix.dropFirst()),
-                let pid = Int32(parts[2].dropFirst(unnamedSuffix.count - 1)),
-                pid != getpid(), kill(pid, 0) != 0, errno != EPERM
-            else { continue }
+            guard parts.count == 3, parts[1] == "json", parts[2].hasPrefix(unnamedSuffix.dropFirst()) else { continue }
+            let owner = String(parts[2].dropFirst(unnamedSuffix.count - 1))
+            if let pid = Int32(owner) {
+                guard pid != getpid(), kill(pid, 0) != 0, errno != EPERM else { continue }
+            } else {
+                guard LiveProcessMark.owner(of: owner, in: directory.outbox) == .ended else { continue }
+            }
             let path = "\(directory.outbox)/\(name)"
             guard let bytes = DurableFile.read(path, limit: 64 << 20), var report = try? CrashReport.decode(Data(bytes))
             else {
@@ -198,5 +203,6 @@ final class ReportNaming: @unchecked Sendable {
                 InternalDiagnostics.report("cannot write a report left unnamed: \(error)", key: "nonfatal-leftover")
             }
         }
+        LiveProcessMark.removeEnded(in: directory.outbox)
     }
 }
