@@ -82,18 +82,16 @@ public struct BlackboxLogHandler: LogHandler {
     /// later in this request by code that has none of the app's frames (`ThrowSite`), so it is noted
     /// in the request's scope either way.
     private func noteOrCapture(_ error: any Error, _ errorType: ErrorTypeFacts, of event: LogEvent, capturing: Bool) {
-        guard let scope = ScopeBinding.currentIfAnyBound else {
-            guard capturing else { return }
-            return ErrorCapture.reportLogged(
-                error, errorType, message: event.message.description, file: event.file, function: event.function,
-                line: event.line, noted: nil, scope: nil)
+        let scope = ScopeBinding.currentIfAnyBound
+        var noted: (site: ThrowSite, origin: ThrowSite.Origin)?
+        if let scope {
+            let here = ThrowSite(fileID: event.file, line: event.line, function: event.function)
+            noted = scope.throwSites.noteLogged(errorType.type, at: here, captured: capturing) ?? (here, .logged)
         }
-        let here = ThrowSite(fileID: event.file, line: event.line, function: event.function)
-        let thrown = scope.throwSites.noteLogged(errorType.type, at: here, captured: capturing)
         guard capturing else { return }
         ErrorCapture.reportLogged(
             error, errorType, message: event.message.description, file: event.file, function: event.function,
-            line: event.line, noted: thrown ?? (here, .logged), scope: scope)
+            line: event.line, noted: noted, scope: scope)
     }
 
     /// Handler metadata, then the provider's, then the call's (later sources win), sorted by key.

@@ -291,7 +291,8 @@ public final class LoggingCore: @unchecked Sendable {
                     usleep(50)
                 } else {
                     let fits = journal.reservedEnd &+ needed &- journal.capacity
-                    writer.waitUntilReleased(fits, timeout: min(deadline - now, Self.fullJournalWaitSlice))
+                    writer.waitUntilWritten(
+                        fits, timeout: min(deadline - now, Self.fullJournalWaitSlice), wakingWriter: false)
                 }
             } while !writer.failing.load(ordering: .relaxed)
         }

@@ -230,15 +230,22 @@ final class LogWriter: @unchecked Sendable {
 
     // MARK: Flush
 
-    /// Blocks until every record reserved before the call has reached the sinks, or the timeout passed.
-    func waitUntilWritten(_ target: UInt64, timeout: UInt64) -> Bool {
+    /// Blocks until every record before `target` has reached the sinks (and its space is given back),
+    /// or the timeout passed. `wakingWriter` false: for a producer that found the journal full, which
+    /// woke the writer already (a full journal keeps it busy); waking it here broadcast to the other
+    /// waiters too, and four producers waking one another on every wait cost W2 a quarter of its
+    /// lines per second.
+    @discardableResult
+    func waitUntilWritten(_ target: UInt64, timeout: UInt64, wakingWriter: Bool = true) -> Bool {
         if writtenPosition.load(ordering: .acquiring) >= target { return true }
         let deadline = monotonicNanoseconds() + timeout
         waiters.wrappingIncrement(ordering: .sequentiallyConsistent)
         defer { waiters.wrappingDecrement(ordering: .relaxed) }
         return lock.withLock {
-            wakeRequested = true
-            lock.broadcast()
+            if wakingWriter {
+                wakeRequested = true
+                lock.broadcast()
+            }
             while writtenPosition.load(ordering: .acquiring) < target {
                 if stopped { return false }
                 if !lock.wait(untilMonotonic: deadline) && monotonicNanoseconds() >= deadline {
@@ -246,22 +253,6 @@ final class LogWriter: @unchecked Sendable {
                 }
             }
             return true
-        }
-    }
-
-    /// For a producer that found the journal full: blocks until the space before `target` is given
-    /// back, or `timeout` passed. Unlike a flush it does not wake the writer (the producer did, and a
-    /// full journal keeps it busy) nor the other waiters: four producers waking one another on every
-    /// wait cost W2 a quarter of its lines per second.
-    func waitUntilReleased(_ target: UInt64, timeout: UInt64) {
-        if writtenPosition.load(ordering: .acquiring) >= target { return }
-        let deadline = monotonicNanoseconds() + timeout
-        waiters.wrappingIncrement(ordering: .sequentiallyConsistent)
-        defer { waiters.wrappingDecrement(ordering: .relaxed) }
-        lock.withLock {
-            while writtenPosition.load(ordering: .acquiring) < target && !stopped {
-                if !lock.wait(untilMonotonic: deadline) && monotonicNanoseconds() >= deadline { return }
-            }
         }
     }
 
