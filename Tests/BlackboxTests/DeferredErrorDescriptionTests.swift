@@ -2,6 +2,7 @@ import BlackboxFormat
 import BlackboxTestSupport
 import Foundation
 import Logging
+import Synchronization
 import Testing
 
 @testable import Blackbox
@@ -45,7 +46,7 @@ import Testing
         #expect(lines.count == 2, "\(logLines(directory))")
         #expect(lines.first?.contains(#"error="app's own" error="declined(order: 17)" order=17"#) == true, "\(lines)")
         #expect(lines.last?.contains(#"error="declined(order: 18)""#) == true, "\(lines)")
-        #expect(core.errorDescriptions.take(for: 0) == nil)
+        #expect(core.errorDescriptions.heldCount == 0, "the writer releases what it described when it stops")
     }
 
     @Test("an error type's name and whether it can say where it was thrown are found once and kept")
@@ -174,17 +175,94 @@ import Testing
     func firstHoldsRace() {
         let descriptions = DeferredErrorDescriptions(journalCapacity: 1 << 16)
         DispatchQueue.concurrentPerform(iterations: 8) { thread in
-            descriptions.hold(PaymentFailure.declined(order: thread), for: UInt64(thread * 64))
+            descriptions.hold(PaymentFailure.declined(order: thread), for: UInt64(thread * 64), size: 64)
         }
         for thread in 0..<8 {
-            let taken = descriptions.take(for: UInt64(thread * 64)) as? PaymentFailure
+            let taken = descriptions.withError(for: UInt64(thread * 64)) { $0 as? PaymentFailure }
             guard case .declined(let order) = taken else {
                 Issue.record("slot \(thread) empty")
                 continue
             }
             #expect(order == thread)
-            #expect(descriptions.take(for: UInt64(thread * 64)) == nil, "taken once")
+            #expect(descriptions.withError(for: UInt64(thread * 64)) { $0 } == nil, "described once")
         }
+    }
+
+    @Test("an error is a word that owns one reference")
+    func errorReference() {
+        #expect(MemoryLayout<(any Error)?>.size == MemoryLayout<UInt>.size)
+        let counter = ReleaseCounter()
+        let bits = ErrorReference.retainedBits(of: TrackedError(counter: counter))
+        #expect(counter.released == 0, "the word keeps the error")
+        #expect(ErrorReference.borrowing(bits) { ($0 as? TrackedError)?.counter === counter })
+        #expect(ErrorReference.borrowing(bits | 1) { $0 is TrackedError }, "a described word is the same error")
+        #expect(counter.released == 0, "borrowing leaves the reference")
+        ErrorReference.release(bits | 1)
+        #expect(counter.released == 1)
+    }
+
+    @Test("a described error is released by the caller whose record covers its slot, a pending one is not")
+    func callerReleasesDescribedErrors() {
+        // 4 KB of ring, 64 slots. Lap 0: errors at 0 (slot 0) and 64 (slot 1), both described.
+        let descriptions = DeferredErrorDescriptions(journalCapacity: 4096)
+        let counters = (0..<4).map { _ in ReleaseCounter() }
+        descriptions.hold(TrackedError(counter: counters[0]), for: 0, size: 64)
+        descriptions.hold(TrackedError(counter: counters[1]), for: 64, size: 128)
+        #expect(descriptions.withError(for: 0) { "\($0)" } != nil)
+        #expect(descriptions.withError(for: 64) { "\($0)" } != nil)
+        #expect(counters.map(\.released) == [0, 0, 0, 0], "described errors wait for a caller")
+        // Lap 1: a record at 4280 (slot 2) is held first, by another caller; then one at 4096 of 184
+        // bytes, which covers slot 1 wholly and slot 2 in part.
+        descriptions.hold(TrackedError(counter: counters[3]), for: 4096 + 184, size: 64)
+        descriptions.hold(TrackedError(counter: counters[2]), for: 4096, size: 184)
+        #expect(counters.map(\.released) == [1, 1, 0, 0], "its own slot's and the covered slot's errors released")
+        #expect(descriptions.heldCount == 2)
+        #expect(descriptions.withError(for: 4096 + 184) { ($0 as? TrackedError)?.counter === counters[3] } == true)
+        // The sweep releases described errors only: the one at 4096 is still waiting for the writer.
+        descriptions.releaseDescribed()
+        #expect(counters.map(\.released) == [1, 1, 0, 1])
+        #expect(descriptions.withError(for: 4096) { ($0 as? TrackedError)?.counter === counters[2] } == true)
+        descriptions.releaseDescribed()
+        #expect(counters.map(\.released) == [1, 1, 1, 1])
+        #expect(descriptions.heldCount == 0)
+    }
+
+    @Test("a running writer releases a described error within its sweep interval when no caller comes")
+    func writerReleasesDescribedErrorsWhenQuiet() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let core = try LoggingCore(configuration: testConfiguration(directory))
+        defer { core.shutdown() }
+        let logger = Logger(label: "shop") { BlackboxLogHandler(label: $0, core: core) }
+        let counter = ReleaseCounter()
+        logger.warning("charge failed", error: TrackedError(counter: counter))
+        #expect(core.flush())
+        #expect(logLines(directory).contains { $0.contains("error=tracked") }, "\(logLines(directory))")
+        let deadline = monotonicNanoseconds() + 3 * DeferredErrorDescriptions.sweepInterval + 2_000_000_000
+        while counter.released == 0 && monotonicNanoseconds() < deadline { usleep(20_000) }
+        #expect(counter.released == 1, "released by the writer's sweep, the core still running")
+        #expect(core.errorDescriptions.heldCount == 0)
+    }
+}
+
+private final class ReleaseCounter: @unchecked Sendable {
+    private let count = Mutex(0)
+    var released: Int { count.withLock { $0 } }
+    func add() { count.withLock { $0 += 1 } }
+}
+
+/// An error whose box's release is counted: its only stored property is a class instance whose
+/// `deinit` counts, so the instance dies with the last reference to the box.
+private struct TrackedError: Error, CustomStringConvertible {
+    let token: Token
+    var counter: ReleaseCounter { token.counter }
+    var description: String { "tracked" }
+    init(counter: ReleaseCounter) { token = Token(counter: counter) }
+
+    final class Token: Sendable {
+        let counter: ReleaseCounter
+        init(counter: ReleaseCounter) { self.counter = counter }
+        deinit { counter.add() }
     }
 }
 

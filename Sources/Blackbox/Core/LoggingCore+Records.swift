@@ -63,7 +63,9 @@ extension LoggingCore {
         guard let slot = reserve(size, level: level) else { return }
         let deferredError = flags.contains(.describesErrorLater) ? error : nil
         assert(deferredError == nil || RecordLayout.aligned(size) >= DeferredErrorDescriptions.bytesPerSlot)
-        if let deferredError, !slot.direct { errorDescriptions.hold(deferredError, for: slot.position) }
+        if let deferredError, !slot.direct {
+            errorDescriptions.hold(deferredError, for: slot.position, size: RecordLayout.aligned(size))
+        }
         var writer = RecordWriter(base: slot.record)
         writer.append(labelBytes)
         writer.append(UnsafeRawBufferPointer(start: file.baseAddress, count: fileCount))

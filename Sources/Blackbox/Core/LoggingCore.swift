@@ -309,7 +309,8 @@ public final class LoggingCore: @unchecked Sendable {
         let record = RecordView(base: UnsafeRawPointer(scratch))
         guard let error else { return Self.writeToStandardError(record) }
         var described = DescribedRecord()
-        Self.writeToStandardError(described.copy(of: record, describing: error, limit: journal.maxRecordSize / 2))
+        let description = DeferredErrorDescriptions.describe(error, limit: journal.maxRecordSize / 2)
+        Self.writeToStandardError(described.copy(of: record, describing: description))
     }
 
     private static func writeToStandardError(_ record: RecordView) {

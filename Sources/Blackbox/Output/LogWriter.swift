@@ -37,6 +37,9 @@ final class LogWriter: @unchecked Sendable {
     /// process's journal, whose records keep their errors' type names.
     private let errorDescriptions: DeferredErrorDescriptions?
     @exclusivity(unchecked) private var describedRecord = DescribedRecord()
+    /// When the writer first left a described error for a caller to release since its last sweep
+    /// (`DeferredErrorDescriptions.releaseDescribed`); nil when it left none.
+    @exclusivity(unchecked) private var describedErrorsSince: UInt64?
 
     // Writer-thread state. Only the writer thread touches it (recovery runs before the thread starts),
     // so the per-access dynamic exclusivity checks a class's `var` would get are switched off.
@@ -157,6 +160,7 @@ final class LogWriter: @unchecked Sendable {
             let before = cursor
             if drain() {
                 quietPauses = 0
+                releaseDescribedErrorsIfDue()
                 let drained = cursor &- before
                 if drained < UInt64(Self.batchBytes / 2) { pause() }
                 continue
@@ -176,6 +180,7 @@ final class LogWriter: @unchecked Sendable {
             }
         }
         writeBatch(upTo: cursor)
+        errorDescriptions?.releaseDescribed()
         let cpu = currentThreadCPUNanoseconds()
         lock.withLock {
             stopped = true
@@ -346,8 +351,23 @@ final class LogWriter: @unchecked Sendable {
     /// The record with its error described, when the log call left that to the writer.
     @inline(never)
     private func describingError(of record: RecordView, at position: UInt64) -> RecordView {
-        guard let error = errorDescriptions?.take(for: position) else { return record }
-        return describedRecord.copy(of: record, describing: error, limit: journal.maxRecordSize / 2)
+        let limit = journal.maxRecordSize / 2
+        guard
+            let description = errorDescriptions?.withError(
+                for: position, { DeferredErrorDescriptions.describe($0, limit: limit) })
+        else { return record }
+        if describedErrorsSince == nil { describedErrorsSince = monotonicNanoseconds() }
+        return describedRecord.copy(of: record, describing: description)
+    }
+
+    /// Releases the described errors no caller has released within
+    /// `DeferredErrorDescriptions.sweepInterval` of the first one.
+    private func releaseDescribedErrorsIfDue() {
+        guard let since = describedErrorsSince,
+            monotonicNanoseconds() &- since >= DeferredErrorDescriptions.sweepInterval
+        else { return }
+        errorDescriptions?.releaseDescribed()
+        describedErrorsSince = nil
     }
 
     /// Writes the batch and moves the checkpoint to `position` (all records before it are written).
@@ -428,6 +448,7 @@ final class LogWriter: @unchecked Sendable {
 
     private func runTimers() {
         rotateByTimeIfDue()
+        releaseDescribedErrorsIfDue()
         // Probe a failing file even when nothing is logged, so that returning space is noticed.
         tryResumeAfterIOError()
     }
@@ -435,6 +456,11 @@ final class LogWriter: @unchecked Sendable {
     private func nextTimerDelay() -> UInt64 {
         var delay: UInt64 = 60_000_000_000
         if failing.load(ordering: .relaxed) { delay = 1_000_000_000 }
+        if let since = describedErrorsSince {
+            let due = since + DeferredErrorDescriptions.sweepInterval
+            let now = monotonicNanoseconds()
+            delay = min(delay, due > now ? due - now : 0)
+        }
         if let file,
             let due = rotation.nanosecondsUntilDue(
                 fileSize: file.size, fileStart: file.startNanoseconds, now: settings.clock())
