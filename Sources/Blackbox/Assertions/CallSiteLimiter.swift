@@ -82,8 +82,8 @@ final class CallSiteLimiter: Sendable {
         let interval = Assertions.reportIntervalNanoseconds
         let generation = generation.load(ordering: .relaxed)
         return RecentCallSites.withCurrent { recent in
-            if let budget = recent.budget(for: identity, generation: generation) {
-                return budget.decide(now: now, interval: interval)
+            if let decision = recent.decide(for: identity, generation: generation, now: now, interval: interval) {
+                return decision
             }
             let key = CallSiteKey(file: file, line: line, throwSite: throwSite, errorType: errorType)
             let budget = budget(for: key)

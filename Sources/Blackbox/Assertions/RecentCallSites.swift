@@ -39,7 +39,8 @@ struct CallSiteIdentity: Equatable {
 
     /// Strings are two words on the platforms Blackbox runs on (64-bit Linux); elsewhere no identity
     /// is trusted and every call takes the limiter's lock.
-    static let isAvailable = MemoryLayout<String>.size == 2 * MemoryLayout<UInt>.size
+    /// (Computed: a stored static is a `swift_once` on every call; this folds to a constant.)
+    static var isAvailable: Bool { MemoryLayout<String>.size == 2 * MemoryLayout<UInt>.size }
 }
 
 /// The call sites the current thread met lately, with their budgets: a log call at a busy site finds
@@ -56,6 +57,9 @@ final class RecentCallSites {
     /// Keep the strings each identity was made of alive (see `CallSiteIdentity`).
     @exclusivity(unchecked) private var keys = [CallSiteKey?](repeating: nil, count: capacity)
     @exclusivity(unchecked) private var budgets = [CallSiteLimiter.Budget?](repeating: nil, count: capacity)
+    /// `budgets`' references without their counts, used while `budgets` holds them: a budget looked
+    /// up and returned was a retain and a release per call on a count every thread shares.
+    private let unretainedBudgets = UnsafeMutablePointer<Unmanaged<CallSiteLimiter.Budget>>.allocate(capacity: capacity)
     @exclusivity(unchecked) private var next = 0
 
     init() {
@@ -66,12 +70,17 @@ final class RecentCallSites {
         for index in 0..<Self.capacity where generations[index] != 0 { (identities + index).deinitialize(count: 1) }
         identities.deallocate()
         generations.deallocate()
+        unretainedBudgets.deallocate()
     }
 
-    func budget(for identity: CallSiteIdentity, generation: UInt64) -> CallSiteLimiter.Budget? {
+    /// The budget of `identity`'s site decided (`CallSiteLimiter.Budget.decide`); nil when this thread
+    /// has not met the site lately.
+    func decide(
+        for identity: CallSiteIdentity, generation: UInt64, now: UInt64, interval: UInt64
+    ) -> (due: Bool, suppressed: Int)? {
         guard CallSiteIdentity.isAvailable else { return nil }
         for index in 0..<Self.capacity where generations[index] == generation && identities[index] == identity {
-            return budgets[index]
+            return unretainedBudgets[index]._withUnsafeGuaranteedRef { $0.decide(now: now, interval: interval) }
         }
         return nil
     }
@@ -91,6 +100,7 @@ final class RecentCallSites {
         generations[index] = generation
         keys[index] = key
         budgets[index] = budget
+        unretainedBudgets[index] = Unmanaged.passUnretained(budget)
     }
 
     /// Runs `body` with the calling thread's table, made at its first use.
