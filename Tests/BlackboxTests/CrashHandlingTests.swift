@@ -161,9 +161,10 @@ struct CrashReportProcessingTests {
         let raw = try Self.rawReport()
         let directory = TemporaryDirectory()
         let me = getpid()
+        let now = Int(Date().timeIntervalSince1970)
         let unfinished = Array(raw.prefix(raw.count / 2))
-        try place(raw, as: "crash-1-\(me)-11.raw", in: directory)
-        try place(unfinished, as: "crash-2-1-11.raw", in: directory)  // pid 1 is alive: still writing
+        try place(raw, as: "crash-\(now)-\(me)-11.raw", in: directory)
+        try place(unfinished, as: "crash-\(now)-1-12.raw", in: directory)  // pid 1 is alive: still writing
         try place(raw, as: "crash-3-21-11.raw.processing-1-1", in: directory)  // pid 1 processes it now
         try place(unfinished, as: "crash-4-\(Self.deadPID)-11.raw", in: directory)  // its writer died mid-report
         let outcome = CrashReportProcessor(directory: directory.path).processPending()
@@ -173,8 +174,27 @@ struct CrashReportProcessingTests {
         #expect(outcome.skipped.count == 3)
         #expect(
             Set(directoryEntries("\(directory.path)/crashes/pending")) == [
-                "crash-1-\(me)-11.raw", "crash-2-1-11.raw", "crash-3-21-11.raw.processing-1-1",
+                "crash-\(now)-\(me)-11.raw", "crash-\(now)-1-12.raw", "crash-3-21-11.raw.processing-1-1",
             ])
+    }
+
+    @Test("a report written under a pid before the process now running as it started is processed")
+    func pidRunningAgain() throws {
+        // A container's app is pid 1 at every start: the last start's crash has this start's pid.
+        // Here: this process's pid, and pid 1 (running since boot) with an unfinished report from
+        // before the boot. Both crashed before the process now holding their pid started.
+        let raw = try Self.rawReport()
+        let directory = TemporaryDirectory()
+        let me = getpid()
+        let ownStart = try #require(ProcessFacts.startTime(of: me), "needs /proc")
+        let bootStart = try #require(ProcessFacts.startTime(of: 1), "needs /proc")
+        let unfinished = Array(raw.prefix(raw.count / 2))
+        try place(raw, as: "crash-\(Int(ownStart) - 10)-\(me)-11.raw", in: directory)
+        try place(unfinished, as: "crash-\(Int(bootStart) - 10)-1-12.raw", in: directory)
+        let outcome = CrashReportProcessor(directory: directory.path).processPending()
+        #expect(outcome.processed.count == 2, "skipped: \(outcome.skipped)")
+        #expect(outcome.processed.map(\.report.partial).sorted { !$0 && $1 } == [false, true])
+        #expect(directoryEntries("\(directory.path)/crashes/pending").isEmpty)
     }
 
     @Test("pending file names: every state round-trips, and hostile names are not taken")

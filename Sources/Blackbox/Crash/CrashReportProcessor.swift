@@ -86,7 +86,7 @@ public struct CrashReportProcessor: Sendable {
             guard shouldContinue() else { break }
             let raw = path(file)
             // This process's own crash: the handler may still be writing it, and the process is dying.
-            guard file.writerPID != me else {
+            if file.writerPID == me, mayBeWriter(me, of: file) {
                 outcome.skipped.append(raw)
                 continue
             }
@@ -95,7 +95,9 @@ public struct CrashReportProcessor: Sendable {
                 continue
             }
             let parsed = try? RawCrashReport(bytes: bytes)
-            if parsed?.complete != true, let writer = file.writerPID, isAlive(writer), changedRecently(raw) {
+            if parsed?.complete != true, let writer = file.writerPID, mayBeWriter(writer, of: file),
+                changedRecently(raw)
+            {
                 outcome.skipped.append(raw)
                 continue
             }
@@ -191,6 +193,17 @@ public struct CrashReportProcessor: Sendable {
     private func path(_ file: PendingCrashFile) -> String { "\(layout.pendingCrashes)/\(file.name)" }
 
     private func isAlive(_ pid: Int32) -> Bool { pid > 0 && (kill(pid, 0) == 0 || errno == EPERM) }
+
+    /// Whether the process running as `pid` may be the one that crashed into `file`. A pid runs again
+    /// once its process is gone, and a container's app has the same pid at every start (pid 1 without
+    /// an init): a process that started after the crash is another one, and its pid says nothing
+    /// about the report. Start times from /proc may be a second off (the boot time is whole seconds),
+    /// the crash time is whole seconds: two seconds apart or less counts as maybe. Without /proc, maybe.
+    private func mayBeWriter(_ pid: Int32, of file: PendingCrashFile) -> Bool {
+        guard isAlive(pid) else { return false }
+        guard let crashed = file.crashSeconds, let started = ProcessFacts.startTime(of: pid) else { return true }
+        return started < crashed + 2
+    }
 
     /// Whether the file changed state (written, renamed) within `stillWorkingWindow`.
     private func changedRecently(_ path: String) -> Bool {
