@@ -75,4 +75,36 @@ import Testing
         let marks = directoryEntries(outbox).filter { $0.hasPrefix(LiveProcessMark.prefix) }
         #expect(marks == ["\(LiveProcessMark.prefix)\(living)"], "the ended mark is removed: \(marks)")
     }
+
+    @Test("a forked child does not keep its parent's mark: once the parent ends, its files are published")
+    func forkedChildLetsGo() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let mark = try #require(LiveProcessMark.mine(in: directory.path))
+        var ready: [Int32] = [-1, -1]
+        #expect(pipe(&ready) == 0)
+        let child = fork()
+        if child == 0 {
+            // The child handlers have run; from here on only what a forked child may call.
+            var byte: UInt8 = 1
+            _ = write(ready[1], &byte, 1)
+            usleep(10_000_000)
+            _exit(0)
+        }
+        defer {
+            kill(child, SIGKILL)
+            var status: Int32 = 0
+            waitpid(child, &status, 0)
+        }
+        close(ready[1])
+        var byte: UInt8 = 0
+        #expect(read(ready[0], &byte, 1) == 1, "the child started")
+        close(ready[0])
+        #expect(LiveProcessMark.owner(of: mark.token, in: directory.path) == .thisProcess)
+        LiveProcessMark.release(in: directory.path)  // this process's end, as far as the mark goes
+        #expect(
+            LiveProcessMark.owner(of: mark.token, in: directory.path) == .ended,
+            "the child closed its copy of the descriptor at fork")
+        #expect(LiveProcessMark.mine(in: directory.path)?.token != mark.token, "a new mark after a release")
+    }
 }

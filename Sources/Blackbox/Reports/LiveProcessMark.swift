@@ -1,3 +1,4 @@
+import Atomics
 import Synchronization
 
 #if canImport(Glibc)
@@ -12,9 +13,15 @@ import Synchronization
 /// The process holds an exclusive `flock` on `<directory>/.alive-<token>` for its life; the kernel
 /// drops the lock when the process ends, however it ends. The token is the pid and a random number.
 /// The mark is made under a temporary name, locked, then renamed into place, so that no other
-/// process ever sees it unlocked while its owner lives.
+/// process ever sees it unlocked while its owner lives. A forked child closes its copies of the
+/// marks' descriptors (a lock belongs to the open file, which the child would share and keep locked
+/// after its parent ended) and takes marks of its own.
 struct LiveProcessMark: Sendable {
     let token: String
+    /// The process that took it: a forked child finds its parent's marks in `taken`.
+    let pid: pid_t
+    /// Held open for the process's life: closing it drops the lock.
+    private let descriptor: Int32
 
     static let prefix = ".alive-"
 
@@ -25,7 +32,7 @@ struct LiveProcessMark: Sendable {
     /// caller names its files by pid alone, as before marks).
     static func mine(in directory: String) -> LiveProcessMark? {
         taken.withLock { taken in
-            if let mark = taken[directory] { return mark }
+            if let mark = taken[directory], mark.pid == getpid() { return mark }
             let token = "\(getpid())-\(String(UInt64.random(in: 0...UInt64.max), radix: 16))"
             let path = "\(directory)/\(prefix)\(token)"
             let temporary = path + ".tmp"
@@ -38,7 +45,8 @@ struct LiveProcessMark: Sendable {
                 return nil
             }
             // The descriptor stays open: closing it would drop the lock.
-            let mark = LiveProcessMark(token: token)
+            MarkDescriptors.shared.add(fd)
+            let mark = LiveProcessMark(token: token, pid: getpid(), descriptor: fd)
             taken[directory] = mark
             return mark
         }
@@ -52,11 +60,20 @@ struct LiveProcessMark: Sendable {
     /// be opened for another reason than its absence, or locked for another reason than its owner's
     /// lock, counts as living: its files are then left alone, as a living process's are.
     static func owner(of token: String, in directory: String) -> Owner {
-        if taken.withLock({ $0[directory]?.token == token }) { return .thisProcess }
+        if taken.withLock({ $0[directory].map { $0.token == token && $0.pid == getpid() } == true }) {
+            return .thisProcess
+        }
         let fd = open("\(directory)/\(prefix)\(token)", O_RDWR | O_CLOEXEC)
         guard fd >= 0 else { return errno == ENOENT ? .ended : .living }
         defer { close(fd) }
         return flock(fd, LOCK_EX | LOCK_NB) == 0 ? .ended : .living
+    }
+
+    /// Gives up this process's mark in `directory`, as its end would (tests).
+    static func release(in directory: String) {
+        guard let mark = taken.withLock({ $0.removeValue(forKey: directory) }), mark.pid == getpid() else { return }
+        MarkDescriptors.shared.remove(mark.descriptor)
+        close(mark.descriptor)
     }
 
     /// Removes the marks of processes that ended (what is left once their files were taken care of),
@@ -69,6 +86,34 @@ struct LiveProcessMark: Sendable {
             guard fd >= 0 else { continue }
             if flock(fd, LOCK_EX | LOCK_NB) == 0 { unlink(path) }
             close(fd)
+        }
+    }
+}
+
+/// The marks' descriptors, for the `pthread_atfork` child handler, which closes the child's copies:
+/// fixed slots swapped atomically, since the handler must not take a lock another thread may have held
+/// at fork time. A directory count past the slots keeps its descriptor in the child (as before).
+private final class MarkDescriptors: Sendable {
+    static let shared = MarkDescriptors()
+    private let slots = (0..<16).map { _ in ManagedAtomic<Int32>(-1) }
+    private let installed = ManagedAtomic<Bool>(false)
+
+    func add(_ fd: Int32) {
+        if installed.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged {
+            pthread_atfork(nil, nil) { MarkDescriptors.shared.closeAll() }
+        }
+        for slot in slots where slot.compareExchange(expected: -1, desired: fd, ordering: .relaxed).exchanged { return }
+    }
+
+    func remove(_ fd: Int32) {
+        for slot in slots where slot.compareExchange(expected: fd, desired: -1, ordering: .relaxed).exchanged { return }
+    }
+
+    /// In a forked child: close(2) and atomics only.
+    func closeAll() {
+        for slot in slots {
+            let fd = slot.exchange(-1, ordering: .relaxed)
+            if fd >= 0 { close(fd) }
         }
     }
 }
