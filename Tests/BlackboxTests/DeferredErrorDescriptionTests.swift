@@ -227,6 +227,38 @@ import Testing
         #expect(descriptions.heldCount == 0)
     }
 
+    @Test("threads logging errors through many laps of a small journal: each line described, each error released once")
+    func errorsReleasedOnceUnderLoad() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        var configuration = testConfiguration(directory)
+        configuration.journalSize = 64 << 10  // ~400 error records a lap: callers release most errors
+        configuration.overflow = .block(timeoutMilliseconds: 60_000)
+        configuration.capturesLoggedErrors = false
+        let core = try LoggingCore(configuration: configuration)
+        let logger = Logger(label: "load") { BlackboxLogHandler(label: $0, core: core) }
+        let counter = ReleaseCounter()
+        let threads = 4
+        let perThread = 5_000
+        let loggingThreads = Mutex<Set<UInt>>([])
+        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+            _ = loggingThreads.withLock { $0.insert(UInt(bitPattern: Int(bitPattern: pthread_self()))) }
+            for index in 0..<perThread {
+                logger.error("charge \(thread)-\(index) failed", error: TrackedError(counter: counter))
+            }
+        }
+        let onLoggingThreads = loggingThreads.withLock { counter.released(onThreads: $0) }
+        core.shutdown()
+        #expect(counter.released == threads * perThread, "each error released once, none kept")
+        // Every lap's errors but the last are released by the next lap's callers, on their threads.
+        #expect(onLoggingThreads >= threads * perThread / 2, "\(onLoggingThreads) released by the callers")
+        #expect(core.errorDescriptions.heldCount == 0)
+        let lines = logLines(directory).filter { $0.contains(" load: ") }
+        #expect(lines.count == threads * perThread)
+        #expect(
+            lines.allSatisfy { $0.contains("error=tracked") }, "\(lines.first { !$0.contains("error=tracked") } ?? "")")
+    }
+
     @Test("a running writer releases a described error within its sweep interval when no caller comes")
     func writerReleasesDescribedErrorsWhenQuiet() throws {
         let directory = TemporaryDirectory()
@@ -245,10 +277,14 @@ import Testing
     }
 }
 
-private final class ReleaseCounter: @unchecked Sendable {
-    private let count = Mutex(0)
-    var released: Int { count.withLock { $0 } }
-    func add() { count.withLock { $0 += 1 } }
+private final class ReleaseCounter: Sendable {
+    /// Releases by thread (`pthread_self`).
+    private let counts = Mutex<[UInt: Int]>([:])
+    var released: Int { counts.withLock { $0.values.reduce(0, +) } }
+    func released(onThreads threads: Set<UInt>) -> Int {
+        counts.withLock { counts in threads.reduce(0) { $0 + (counts[$1] ?? 0) } }
+    }
+    func add() { counts.withLock { $0[UInt(bitPattern: Int(bitPattern: pthread_self())), default: 0] += 1 } }
 }
 
 /// An error whose box's release is counted: its only stored property is a class instance whose
