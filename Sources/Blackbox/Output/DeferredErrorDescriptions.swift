@@ -45,7 +45,7 @@ final class DeferredErrorDescriptions: Sendable {
     /// The slots' address once the first error came (0 before): published once by a compare-exchange
     /// and freed with the object, so reading it takes no retain (a lazily made class instance cost
     /// every call a retain and a release on one shared count).
-    private let slotsAddress = ManagedAtomic<UInt>(0)
+    private let slotsAddress = Atomic<UInt>(0)
 
     private var slotCount: Int { Int(mask + 1) / Self.bytesPerSlot }
 

@@ -1,4 +1,3 @@
-import Atomics
 import Synchronization
 
 #if canImport(Glibc)
@@ -95,24 +94,30 @@ struct LiveProcessMark: Sendable {
 /// at fork time. A directory count past the slots keeps its descriptor in the child (as before).
 private final class MarkDescriptors: Sendable {
     static let shared = MarkDescriptors()
-    private let slots = (0..<16).map { _ in ManagedAtomic<Int32>(-1) }
-    private let installed = ManagedAtomic<Bool>(false)
+    private let slots: InlineArray<16, Atomic<Int32>> = InlineArray { _ in Atomic(-1) }
+    private let installed = Atomic<Bool>(false)
 
     func add(_ fd: Int32) {
         if installed.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged {
             pthread_atfork(nil, nil) { MarkDescriptors.shared.closeAll() }
         }
-        for slot in slots where slot.compareExchange(expected: -1, desired: fd, ordering: .relaxed).exchanged { return }
+        for index in slots.indices
+        where slots[index].compareExchange(expected: -1, desired: fd, ordering: .relaxed).exchanged {
+            return
+        }
     }
 
     func remove(_ fd: Int32) {
-        for slot in slots where slot.compareExchange(expected: fd, desired: -1, ordering: .relaxed).exchanged { return }
+        for index in slots.indices
+        where slots[index].compareExchange(expected: fd, desired: -1, ordering: .relaxed).exchanged {
+            return
+        }
     }
 
     /// In a forked child: close(2) and atomics only.
     func closeAll() {
-        for slot in slots {
-            let fd = slot.exchange(-1, ordering: .relaxed)
+        for index in slots.indices {
+            let fd = slots[index].exchange(-1, ordering: .relaxed)
             if fd >= 0 { close(fd) }
         }
     }
