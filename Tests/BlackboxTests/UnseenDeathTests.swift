@@ -33,6 +33,26 @@ struct UnseenDeathTests {
         return pid
     }
 
+    @Test("an earlier run under this process's pid, started within the same second, is not taken for this one")
+    func earlierRunUnderThisPid() throws {
+        // A container's app has the same pid at every start; a start-up crash loop restarts it within
+        // a second. The start in ticks tells the runs apart where the start in seconds cannot.
+        let directory = TemporaryDirectory()
+        let layout = DiagnosticsDirectory(directory.path)
+        let current = RunRecord.current(appName: "app", appVersion: "1", appBuild: nil)
+        let ticks = try #require(current.startTicks, "needs /proc")
+        try #require(ticks > 50)
+        #expect(current.isThisProcess && current.isRunning)
+        var earlier = current
+        earlier.startTicks = ticks - 50  // half a second earlier at 100 ticks a second
+        earlier.startTime -= 0.5
+        #expect(!earlier.isThisProcess && !earlier.isRunning)
+        try earlier.write(in: layout)
+        #expect(UnseenDeaths(directory: layout).reportAll().count == 1, "the earlier run's death is reported")
+        try current.write(in: layout)
+        #expect(UnseenDeaths(directory: layout).reportAll().isEmpty, "this process's own record is left")
+    }
+
     @Test("a SIGKILLed run gets exactly one termination report with its last lines, once")
     func killed() throws {
         let directory = TemporaryDirectory()

@@ -27,6 +27,9 @@ package struct RunRecord: Codable, Equatable {
     var machineOOMKills: Int?
     /// Where the run's lines go (`file`, `stderr (text)`, `stdout (JSON Lines)`), for `blackbox doctor`.
     package var outputs: [String]?
+    /// The start in clock ticks after boot (`ProcessFacts.startTicks`): which process had the pid, to
+    /// the tick, where `startTime` is a second off at worst. Absent in records of earlier versions.
+    var startTicks: UInt64?
 
     /// This process, now.
     static func current(appName: String, appVersion: String?, appBuild: String?, outputs: [String]? = nil)
@@ -37,8 +40,20 @@ package struct RunRecord: Codable, Equatable {
             pid: getpid(), startTime: ProcessFacts.startTime(of: getpid()) ?? Date().timeIntervalSince1970,
             appName: appName, appVersion: appVersion, appBuild: appBuild, bootID: ProcessFacts.bootID(),
             cgroupEventsFile: eventsFile, cgroupOOMKills: eventsFile.flatMap(ProcessFacts.cgroupOOMKills),
-            machineOOMKills: ProcessFacts.machineOOMKills(), outputs: outputs)
+            machineOOMKills: ProcessFacts.machineOOMKills(), outputs: outputs,
+            startTicks: ProcessFacts.startTicks(of: getpid()))
     }
+
+    /// Whether the record is the calling process's own (a second `Blackbox.start` in one process),
+    /// not an earlier process's under the same pid.
+    var isThisProcess: Bool {
+        guard pid == getpid() else { return false }
+        if let startTicks, let own = ProcessFacts.startTicks(of: pid) { return own == startTicks }
+        return ProcessFacts.startTime(of: pid).map { abs($0 - startTime) < 2 } == true
+    }
+
+    /// Whether the process the record names still runs.
+    var isRunning: Bool { ProcessFacts.isRunning(pid, startedAt: startTime, ticks: startTicks) }
 
     package static func path(pid: Int32, in directory: DiagnosticsDirectory) -> String {
         "\(directory.runs)/\(pid).json"

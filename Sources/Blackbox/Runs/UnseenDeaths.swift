@@ -24,12 +24,10 @@ struct UnseenDeaths {
     /// Writes the reports; their paths.
     func reportAll() -> [String] {
         let now = Date()
-        let ownStart = ProcessFacts.startTime(of: getpid())
         var written: [String] = []
         for (path, record) in RunRecord.all(in: directory) {
-            let isThisProcess = record.pid == getpid() && ownStart.map { abs($0 - record.startTime) < 2 } == true
-            // Another process using the same directory, still running.
-            if isThisProcess || ProcessFacts.isRunning(record.pid, startedAt: record.startTime) { continue }
+            // This process's own, or another process using the same directory, still running.
+            if record.isThisProcess || record.isRunning { continue }
             if leftCrashReport(record) || record.hasMarker(.crashed, in: directory) {
                 record.recordEnd(.crashed, at: now, in: directory)
                 unlink(path)

@@ -14,23 +14,33 @@ enum ProcessFacts {
     /// Seconds since the epoch at which `pid` started: /proc/<pid>/stat's start time (clock ticks
     /// after boot) plus /proc/stat's `btime`.
     static func startTime(of pid: pid_t) -> Double? {
-        guard let stat = DurableFile.read("/proc/\(pid)/stat", limit: 8192),
-            let boot = DurableFile.read("/proc/stat", limit: 1 << 20)
-        else { return nil }
+        guard let ticks = startTicks(of: pid), let boot = DurableFile.read("/proc/stat", limit: 1 << 20) else {
+            return nil
+        }
+        let bootLine = String(decoding: boot, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix("btime ") }
+        guard let bootTime = bootLine.flatMap({ Double($0.dropFirst(6)) }) else { return nil }
+        return bootTime + Double(ticks) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// When `pid` started, in clock ticks after boot (/proc/<pid>/stat's field 22): the same for the
+    /// process's whole life, where its start in epoch seconds moves by a second when the wall clock
+    /// is stepped, so it tells apart two processes that had one pid within seconds (a container's app
+    /// restarting as pid 1).
+    static func startTicks(of pid: pid_t) -> UInt64? {
+        guard let stat = DurableFile.read("/proc/\(pid)/stat", limit: 8192) else { return nil }
         let text = String(decoding: stat, as: UTF8.self)
         // Field 2 (the command) may contain spaces; count fields after its closing parenthesis.
         guard let close = text.lastIndex(of: ")") else { return nil }
         let fields = text[text.index(after: close)...].split(separator: " ")
-        guard fields.count > 19, let ticks = Double(fields[19]) else { return nil }
-        let bootLine = String(decoding: boot, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix("btime ") }
-        guard let bootTime = bootLine.flatMap({ Double($0.dropFirst(6)) }) else { return nil }
-        return bootTime + ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
+        return fields.count > 19 ? UInt64(fields[19]) : nil
     }
 
-    /// Whether `pid` is the process that started at `startTime` and is still running (a pid is
-    /// reused once its process is gone).
-    static func isRunning(_ pid: pid_t, startedAt startTime: Double) -> Bool {
-        guard kill(pid, 0) == 0 || errno == EPERM, let actual = self.startTime(of: pid) else { return false }
+    /// Whether `pid` is the process that started at `startTime` (or, known, at `ticks` after boot)
+    /// and is still running: a pid is reused once its process is gone.
+    static func isRunning(_ pid: pid_t, startedAt startTime: Double, ticks: UInt64? = nil) -> Bool {
+        guard kill(pid, 0) == 0 || errno == EPERM else { return false }
+        if let ticks, let actual = startTicks(of: pid) { return actual == ticks }
+        guard let actual = self.startTime(of: pid) else { return false }
         return abs(actual - startTime) < 2
     }
 
