@@ -42,11 +42,11 @@ struct UnseenDeathTests {
         let current = RunRecord.current(appName: "app", appVersion: "1", appBuild: nil)
         let ticks = try #require(current.startTicks, "needs /proc")
         try #require(ticks > 50)
-        #expect(current.isThisProcess && current.isRunning)
+        #expect(current.pid == getpid() && current.isRunning, "this process's own record")
         var earlier = current
         earlier.startTicks = ticks - 50  // half a second earlier at 100 ticks a second
         earlier.startTime -= 0.5
-        #expect(!earlier.isThisProcess && !earlier.isRunning)
+        #expect(earlier.pid == getpid() && !earlier.isRunning, "an earlier process's under this pid")
         try earlier.write(in: layout)
         #expect(UnseenDeaths(directory: layout).reportAll().count == 1, "the earlier run's death is reported")
         try current.write(in: layout)

@@ -309,8 +309,7 @@ public final class LoggingCore: @unchecked Sendable {
         let record = RecordView(base: UnsafeRawPointer(scratch))
         guard let error else { return Self.writeToStandardError(record) }
         var described = DescribedRecord()
-        let description = DeferredErrorDescriptions.describe(error, limit: journal.maxRecordSize / 2)
-        Self.writeToStandardError(described.copy(of: record, describing: description))
+        Self.writeToStandardError(described.copy(of: record, describing: error, limit: journal.maxRecordSize / 2))
     }
 
     private static func writeToStandardError(_ record: RecordView) {

@@ -156,6 +156,12 @@ final class DeferredErrorDescriptions: Sendable {
 struct DescribedRecord: ~Copyable {
     private var buffer = OutputBuffer(capacity: 4096)
 
+    /// `record` with `error`'s description (`DeferredErrorDescriptions.describe`, at most `limit` bytes)
+    /// in place of the type name the caller wrote.
+    mutating func copy(of record: RecordView, describing error: any Error, limit: Int) -> RecordView {
+        copy(of: record, describing: DeferredErrorDescriptions.describe(error, limit: limit))
+    }
+
     /// `record` with the value of its last `error` metadata entry (the one the log call added after the
     /// app's own metadata, which may have an `error` key too) replaced by `description`; `record`
     /// itself when it has no such entry.

@@ -37,9 +37,10 @@ final class LogWriter: @unchecked Sendable {
     /// process's journal, whose records keep their errors' type names.
     private let errorDescriptions: DeferredErrorDescriptions?
     @exclusivity(unchecked) private var describedRecord = DescribedRecord()
-    /// When the writer first left a described error for a caller to release since its last sweep
-    /// (`DeferredErrorDescriptions.releaseDescribed`); nil when it left none.
-    @exclusivity(unchecked) private var describedErrorsSince: UInt64?
+    /// When the writer sweeps the described errors no caller has released
+    /// (`DeferredErrorDescriptions.releaseDescribed`): `sweepInterval` after the first one it left
+    /// since its last sweep; nil when it left none.
+    @exclusivity(unchecked) private var describedErrorsSweepDue: UInt64?
 
     // Writer-thread state. Only the writer thread touches it (recovery runs before the thread starts),
     // so the per-access dynamic exclusivity checks a class's `var` would get are switched off.
@@ -351,23 +352,21 @@ final class LogWriter: @unchecked Sendable {
     /// The record with its error described, when the log call left that to the writer.
     @inline(never)
     private func describingError(of record: RecordView, at position: UInt64) -> RecordView {
-        let limit = journal.maxRecordSize / 2
         guard
-            let description = errorDescriptions?.withError(
-                for: position, { DeferredErrorDescriptions.describe($0, limit: limit) })
+            let described = errorDescriptions?.withError(
+                for: position, { describedRecord.copy(of: record, describing: $0, limit: journal.maxRecordSize / 2) })
         else { return record }
-        if describedErrorsSince == nil { describedErrorsSince = monotonicNanoseconds() }
-        return describedRecord.copy(of: record, describing: description)
+        if describedErrorsSweepDue == nil {
+            describedErrorsSweepDue = monotonicNanoseconds() + DeferredErrorDescriptions.sweepInterval
+        }
+        return described
     }
 
-    /// Releases the described errors no caller has released within
-    /// `DeferredErrorDescriptions.sweepInterval` of the first one.
+    /// Releases the described errors no caller has released, once their sweep is due.
     private func releaseDescribedErrorsIfDue() {
-        guard let since = describedErrorsSince,
-            monotonicNanoseconds() &- since >= DeferredErrorDescriptions.sweepInterval
-        else { return }
+        guard let due = describedErrorsSweepDue, monotonicNanoseconds() >= due else { return }
         errorDescriptions?.releaseDescribed()
-        describedErrorsSince = nil
+        describedErrorsSweepDue = nil
     }
 
     /// Writes the batch and moves the checkpoint to `position` (all records before it are written).
@@ -456,8 +455,7 @@ final class LogWriter: @unchecked Sendable {
     private func nextTimerDelay() -> UInt64 {
         var delay: UInt64 = 60_000_000_000
         if failing.load(ordering: .relaxed) { delay = 1_000_000_000 }
-        if let since = describedErrorsSince {
-            let due = since + DeferredErrorDescriptions.sweepInterval
+        if let due = describedErrorsSweepDue {
             let now = monotonicNanoseconds()
             delay = min(delay, due > now ? due - now : 0)
         }

@@ -36,23 +36,17 @@ package struct RunRecord: Codable, Equatable {
         -> RunRecord
     {
         let eventsFile = ProcessFacts.memoryCgroupEventsFile()
+        let ticks = ProcessFacts.startTicks(of: getpid())
         return RunRecord(
-            pid: getpid(), startTime: ProcessFacts.startTime(of: getpid()) ?? Date().timeIntervalSince1970,
+            pid: getpid(),
+            startTime: ticks.flatMap(ProcessFacts.startTime(afterBootTicks:)) ?? Date().timeIntervalSince1970,
             appName: appName, appVersion: appVersion, appBuild: appBuild, bootID: ProcessFacts.bootID(),
             cgroupEventsFile: eventsFile, cgroupOOMKills: eventsFile.flatMap(ProcessFacts.cgroupOOMKills),
-            machineOOMKills: ProcessFacts.machineOOMKills(), outputs: outputs,
-            startTicks: ProcessFacts.startTicks(of: getpid()))
+            machineOOMKills: ProcessFacts.machineOOMKills(), outputs: outputs, startTicks: ticks)
     }
 
-    /// Whether the record is the calling process's own (a second `Blackbox.start` in one process),
-    /// not an earlier process's under the same pid.
-    var isThisProcess: Bool {
-        guard pid == getpid() else { return false }
-        if let startTicks, let own = ProcessFacts.startTicks(of: pid) { return own == startTicks }
-        return ProcessFacts.startTime(of: pid).map { abs($0 - startTime) < 2 } == true
-    }
-
-    /// Whether the process the record names still runs.
+    /// Whether the process the record names still runs: this process's own record (a second
+    /// `Blackbox.start` in one process) included, an earlier process's under the same pid not.
     var isRunning: Bool { ProcessFacts.isRunning(pid, startedAt: startTime, ticks: startTicks) }
 
     package static func path(pid: Int32, in directory: DiagnosticsDirectory) -> String {

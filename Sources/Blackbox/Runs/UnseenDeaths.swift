@@ -27,7 +27,7 @@ struct UnseenDeaths {
         var written: [String] = []
         for (path, record) in RunRecord.all(in: directory) {
             // This process's own, or another process using the same directory, still running.
-            if record.isThisProcess || record.isRunning { continue }
+            if record.isRunning { continue }
             if leftCrashReport(record) || record.hasMarker(.crashed, in: directory) {
                 record.recordEnd(.crashed, at: now, in: directory)
                 unlink(path)

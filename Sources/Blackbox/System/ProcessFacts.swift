@@ -14,9 +14,12 @@ enum ProcessFacts {
     /// Seconds since the epoch at which `pid` started: /proc/<pid>/stat's start time (clock ticks
     /// after boot) plus /proc/stat's `btime`.
     static func startTime(of pid: pid_t) -> Double? {
-        guard let ticks = startTicks(of: pid), let boot = DurableFile.read("/proc/stat", limit: 1 << 20) else {
-            return nil
-        }
+        startTicks(of: pid).flatMap(startTime(afterBootTicks:))
+    }
+
+    /// Seconds since the epoch of `ticks` clock ticks after boot.
+    static func startTime(afterBootTicks ticks: UInt64) -> Double? {
+        guard let boot = DurableFile.read("/proc/stat", limit: 1 << 20) else { return nil }
         let bootLine = String(decoding: boot, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix("btime ") }
         guard let bootTime = bootLine.flatMap({ Double($0.dropFirst(6)) }) else { return nil }
         return bootTime + Double(ticks) / Double(sysconf(Int32(_SC_CLK_TCK)))
