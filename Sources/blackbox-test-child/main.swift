@@ -370,9 +370,20 @@ case "logged-errors":
         fail("\(error)")
     }
     struct CarrierTimeout: Error { var carrier: String }
+    struct ParcelLost: Error {}
     let logger = Logger(label: "shop") { BlackboxLogHandler(label: $0, core: core) }
-    for _ in 0..<3 { logger.error("the carrier did not answer", error: CarrierTimeout(carrier: "dhl")) }
-    say("site error \(#line - 1)")
+    // One site: a report for its first error, one for the first of another type, the rest counted
+    // (by the writer: `CaptureGates`) into the report due after the interval.
+    Assertions.reportInterval = .seconds(1)
+    for attempt in 0..<5 {
+        if attempt == 4 {
+            core.flush()
+            usleep(1_200_000)
+        }
+        let error: any Error = attempt == 2 ? ParcelLost() : CarrierTimeout(carrier: attempt == 4 ? "dhl-again" : "dhl")
+        logger.error("the carrier did not answer", error: error)
+    }
+    say("site error \(#line - 2)")
     logger.critical("the carrier is gone", error: CarrierTimeout(carrier: "ups"))
     logger.warning("the carrier was slow", error: CarrierTimeout(carrier: "gls"))
     logger.error("no carrier answered")

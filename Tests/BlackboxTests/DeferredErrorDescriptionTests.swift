@@ -56,11 +56,28 @@ import Testing
             var reportCode: Int { 1 }
             var reportUserInfo: [String: String] { [:] }
         }
-        let plain = ErrorTypeFacts.of(PaymentFailure.declined(order: 1))
-        #expect(plain.name == String(reflecting: PaymentFailure.self) && !plain.isReportable)
-        let located = ErrorTypeFacts.of(Located())
+        let known = KnownErrorTypes()
+        #expect(known.readsTypeFromBox, "Swift on Linux keeps an error's type in its box")
+        let plain = known.facts(of: PaymentFailure.declined(order: 1))
+        #expect(!plain.owned)
+        #expect(plain.facts.takeUnretainedValue().name == String(reflecting: PaymentFailure.self))
+        #expect(!plain.facts.takeUnretainedValue().isReportable)
+        let located = known.facts(of: Located()).facts.takeUnretainedValue()
         #expect(located.name == String(reflecting: Located.self) && located.isReportable)
-        #expect(ErrorTypeFacts.of(PaymentFailure.declined(order: 2)).name == plain.name)
+        #expect(known.facts(of: PaymentFailure.declined(order: 2)).facts.toOpaque() == plain.facts.toOpaque())
+    }
+
+    class BaseFailure: Error, @unchecked Sendable {}
+    final class RefundFailure: BaseFailure, @unchecked Sendable {}
+
+    @Test("a class's error is known by the instance's class, not the type it was thrown as")
+    func classErrorFacts() {
+        let known = KnownErrorTypes()
+        let base: BaseFailure = BaseFailure()
+        let refund: BaseFailure = RefundFailure()
+        #expect(known.facts(of: base).facts.takeUnretainedValue().name == String(reflecting: BaseFailure.self))
+        #expect(known.facts(of: refund).facts.takeUnretainedValue().name == String(reflecting: RefundFailure.self))
+        #expect(known.facts(of: base).facts.takeUnretainedValue().name == String(reflecting: BaseFailure.self))
     }
 
     @Test("a description longer than the limit is cut at a character boundary")
@@ -75,7 +92,11 @@ import Testing
     func describedRecordCopy() {
         let scratch = UnsafeMutableRawPointer.allocate(byteCount: 4096, alignment: 8)
         defer { scratch.deallocate() }
-        let metadata = EncodedMetadata(entries: [("error", "mine"), ("zone", "eu")], errorTypeName: "Shop.Failure")
+        let entry = EncodedMetadata.errorEntryBytes(typeName: "Shop.Failure")
+        defer { withExtendedLifetime(entry) {} }
+        let metadata = entry.withUnsafeBytes {
+            EncodedMetadata(entries: [("error", "mine"), ("zone", "eu")], errorEntry: $0)
+        }
         var writer = RecordWriter(base: scratch)
         for part in ["shop", "Shop/Pay.swift", "charge failed"] {
             Array(part.utf8).withUnsafeBytes { writer.append($0) }
@@ -113,7 +134,11 @@ import Testing
             ),
         ] as [([(String, String)], [String])])
     func errorEntryPlace(entries: [(String, String)], keys: [String]) {
-        let metadata = EncodedMetadata(entries: entries.map { (key: $0.0, value: $0.1) }, errorTypeName: "Shop.Failure")
+        let entry = EncodedMetadata.errorEntryBytes(typeName: "Shop.Failure")
+        defer { withExtendedLifetime(entry) {} }
+        let metadata = entry.withUnsafeBytes {
+            EncodedMetadata(entries: entries.map { (key: $0.0, value: $0.1) }, errorEntry: $0)
+        }
         let scratch = UnsafeMutableRawPointer.allocate(byteCount: 1024, alignment: 8)
         defer { scratch.deallocate() }
         var writer = RecordWriter(base: scratch)
@@ -129,25 +154,29 @@ import Testing
         #expect(EncodedMetadata().byteCount == 0 && EncodedMetadata().isEmpty)
     }
 
-    @Test("error types are found without a lock up to half the table, then under it, and the overflow starts over")
+    @Test("error types are found without a lock up to half the table, then under it; past both, made at each call")
     func knownErrorTypesTable() {
         let table = KnownErrorTypes()
         let owners = (0..<(KnownErrorTypes.capacity / 2 + KnownErrorTypes.overflowCapacity + 10)).map { _ in Owner() }
         func facts(_ index: Int) -> ErrorTypeFacts {
             ErrorTypeFacts(type: ObjectIdentifier(owners[index]), name: "Type\(index)", isReportable: index % 2 == 0)
         }
+        func name(_ index: Int) -> String? {
+            table.facts(of: ObjectIdentifier(owners[index]))?.takeUnretainedValue().name
+        }
         let fixed = KnownErrorTypes.capacity / 2
-        for index in 0..<fixed + KnownErrorTypes.overflowCapacity { table.learn(facts(index)) }
+        for index in 0..<fixed + KnownErrorTypes.overflowCapacity { #expect(!table.learn(facts(index)).owned) }
         for index in 0..<fixed + KnownErrorTypes.overflowCapacity {
-            let found = table.facts(of: ObjectIdentifier(owners[index]))
+            let found = table.facts(of: ObjectIdentifier(owners[index]))?.takeUnretainedValue()
             #expect(found?.name == "Type\(index)" && found?.isReportable == (index % 2 == 0), "type \(index)")
         }
-        table.learn(facts(owners.count - 1))  // the overflow is full: it starts over
-        #expect(table.facts(of: ObjectIdentifier(owners[fixed])) == nil)
-        #expect(table.facts(of: ObjectIdentifier(owners[owners.count - 1]))?.name == "Type\(owners.count - 1)")
-        #expect(table.facts(of: ObjectIdentifier(owners[0]))?.name == "Type0", "the fixed slots stay")
-        table.learn(facts(0))
-        #expect(table.facts(of: ObjectIdentifier(owners[0]))?.name == "Type0", "learning a type twice keeps one")
+        let past = table.learn(facts(owners.count - 1))
+        #expect(past.owned, "the tables are full: the caller owns the facts")
+        past.facts.release()
+        #expect(name(owners.count - 1) == nil)
+        #expect(name(fixed) == "Type\(fixed)" && name(0) == "Type0", "what the tables hold stays")
+        let again = table.learn(facts(0))
+        #expect(!again.owned && again.facts.takeUnretainedValue().name == "Type0", "learning a type twice keeps one")
     }
 
     @Test("threads learning and reading the same error types see each one whole or not yet")
@@ -159,7 +188,7 @@ import Testing
             for round in 0..<50 {
                 for (index, owner) in owners.enumerated() {
                     let type = ObjectIdentifier(owner)
-                    if let found = table.facts(of: type) {
+                    if let found = table.facts(of: type)?.takeUnretainedValue() {
                         if found.name != "Type\(index)" || found.type != type { wrong.add() }
                     } else if (index + thread + round) % 3 == 0 {
                         table.learn(ErrorTypeFacts(type: type, name: "Type\(index)", isReportable: false))

@@ -65,14 +65,17 @@ struct ErrorCaptureTests {
                 continue
             }
             #expect(
-                reports.count == 2,
-                "three at one site are one report, the critical one another: \(reports.map(\.reason))")
-            #expect(
-                reports.allSatisfy {
-                    $0.kind == .error && $0.metadata["error.type"]?.hasSuffix("CarrierTimeout") == true
-                })
+                reports.count == 4,
+                "at one site: the first error, the first of another type, the one after the interval; the critical one: \(reports.map(\.reason))"
+            )
+            #expect(reports.allSatisfy { $0.kind == .error })
+            #expect(reports.filter { $0.metadata["error.type"]?.hasSuffix("ParcelLost") == true }.count == 1)
             let repeated = try #require(
-                reports.first { $0.reason?.contains("dhl") == true }, "\(reports.map(\.reason))")
+                reports.first { $0.reason?.contains("\"dhl\"") == true }, "\(reports.map(\.reason))")
+            #expect(repeated.notes.allSatisfy { !$0.contains("more failures") }, "\(repeated.notes)")
+            // The two errors of the type in between were counted by the writer thread.
+            let again = try #require(reports.first { $0.reason?.contains("dhl-again") == true })
+            #expect(again.notes.contains("2 more failures at this call site since the last report"), "\(again.notes)")
             #expect(repeated.reason?.hasPrefix("the carrier did not answer: ") == true, "\(repeated.reason ?? "")")
             let line = result.stdout.split(separator: "\n").first { $0.hasPrefix("site error ") }?.split(separator: " ")
                 .last

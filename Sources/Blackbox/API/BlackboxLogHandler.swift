@@ -54,7 +54,7 @@ public struct BlackboxLogHandler: LogHandler {
                 encoded = EncodedMetadata()
             } else {
                 encoded = encodedMetadata(
-                    explicit: event.metadata, errorTypeName: nil, provider: provider, redact: core.redactSensitiveValues
+                    explicit: event.metadata, errorEntry: nil, provider: provider, redact: core.redactSensitiveValues
                 )
             }
             core.appendText(
@@ -67,31 +67,50 @@ public struct BlackboxLogHandler: LogHandler {
     /// description (`DeferredErrorDescriptions`). Apart, so that a call without one pays nothing for it.
     @inline(never)
     private func log(_ event: LogEvent, level: LogLevel, error: any Error, core: LoggingCore) {
-        let errorType = ErrorTypeFacts.of(error)
-        let encoded = encodedMetadata(
-            explicit: event.metadata, errorTypeName: errorType.name, provider: core.metadataProvider,
-            redact: core.redactSensitiveValues)
-        core.appendText(
-            level: level, label: label, message: event.message.description, metadata: encoded, file: event.file,
-            function: event.function, line: event.line, describingLater: error)
-        noteOrCapture(error, errorType, of: event, capturing: level >= .error && core.capturesLoggedErrors)
+        let (facts, owned) = core.knownErrorTypes.facts(of: error)
+        defer { if owned { facts.release() } }
+        facts._withUnsafeGuaranteedRef { facts in
+            let capturing = level >= .error && core.capturesLoggedErrors
+            let scope = capturing ? ScopeBinding.currentIfAnyBound : nil
+            // A site whose report is not due yet lets the writer count the call (`CaptureGates`).
+            let now = wallClockNanoseconds()
+            let gate =
+                capturing && scope == nil && !facts.isReportable
+                ? facts.gates.gate(file: event.file, line: event.line) : nil
+            let countedByWriter = gate?._withUnsafeGuaranteedRef { $0.isClosed(at: now) } == true
+            let encoded = encodedMetadata(
+                explicit: event.metadata, errorEntry: facts.errorEntry, provider: core.metadataProvider,
+                redact: core.redactSensitiveValues)
+            let held = core.appendText(
+                level: level, label: label, message: event.message.description, metadata: encoded, file: event.file,
+                function: event.function, line: event.line, timestamp: now, describingLater: error,
+                captureCountedByWriter: countedByWriter)
+            if countedByWriter {
+                // A record the writer does not see with its error (cut, or written directly) is counted here.
+                if !held { gate?._withUnsafeGuaranteedRef { $0.countSuppressed() } }
+                return
+            }
+            noteOrCapture(error, facts, of: event, capturing: capturing, scope: scope, gate: gate, now: now)
+        }
     }
 
     /// A log call's error is a captured error (`capturesLoggedErrors`, at `.error` and above), its line
     /// the capture's. Where the app handled an error is its best-known site when the error is captured
     /// later in this request by code that has none of the app's frames (`ThrowSite`), so it is noted
     /// in the request's scope either way.
-    private func noteOrCapture(_ error: any Error, _ errorType: ErrorTypeFacts, of event: LogEvent, capturing: Bool) {
-        let scope = ScopeBinding.currentIfAnyBound
+    private func noteOrCapture(
+        _ error: any Error, _ errorType: ErrorTypeFacts, of event: LogEvent, capturing: Bool, scope: ScopeBinding?,
+        gate: Unmanaged<CaptureGate>?, now: UInt64
+    ) {
         var noted: (site: ThrowSite, origin: ThrowSite.Origin)?
-        if let scope {
+        if let scope = scope ?? (capturing ? nil : ScopeBinding.currentIfAnyBound) {
             let here = ThrowSite(fileID: event.file, line: event.line, function: event.function)
             noted = scope.throwSites.noteLogged(errorType.type, at: here, captured: capturing) ?? (here, .logged)
         }
         guard capturing else { return }
         ErrorCapture.reportLogged(
             error, errorType, message: event.message.description, file: event.file, function: event.function,
-            line: event.line, noted: noted, scope: scope)
+            line: event.line, noted: noted, scope: scope, gate: gate, now: now)
     }
 
     /// Handler metadata, then the provider's, then the call's (later sources win), sorted by key.
@@ -101,11 +120,12 @@ public struct BlackboxLogHandler: LogHandler {
     /// metadata cost on the caller's thread, issue 36). Sorted by key, then by source, the last of
     /// each run of equal keys is the one that wins; only the winners are rendered.
     private func encodedMetadata(
-        explicit: Logger.Metadata?, errorTypeName: String?, provider: Logger.MetadataProvider?, redact: Bool
+        explicit: Logger.Metadata?, errorEntry: UnsafeRawBufferPointer?, provider: Logger.MetadataProvider?,
+        redact: Bool
     ) -> EncodedMetadata {
         let provided = provider?.get() ?? [:]
         let explicit = explicit ?? [:]
-        guard !metadata.isEmpty || !provided.isEmpty || !explicit.isEmpty || errorTypeName != nil else {
+        guard !metadata.isEmpty || !provided.isEmpty || !explicit.isEmpty || errorEntry != nil else {
             return EncodedMetadata()
         }
         // Keys and values apart, appended source by source, so a key's position orders its sources;
@@ -140,6 +160,6 @@ public struct BlackboxLogHandler: LogHandler {
         }
         // The error's type name; the writer prints its description in its place (printing it here
         // took several times the whole call: `DeferredErrorDescriptions`).
-        return EncodedMetadata(entries: entries, errorTypeName: errorTypeName)
+        return EncodedMetadata(entries: entries, errorEntry: errorEntry)
     }
 }

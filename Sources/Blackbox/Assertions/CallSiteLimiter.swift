@@ -92,6 +92,21 @@ final class CallSiteLimiter: Sendable {
         }
     }
 
+    /// The same for a log call's captured error at a site without a gate: decided under the
+    /// limiter's lock, through the site's gate made with its budget (`CaptureGates`), so that the
+    /// site's next calls before the report is due only read the gate. `now`: the wall clock.
+    func shouldReport(
+        gatingIn gates: CaptureGates, file: String, line: UInt, errorType: ObjectIdentifier, now: UInt64
+    ) -> (due: Bool, suppressed: Int) {
+        let generation = generation.load(ordering: .relaxed)
+        let key = CallSiteKey(file: file, line: line, errorType: errorType)
+        let budget = budget(for: key)
+        guard let gate = gates.gate(for: key, budget: budget, of: self, generation: generation) else {
+            return budget.decide(now: coarseMonotonicNanoseconds(), interval: Assertions.reportIntervalNanoseconds)
+        }
+        return gate._withUnsafeGuaranteedRef { $0.decide(at: now) }
+    }
+
     private func budget(for key: CallSiteKey) -> Budget {
         budgets.withLock { budgets in
             if let budget = budgets[key] { return budget }

@@ -8,26 +8,29 @@ extension LoggingCore {
 
     /// `function` is kept only when an output shows it (`recordsFunctions`). `describingLater`: the
     /// error whose type name `metadata`'s last `error` entry holds, described by the writer
-    /// (`DeferredErrorDescriptions`).
+    /// (`DeferredErrorDescriptions`); `captureCountedByWriter`: the writer counts it for its call
+    /// site's report (`CaptureGates`). True when the writer was given the error.
+    @discardableResult
     func appendText(
         level: LogLevel, label: LabelHandle, message: String, metadata: EncodedMetadata, file: String,
-        function: String = "", line: UInt, describingLater error: (any Error)? = nil
-    ) {
-        let timestamp = wallClockNanoseconds()
+        function: String = "", line: UInt, timestamp: UInt64 = wallClockNanoseconds(),
+        describingLater error: (any Error)? = nil, captureCountedByWriter: Bool = false
+    ) -> Bool {
         let threadID = currentThreadID()
-        withUTF8Bytes(message) { messageBytes in
+        return withUTF8Bytes(message) { messageBytes in
             withUTF8Bytes(file) { fileBytes in
                 guard recordsFunctions, !function.isEmpty else {
                     return appendText(
                         level: level, label: label, message: UnsafeRawBufferPointer(messageBytes), metadata: metadata,
                         file: UnsafeRawBufferPointer(fileBytes), function: nil, line: line, timestamp: timestamp,
-                        threadID: threadID, describingLater: error)
+                        threadID: threadID, describingLater: error, captureCountedByWriter: captureCountedByWriter)
                 }
-                withUTF8Bytes(function) { functionBytes in
+                return withUTF8Bytes(function) { functionBytes in
                     appendText(
                         level: level, label: label, message: UnsafeRawBufferPointer(messageBytes), metadata: metadata,
                         file: UnsafeRawBufferPointer(fileBytes), function: UnsafeRawBufferPointer(functionBytes),
-                        line: line, timestamp: timestamp, threadID: threadID, describingLater: error)
+                        line: line, timestamp: timestamp, threadID: threadID, describingLater: error,
+                        captureCountedByWriter: captureCountedByWriter)
                 }
             }
         }
@@ -38,8 +41,8 @@ extension LoggingCore {
     private func appendText(
         level: LogLevel, label: LabelHandle, message: UnsafeRawBufferPointer, metadata: borrowing EncodedMetadata,
         file: UnsafeRawBufferPointer, function: UnsafeRawBufferPointer?, line: UInt, timestamp: UInt64,
-        threadID: UInt32, describingLater error: (any Error)?
-    ) {
+        threadID: UInt32, describingLater error: (any Error)?, captureCountedByWriter: Bool
+    ) -> Bool {
         let labelBytes = label.bytes
         let fileCount = min(file.count, Self.maxFileNameBytes)
         let functionCount = function.map { 1 + utf8Prefix($0, Self.maxFunctionNameBytes) } ?? 0
@@ -53,6 +56,7 @@ extension LoggingCore {
             metadataCount = Self.metadataCutMarker.byteCount
         } else if error != nil {
             flags.insert(.describesErrorLater)
+            if captureCountedByWriter { flags.insert(.captureCountedByWriter) }
         }
         var messageCount = message.count
         if fixed + metadataCount + messageCount > limit {
@@ -60,7 +64,7 @@ extension LoggingCore {
             flags.insert(.truncated)
         }
         let size = fixed + metadataCount + messageCount
-        guard let slot = reserve(size, level: level) else { return }
+        guard let slot = reserve(size, level: level) else { return false }
         let deferredError = flags.contains(.describesErrorLater) ? error : nil
         assert(deferredError == nil || RecordLayout.aligned(size) >= DeferredErrorDescriptions.bytesPerSlot)
         if let deferredError, !slot.direct {
@@ -81,9 +85,12 @@ extension LoggingCore {
             level: level, labelCount: labelBytes.count, fileCount: fileCount + functionCount, flags: flags,
             messageCount: messageCount, metadataCount: metadataCount)
         commit(slot, size: size, level: level, describing: deferredError)
+        return deferredError != nil && !slot.direct
     }
 
-    private static let metadataCutMarker = EncodedMetadata(entries: [("blackbox.metadata", "<cut: too large>")])
+    private static var metadataCutMarker: EncodedMetadata {
+        EncodedMetadata(entries: [("blackbox.metadata", "<cut: too large>")])
+    }
 
     @usableFromInline
     func appendSegments(

@@ -45,6 +45,9 @@ public final class LoggingCore: @unchecked Sendable {
     private let overflow: OverflowPolicy
     let redactSensitiveValues: Bool
     let capturesLoggedErrors: Bool
+    /// The process's error types (`KnownErrorTypes.shared`), held here so that a log call reaches
+    /// them without a global's lazy initialisation check.
+    let knownErrorTypes = KnownErrorTypes.shared
     /// Records keep their calling function (`RecordFlags.carriesFunction`): an output shows it.
     let recordsFunctions: Bool
     /// Copied out of `configuration`: read on every swift-log call, where going through the

@@ -58,6 +58,10 @@ struct RecordFlags: OptionSet {
     /// The metadata's last `error` entry holds the error's type name; the writer prints the line with
     /// the error's description instead (`DeferredErrorDescriptions`). Recovery keeps the type name.
     static let describesErrorLater = RecordFlags(rawValue: 4)
+    /// The call's error was not due for a report at its site (`CaptureGates`); the writer counts it
+    /// in the site's next report. Only in records with `describesErrorLater`; meaningless to readers
+    /// other than the writer of the process that wrote it.
+    static let captureCountedByWriter = RecordFlags(rawValue: 8)
 }
 
 /// A read-only view of a committed record inside the ring. Valid until the writer releases it.

@@ -354,7 +354,13 @@ final class LogWriter: @unchecked Sendable {
     private func describingError(of record: RecordView, at position: UInt64) -> RecordView {
         guard
             let described = errorDescriptions?.withError(
-                for: position, { describedRecord.copy(of: record, describing: $0, limit: journal.maxRecordSize / 2) })
+                for: position,
+                { error in
+                    if record.flags.contains(.captureCountedByWriter) {
+                        CaptureGates.countSuppressed(error, of: record)
+                    }
+                    return describedRecord.copy(of: record, describing: error, limit: journal.maxRecordSize / 2)
+                })
         else { return record }
         if describedErrorsSweepDue == nil {
             describedErrorsSweepDue = monotonicNanoseconds() + DeferredErrorDescriptions.sweepInterval
