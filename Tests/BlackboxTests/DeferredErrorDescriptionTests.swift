@@ -49,6 +49,51 @@ import Testing
         #expect(core.errorDescriptions.heldCount == 0, "the writer releases what it described when it stops")
     }
 
+    struct DescribedFailure: Error, CustomStringConvertible {
+        let order: Int
+        var description: String { "declined order \(order)" }
+    }
+
+    /// Describing by reflection (~4.5 µs a value) in a flood of errors put the writer behind and made
+    /// callers wait for space; far behind, the writer keeps the type name of such an error and says so.
+    @Test("far behind, the writer writes an error printed by reflection with its type only, and says how many")
+    func farBehindKeepsTypeNames() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let core = try LoggingCore(configuration: testConfiguration(directory))
+        let logger = Logger(label: "shop") { BlackboxLogHandler(label: $0, core: core) }
+        core.holdWriter(true)
+        var order = 0
+        // Three quarters of the journal behind the held writer; the last records are within half.
+        while core.journal.reservedEnd < core.journal.capacity * 3 / 4 {
+            order += 1
+            if order % 10 == 0 {
+                logger.error("charge failed", error: DescribedFailure(order: order))
+            } else {
+                logger.error("charge failed", error: PaymentFailure.declined(order: order))
+            }
+        }
+        core.holdWriter(false)
+        core.shutdown()
+        let lines = logLines(directory).filter { $0.contains(" shop: ") }
+        #expect(lines.count == order, "no line lost")
+        let typeName = String(reflecting: PaymentFailure.self)
+        let typeOnly = lines.filter { $0.contains("error=\(typeName) (") }
+        let described = lines.filter { $0.contains("error=\"declined(order: ") }
+        #expect(typeOnly.count + described.count + order / 10 == order, "\(lines.prefix(3))")
+        #expect(typeOnly.count > order / 4 && described.count > order / 10, "\(typeOnly.count) \(described.count)")
+        #expect(lines.first?.contains("error=\(typeName) (") == true, "the first ones were far behind")
+        #expect(lines.last?.contains("error=\"declined(order: ") == true, "the last ones were not")
+        #expect(
+            lines.filter { $0.contains("error=\"declined order ") }.count == order / 10,
+            "an error with a description of its own is always described")
+        let notices = logLines(directory).filter { $0.contains("logged errors were written with their type only") }
+        #expect(notices.count >= 1, "\(logLines(directory).suffix(3))")
+        let counted = notices.compactMap { $0.split(separator: "blackbox: ").last?.split(separator: " ").first }
+            .compactMap { Int($0) }.reduce(0, +)
+        #expect(counted == typeOnly.count, "\(notices)")
+    }
+
     @Test("an error type's name and whether it can say where it was thrown are found once and kept")
     func errorTypeFacts() {
         struct Located: ReportableError {
@@ -62,6 +107,8 @@ import Testing
         #expect(!plain.owned)
         #expect(plain.facts.takeUnretainedValue().name == String(reflecting: PaymentFailure.self))
         #expect(!plain.facts.takeUnretainedValue().isReportable)
+        #expect(!plain.facts.takeUnretainedValue().describesItself, "printed by reflection")
+        #expect(known.facts(of: DescribedFailure(order: 1)).facts.takeUnretainedValue().describesItself)
         let located = known.facts(of: Located()).facts.takeUnretainedValue()
         #expect(located.name == String(reflecting: Located.self) && located.isReportable)
         #expect(known.facts(of: PaymentFailure.declined(order: 2)).facts.toOpaque() == plain.facts.toOpaque())

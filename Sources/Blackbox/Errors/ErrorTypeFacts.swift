@@ -18,13 +18,19 @@ final class ErrorTypeFacts: Sendable {
     let isReportable: Bool
     /// A class's error box holds the static type; its instance may be of a subclass.
     let isClass: Bool
+    /// Whether Swift prints the error through a description of its own, not by reflection (several
+    /// microseconds a value): the writer, far behind, prints only the type of one that does not.
+    let describesItself: Bool
     let gates = CaptureGates()
 
-    init(type: ObjectIdentifier, name: String, isReportable: Bool, isClass: Bool = false) {
+    init(
+        type: ObjectIdentifier, name: String, isReportable: Bool, isClass: Bool = false, describesItself: Bool = true
+    ) {
         self.type = type
         self.name = name
         self.isReportable = isReportable
         self.isClass = isClass
+        self.describesItself = describesItself
         let entry = EncodedMetadata.errorEntryBytes(typeName: name)
         let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: entry.count, alignment: 1)
         _ = bytes.initializeMemory(as: UInt8.self, from: entry)
@@ -87,7 +93,22 @@ final class KnownErrorTypes: @unchecked Sendable {
         return learn(
             ErrorTypeFacts(
                 type: type, name: String(reflecting: Swift.type(of: error)),
-                isReportable: error is any ReportableError, isClass: Swift.type(of: error) is AnyClass))
+                isReportable: error is any ReportableError, isClass: Swift.type(of: error) is AnyClass,
+                describesItself: Self.describesItself(opened: error)))
+    }
+
+    /// Asked of the error's own type (the existential opened): Foundation, imported in this module,
+    /// makes `any Error` look `CustomStringConvertible` to the compiler.
+    private static func describesItself<Value>(opened value: Value) -> Bool {
+        value is any CustomStringConvertible || value is any CustomDebugStringConvertible
+            || value is any TextOutputStreamable
+    }
+
+    /// Whether `error` prints through a description of its own (`ErrorTypeFacts.describesItself`).
+    func describesItself(_ error: any Error) -> Bool {
+        let (facts, owned) = facts(of: error)
+        defer { if owned { facts.release() } }
+        return facts._withUnsafeGuaranteedRef(\.describesItself)
     }
 
     /// The type in `error`'s box. Swift on Linux keeps every error in a box whose third word is its

@@ -54,6 +54,9 @@ final class LogWriter: @unchecked Sendable {
     /// Lines dropped for a full journal whose notice is in the current batch: if the batch cannot be
     /// written, they are counted as lost with it, so every line is either written or counted.
     private var droppedNoticedInBatch: UInt64 = 0
+    /// Errors written with their type only since the last notice (`describingError`).
+    private var undescribedErrors = 0
+    private var undescribedErrorsReportDue: UInt64 = 0
     private var failure = FailureEpisode()
     private let notice = UnsafeMutableRawPointer.allocate(byteCount: 4096, alignment: 8)
 
@@ -307,11 +310,26 @@ final class LogWriter: @unchecked Sendable {
             format(record, next: next, streams: true)
             position = next
         }
+        reportUndescribedErrors(caughtUp: position == journal.reservedEnd)
         // Drained to the end with drops still unreported: space has returned, say so now.
         let reportedAtEnd = position == journal.reservedEnd && dropped.hasPending && reportDrops()
         guard position != cursor || reportedAtEnd else { return false }
         writeBatch(upTo: position)
         return true
+    }
+
+    /// Says how many errors were written with their type only (`describingError`), at most once a
+    /// second while it goes on, and once the writer has caught up.
+    private func reportUndescribedErrors(caughtUp: Bool) {
+        guard undescribedErrors > 0 else { return }
+        let now = monotonicNanoseconds()
+        guard caughtUp || now >= undescribedErrorsReportDue else { return }
+        appendNotice(
+            .warning,
+            "\(undescribedErrors) logged errors were written with their type only: describing them by reflection put the writer over half a journal behind",
+            streams: true)
+        undescribedErrors = 0
+        undescribedErrorsReportDue = now + 1_000_000_000
     }
 
     @discardableResult
@@ -350,14 +368,25 @@ final class LogWriter: @unchecked Sendable {
     }
 
     /// The record with its error described, when the log call left that to the writer.
+    ///
+    /// An error without a description of its own is printed by reflection (~4.5 µs, thirty times a
+    /// line's formatting): in a flood of them the writer fell behind, and the callers waited for
+    /// journal space (or lost lines, with `OverflowPolicy.drop`). While the writer is more than half a
+    /// journal behind, such an error keeps the type name its record holds, and a notice says how many
+    /// did (`reportUndescribedErrors`); no line is lost and no caller waits on it.
     @inline(never)
     private func describingError(of record: RecordView, at position: UInt64) -> RecordView {
+        let farBehind = journal.reservedEnd &- position > journal.capacity / 2
         guard
             let described = errorDescriptions?.withError(
                 for: position,
                 { error in
                     if record.flags.contains(.captureCountedByWriter) {
                         CaptureGates.countSuppressed(error, of: record)
+                    }
+                    if farBehind, !KnownErrorTypes.shared.describesItself(error) {
+                        undescribedErrors += 1
+                        return record
                     }
                     return describedRecord.copy(of: record, describing: error, limit: journal.maxRecordSize / 2)
                 })
