@@ -54,6 +54,8 @@ final class LogWriter: @unchecked Sendable {
     /// Lines dropped for a full journal whose notice is in the current batch: if the batch cannot be
     /// written, they are counted as lost with it, so every line is either written or counted.
     private var droppedNoticedInBatch: UInt64 = 0
+    /// Where the records of the batch being formatted end (the journal's reserved end at its start).
+    private var batchEnd: UInt64 = 0
     /// Errors written with their type only since the last notice (`describingError`).
     private var undescribedErrors = 0
     private var undescribedErrorsReportDue: UInt64 = 0
@@ -297,6 +299,7 @@ final class LogWriter: @unchecked Sendable {
     /// Formats and writes one batch; false when no committed record was waiting.
     private func drain() -> Bool {
         let end = journal.reservedEnd
+        batchEnd = end
         var position = cursor
         rotateByTimeIfDue()
         var gap = dropped.pendingGap
@@ -376,7 +379,9 @@ final class LogWriter: @unchecked Sendable {
     /// did (`reportUndescribedErrors`); no line is lost and no caller waits on it.
     @inline(never)
     private func describingError(of record: RecordView, at position: UInt64) -> RecordView {
-        let farBehind = journal.reservedEnd &- position > journal.capacity / 2
+        // Against the batch's end, not the producers' position: reading that per record took its
+        // cache line from the callers reserving on it.
+        let farBehind = batchEnd &- position > journal.capacity / 2
         guard
             let described = errorDescriptions?.withError(
                 for: position,
