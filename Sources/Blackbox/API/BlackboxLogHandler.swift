@@ -67,6 +67,8 @@ public struct BlackboxLogHandler: LogHandler {
     /// description (`DeferredErrorDescriptions`). Apart, so that a call without one pays nothing for it.
     @inline(never)
     private func log(_ event: LogEvent, level: LogLevel, error: any Error, core: LoggingCore) {
+        // Not `withFacts(of:)`: the stack a capture takes here must show no frame between this
+        // handler's and the app's call but the ones `CapturedStack.withoutMachinery` leaves out.
         let (facts, owned) = core.knownErrorTypes.facts(of: error)
         defer { if owned { facts.release() } }
         facts._withUnsafeGuaranteedRef { facts in

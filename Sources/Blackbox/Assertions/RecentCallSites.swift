@@ -30,8 +30,9 @@ struct CallSiteIdentity: Equatable {
         }
     }
 
+    /// A string's two words (see the type's note on when they identify its text).
     @inline(__always)
-    private static func words(_ string: String) -> (UInt, UInt) {
+    static func words(_ string: String) -> (UInt, UInt) {
         withUnsafeBytes(of: string) { bytes in
             (bytes.load(as: UInt.self), bytes.load(fromByteOffset: MemoryLayout<UInt>.size, as: UInt.self))
         }

@@ -32,22 +32,21 @@ final class CaptureGates: Sendable {
     @inline(__always)
     func gate(file: String, line: UInt) -> Unmanaged<CaptureGate>? {
         let identity = CaptureGate.Identity(file: file, line: line)
-        for index in slots.indices {
-            let bits = slots[index].load(ordering: .acquiring)
-            guard bits != 0 else { return nil }
-            let gate = Unmanaged<CaptureGate>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)
-            if gate._withUnsafeGuaranteedRef({ $0.identity == identity }) { return gate }
-        }
-        return nil
+        return firstGate { $0.identity == identity }
     }
 
     /// The gate of a record's call site, for the writer: compared by the text it holds.
     func gate(file: UnsafeRawBufferPointer, line: UInt) -> Unmanaged<CaptureGate>? {
+        firstGate { $0.isSite(file: file, line: line) }
+    }
+
+    @inline(__always)
+    private func firstGate(where matches: (CaptureGate) -> Bool) -> Unmanaged<CaptureGate>? {
         for index in slots.indices {
             let bits = slots[index].load(ordering: .acquiring)
             guard bits != 0 else { return nil }
             let gate = Unmanaged<CaptureGate>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)
-            if gate._withUnsafeGuaranteedRef({ $0.isSite(file: file, line: line) }) { return gate }
+            if gate._withUnsafeGuaranteedRef(matches) { return gate }
         }
         return nil
     }
@@ -58,9 +57,7 @@ final class CaptureGates: Sendable {
     /// By the writer, for a record whose call found its site's gate closed: the call counted in the
     /// site's next report.
     static func countSuppressed(_ error: any Error, of record: RecordView, in known: KnownErrorTypes = .shared) {
-        let (facts, owned) = known.facts(of: error)
-        defer { if owned { facts.release() } }
-        facts._withUnsafeGuaranteedRef { facts in
+        known.withFacts(of: error) { facts in
             facts.gates.gate(file: record.file, line: UInt(record.line))?._withUnsafeGuaranteedRef {
                 $0.countSuppressed()
             }
@@ -102,9 +99,7 @@ final class CaptureGate: Sendable {
 
         @inline(__always)
         init(file: String, line: UInt) {
-            (file0, file1) = withUnsafeBytes(of: file) { bytes in
-                (bytes.load(as: UInt.self), bytes.load(fromByteOffset: MemoryLayout<UInt>.size, as: UInt.self))
-            }
+            (file0, file1) = CallSiteIdentity.words(file)
             self.line = line
         }
     }

@@ -104,11 +104,12 @@ final class KnownErrorTypes: @unchecked Sendable {
             || value is any TextOutputStreamable
     }
 
-    /// Whether `error` prints through a description of its own (`ErrorTypeFacts.describesItself`).
-    func describesItself(_ error: any Error) -> Bool {
+    /// `body` with the facts of `error`'s type (`facts(of:)`), borrowed for the call.
+    @inline(__always)
+    func withFacts<Result>(of error: any Error, _ body: (ErrorTypeFacts) -> Result) -> Result {
         let (facts, owned) = facts(of: error)
         defer { if owned { facts.release() } }
-        return facts._withUnsafeGuaranteedRef(\.describesItself)
+        return facts._withUnsafeGuaranteedRef(body)
     }
 
     /// The type in `error`'s box. Swift on Linux keeps every error in a box whose third word is its

@@ -389,7 +389,7 @@ final class LogWriter: @unchecked Sendable {
                     if record.flags.contains(.captureCountedByWriter) {
                         CaptureGates.countSuppressed(error, of: record)
                     }
-                    if farBehind, !KnownErrorTypes.shared.describesItself(error) {
+                    if farBehind, !KnownErrorTypes.shared.withFacts(of: error, \.describesItself) {
                         undescribedErrors += 1
                         return record
                     }
