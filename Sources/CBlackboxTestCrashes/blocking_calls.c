@@ -211,3 +211,61 @@ int bbx_test_blocking_calls(int disturb, bbx_test_call_result *results, int capa
     close(devnull);
     return count;
 }
+
+// Short calls made again and again on threads of their own while thread captures follow each other
+// with no pause: a thread is often between two calls when a sender reads what it is blocked in, and
+// in its next call when the signal arrives (the sender's note is stale). Each result is how many of the
+// thread's calls returned EINTR (`expected_result` 0) out of `expected_ms`'s place: the calls made.
+typedef struct repeated_call {
+    const char *name;
+    atomic_int stop;
+    atomic_long made, interrupted;
+    pthread_t thread;
+} repeated_call;
+
+static long one_short_call(const char *name) {
+    if (!strcmp(name, "ppoll-repeated")) {
+        struct timespec timeout = {0, 1000000L};
+        return ppoll(NULL, 0, &timeout, NULL);
+    }
+    if (!strcmp(name, "select-repeated")) {
+        struct timeval timeout = {0, 1000};
+        return select(0, NULL, NULL, NULL, &timeout);
+    }
+    struct timespec wait = {0, 1000000L};
+    return nanosleep(&wait, NULL);
+}
+
+static void *repeat_call(void *value) {
+    repeated_call *c = value;
+    while (!atomic_load(&c->stop)) {
+        errno = 0;
+        if (one_short_call(c->name) < 0 && errno == EINTR) atomic_fetch_add(&c->interrupted, 1);
+        atomic_fetch_add(&c->made, 1);
+    }
+    return NULL;
+}
+
+int bbx_test_blocking_call_races(long duration_ms, bbx_test_call_result *results, int capacity) {
+    static repeated_call calls[] = {{.name = "ppoll-repeated"}, {.name = "select-repeated"}, {.name = "nanosleep-repeated"}};
+    enum { COUNT = sizeof(calls) / sizeof(calls[0]) };
+    int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    for (int i = 0; i < COUNT; i++) pthread_create(&calls[i].thread, NULL, repeat_call, &calls[i]);
+    long begin = now_ms();
+    while (now_ms() - begin < duration_ms) bbx_capture_other_threads(devnull);
+    int count = 0;
+    for (int i = 0; i < COUNT; i++) {
+        atomic_store(&calls[i].stop, 1);
+        pthread_join(calls[i].thread, NULL);
+        if (count == capacity) continue;
+        bbx_test_call_result *r = &results[count++];
+        memset(r, 0, sizeof(*r));
+        r->name = calls[i].name;
+        r->elapsed_ms = now_ms() - begin;
+        r->result = atomic_load(&calls[i].interrupted);
+        r->expected_ms = atomic_load(&calls[i].made);
+        r->error = r->result > 0 ? EINTR : 0;
+    }
+    close(devnull);
+    return count;
+}

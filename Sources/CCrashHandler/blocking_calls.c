@@ -23,7 +23,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -116,6 +118,39 @@ static void rewind_to_call(ucontext_t *context, const bbx_blocking_call *call) {
     context->uc_mcontext.gregs[REG_RAX] = (greg_t)call->number;
     context->uc_mcontext.gregs[REG_RIP] -= 2;  // `syscall` is two bytes
 }
+
+// Reads `count` bytes at `address` without faulting (process_vm_readv answers EFAULT instead); 0 when
+// refused (a seccomp profile may), and then nothing is read.
+static int read_code(unsigned long address, unsigned char *bytes, size_t count) {
+    struct iovec local = {.iov_base = bytes, .iov_len = count};
+    struct iovec remote = {.iov_base = (void *)address, .iov_len = count};
+    return bbx_syscall6(SYS_process_vm_readv, getpid(), (long)&local, 1, (long)&remote, 1, 0) == (long)count;
+}
+
+// The call the interrupted code made, from the context alone: for when the sender's note is stale (the
+// thread entered this call between the sender's read and its signal; after a capture's resume, the
+// next capture's read finds the thread still in the handler). Only glibc's own shape of a call is
+// trusted: `mov $number, %eax` right before `syscall`, with rcx holding the return address as
+// `syscall` leaves it. The six arguments are still in their registers (`syscall` keeps them).
+static int call_from_context(const ucontext_t *context, bbx_blocking_call *call) {
+    const greg_t *r = context->uc_mcontext.gregs;
+    unsigned long resume = (unsigned long)r[REG_RIP];
+    unsigned char code[7];
+    if ((unsigned long)r[REG_RCX] != resume || resume < sizeof(code) ||
+        !read_code(resume - sizeof(code), code, sizeof(code)))
+        return 0;
+    if (code[0] != 0xb8 || code[5] != 0x0f || code[6] != 0x05) return 0;
+    int32_t number;
+    memcpy(&number, code + 1, sizeof(number));
+    const unsigned long arguments[6] = {
+        (unsigned long)r[REG_RDI], (unsigned long)r[REG_RSI], (unsigned long)r[REG_RDX],
+        (unsigned long)r[REG_R10], (unsigned long)r[REG_R8], (unsigned long)r[REG_R9]};
+    call->number = number;
+    memcpy(call->arguments, arguments, sizeof(arguments));
+    call->stack_pointer = (unsigned long)r[REG_RSP];
+    call->resume_address = resume;
+    return 1;
+}
 #elif defined(__aarch64__)
 static long *result_register(ucontext_t *context) { return (long *)&context->uc_mcontext.regs[0]; }
 
@@ -130,12 +165,24 @@ static void rewind_to_call(ucontext_t *context, const bbx_blocking_call *call) {
     context->uc_mcontext.regs[0] = call->arguments[0];
     context->uc_mcontext.pc -= 4;  // `svc #0`
 }
+
+// x0, the first argument, is the result now: without the sender's note the call cannot be made again.
+static int call_from_context(const ucontext_t *context, bbx_blocking_call *call) {
+    (void)context;
+    (void)call;
+    return 0;
+}
 #endif
 
 void bbx_blocking_call_resume(const bbx_blocking_call *call, void *raw_context, const sigset_t *capture_signals) {
 #if defined(__x86_64__) || defined(__aarch64__)
     ucontext_t *context = raw_context;
-    if (call->number < 0 || *result_register(context) != -EINTR || !interrupted_at(context, call)) return;
+    if (*result_register(context) != -EINTR) return;
+    bbx_blocking_call from_context;
+    if (call->number < 0 || !interrupted_at(context, call)) {
+        if (!call_from_context(context, &from_context)) return;
+        call = &from_context;
+    }
     if (repeatable(call)) {
         rewind_to_call(context, call);
     } else if (kept_in_restart_block(call)) {

@@ -37,13 +37,21 @@ func blockingCalls(disturbed: Bool) -> String {
             "result": \(left), "expectedResult": 0, "error": 0, "expectedError": 0}
             """)
     }
-    for result in results.prefix(max(0, count)) {
-        lines.append(
-            """
-            {"name": "\(String(cString: result.name))", "startedMs": \(result.started_ms), \
-            "elapsedMs": \(result.elapsed_ms), "expectedMs": \(result.expected_ms), "result": \(result.result), \
-            "expectedResult": \(result.expected_result), "error": \(result.error), "expectedError": \(result.expected_error)}
-            """)
-    }
-    return lines.joined(separator: "\n")
+    return (lines + results.prefix(max(0, count)).map(jsonLine)).joined(separator: "\n")
+}
+
+/// `blocking-calls racing`: short calls made again and again while thread captures follow each other
+/// for 1.5 s; each line's `result` is how many of the calls returned EINTR, `expectedMs` how many were made.
+func blockingCallRaces() -> String {
+    var results = [bbx_test_call_result](repeating: bbx_test_call_result(), count: 8)
+    let count = Int(bbx_test_blocking_call_races(1500, &results, Int32(results.count)))
+    return results.prefix(max(0, count)).map(jsonLine).joined(separator: "\n")
+}
+
+private func jsonLine(_ result: bbx_test_call_result) -> String {
+    """
+    {"name": "\(String(cString: result.name))", "startedMs": \(result.started_ms), \
+    "elapsedMs": \(result.elapsed_ms), "expectedMs": \(result.expected_ms), "result": \(result.result), \
+    "expectedResult": \(result.expected_result), "error": \(result.error), "expectedError": \(result.expected_error)}
+    """
 }

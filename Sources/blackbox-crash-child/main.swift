@@ -106,7 +106,7 @@ if kind == "new-thread-coverage" {
     exit(0)
 }
 if kind == "blocking-calls" {
-    print(blockingCalls(disturbed: place == "disturbed"))
+    print(place == "racing" ? blockingCallRaces() : blockingCalls(disturbed: place == "disturbed"))
     Blackbox.flush()
     exit(0)
 }

@@ -64,6 +64,29 @@ struct BlockingCallTests {
         checkEachReturnsWhatItWould(try calls("disturbed", build: build))
     }
 
+    /// A capture's handler answers before it resumes the thread's call, so the next capture's read finds
+    /// the thread still in the handler, and its signal meets the call made again: the sender's note is
+    /// stale. Before the handler read the call from the context itself, a fifth of these calls returned
+    /// EINTR (215-332 of ~1,230 ppolls and selects in 1.5 s).
+    @Test(
+        "1 ms ppolls, selects and nanosleeps made again and again under back-to-back thread captures never return EINTR",
+        arguments: CrashMatrixTests.debugAndRelease)
+    func underBackToBackCaptures(build: Build) throws {
+        let directory = TemporaryDirectory()
+        let executable = "\(try #require(build.binDirectory))/blackbox-crash-child"
+        let result = try runProgram(executable, [directory.path, "blocking-calls", "racing"])
+        #expect(result.status == 0 && !result.signaled, "\(result.stderr)")
+        let calls = try result.stdout.split(separator: "\n").filter { $0.hasPrefix("{") }.map {
+            try JSONDecoder().decode(Call.self, from: Data($0.utf8))
+        }
+        #expect(calls.map(\.name) == ["ppoll-repeated", "select-repeated", "nanosleep-repeated"], "\(result.stdout)")
+        for call in calls {
+            // `expectedMs` carries the number of calls made: hundreds, or the race was hardly run.
+            #expect(call.expectedMs > 200, "\(call)")
+            #expect(call.result == 0, "\(call.result) of \(call.expectedMs) calls returned EINTR: \(call)")
+        }
+    }
+
     @Test("the same where the sweep signals the threads too (new threads not covered at start)")
     func underCapturesAndSweeps() throws {
         checkEachReturnsWhatItWould(

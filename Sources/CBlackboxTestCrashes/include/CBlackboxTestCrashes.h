@@ -39,4 +39,9 @@ typedef struct bbx_test_call_result {
 /// (`disturb`) thread captures and sweeps run every 100 ms. The number of results written.
 int bbx_test_blocking_calls(int disturb, bbx_test_call_result *results, int capacity);
 
+/// 1 ms ppolls, selects and nanosleeps made again and again, each on a thread of its own, while thread
+/// captures follow each other for `duration_ms`: each result's `result` is how many of its calls
+/// returned EINTR, `expected_ms` how many it made. The number of results written.
+int bbx_test_blocking_call_races(long duration_ms, bbx_test_call_result *results, int capacity);
+
 #endif
