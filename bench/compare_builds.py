@@ -5,7 +5,8 @@ For "no change may make the logging hot path slower": W1 (mean, p99) and W2 (msg
 API and swift-log, each run in a fresh process and directory, the two builds alternating (the order
 flips every repetition), medians with min-max, and after/before ratios. `--w5`: issue 52's W5 forms
 (a call with `error:`, with a self-describing error, with a private value) instead, each also as a
-ratio to the plain call of its own build.
+ratio to the plain call of its own build: across processes (W5), and within one (W5P: the form and
+the plain call in alternating blocks, which this VM's swings between processes leave alone).
 """
 
 import argparse
@@ -21,7 +22,8 @@ CASES = [("W1", "native", "mean_ns"), ("W1", "native", "p99_ns"), ("W1", "swiftl
 # --w5: issue 52's error call forms, the caller's CPU per call and the mean, each also against the
 # plain call of the same build (the issue's bar: less than 1.1x on the caller's thread).
 W5_FORMS = ["swiftlog", "swiftlog+error", "swiftlog+describederror", "swiftlog+private"]
-W5_CASES = [("W5", form, field) for form in W5_FORMS for field in ("caller_cpu_ns_per_line", "mean_ns")]
+W5_CASES = [("W5", form, field) for form in W5_FORMS for field in ("caller_cpu_ns_per_line", "mean_ns")] + [
+    ("W5P", form, field) for form in W5_FORMS[1:] for field in ("ratio", "caller_cpu_ns_per_line")]
 
 
 def run(binary, workload, competitor):
@@ -54,8 +56,11 @@ def main():
         runs = results[(workload, competitor)]
         before = [float(r[field]) for r in runs["before"]]
         after = [float(r[field]) for r in runs["after"]]
-        print(f"{workload} {competitor:9} {field:11} before {statistics.median(before):>12,.1f} ({min(before):,.0f}..{max(before):,.0f})"
-              f"  after {statistics.median(after):>12,.1f} ({min(after):,.0f}..{max(after):,.0f})"
+        # Ratios (W5P) to three places, everything else to whole units.
+        places = 3 if max(before + after) < 10 else 0
+        print(f"{workload} {competitor:9} {field:11} before {statistics.median(before):>12,.{max(places, 1)}f}"
+              f" ({min(before):,.{places}f}..{max(before):,.{places}f})"
+              f"  after {statistics.median(after):>12,.{max(places, 1)}f} ({min(after):,.{places}f}..{max(after):,.{places}f})"
               f"  after/before {statistics.median(after) / statistics.median(before):.3f}")
     if args.w5:
         for build in ("before", "after"):

@@ -150,6 +150,13 @@ func monotonicNow() -> UInt64 {
     return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
 }
 
+/// The calling thread's CPU time, to the nanosecond (getrusage's is in microseconds).
+func threadCPUNanoseconds() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+    return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
+}
+
 /// User and system CPU time of the process (finished threads included) or of the calling thread.
 func cpuNanoseconds(ofThread: Bool = false) -> UInt64 {
     var usage = rusage()
@@ -271,6 +278,47 @@ func runBenchmark(workload: String, competitor: String, directory: String) -> St
         let callerCPUAtStart = cpuNanoseconds(ofThread: true)
         inBenchScope { measureCalls(1_000_000, into: &fields) { subject.logError($0, form: errorCallForm) } }
         fields["caller_cpu_ns_per_line"] = "\(Double(cpuNanoseconds(ofThread: true) - callerCPUAtStart) / 1_000_000)"
+
+    case "W5P":
+        // W5's form against the plain call in one process: blocks of calls alternate between the two
+        // (ABBA, so a steady drift cancels), each block's CPU read from the thread's own clock. Runs
+        // of one binary differ by a tenth on this VM (frequency, neighbours); blocks a few
+        // milliseconds apart share the machine's state, so their ratio is what the form costs.
+        if errorCallForm == .error || errorCallForm == .describedError {
+            inBenchScope { subject.logError(-1, form: errorCallForm) }
+            usleep(2_000_000)
+        }
+        let blockCalls = 20_000
+        var plainBlocks: [UInt64] = []
+        var formBlocks: [UInt64] = []
+        var next = 0
+        func block(_ form: ErrorCallForm) -> UInt64 {
+            let start = threadCPUNanoseconds()
+            inBenchScope {
+                for _ in 0..<blockCalls {
+                    subject.logError(next, form: form)
+                    next += 1
+                }
+            }
+            return threadCPUNanoseconds() - start
+        }
+        for pair in 0..<50 {
+            if pair % 2 == 0 {
+                plainBlocks.append(block(.plain))
+                formBlocks.append(block(errorCallForm))
+            } else {
+                formBlocks.append(block(errorCallForm))
+                plainBlocks.append(block(.plain))
+            }
+        }
+        let ratios = zip(formBlocks, plainBlocks).map { Double($0) / Double($1) }.sorted()
+        let perCall = { (blocks: [UInt64]) in Double(blocks.reduce(0, +)) / Double(blocks.count * blockCalls) }
+        fields["caller_cpu_ns_per_line"] = "\(perCall(formBlocks))"
+        fields["plain_caller_cpu_ns_per_line"] = "\(perCall(plainBlocks))"
+        fields["ratio"] = "\(perCall(formBlocks) / perCall(plainBlocks))"
+        fields["pair_ratio_p10"] = "\(ratios[ratios.count / 10])"
+        fields["pair_ratio_p50"] = "\(ratios[ratios.count / 2])"
+        fields["pair_ratio_p90"] = "\(ratios[ratios.count * 9 / 10])"
 
     case "W2":
         let threads = 4
