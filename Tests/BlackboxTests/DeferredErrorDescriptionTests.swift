@@ -335,6 +335,77 @@ import Testing
             lines.allSatisfy { $0.contains("error=tracked") }, "\(lines.first { !$0.contains("error=tracked") } ?? "")")
     }
 
+    struct WideFailure: Error {
+        let first: Int
+        let second: Int
+        let third: Int
+    }
+
+    enum NamedFailure: Error {
+        case declined(reason: String)
+    }
+
+    @Test("a plain error of at most 16 bytes is copied, other errors are held by reference")
+    func whichErrorsAreCopied() {
+        let table = KnownErrorTypes()
+        #expect(table.copiesValuesFromBox, "values sit where the copy reads them (checked at start)")
+        func size(_ error: any Error) -> Int? { table.facts(of: error).facts._withUnsafeGuaranteedRef(\.inlineSize) }
+        #expect(size(PaymentFailure.declined(order: 1)) == MemoryLayout<PaymentFailure>.size)
+        #expect(size(DescribedFailure(order: 1)) == MemoryLayout<DescribedFailure>.size)
+        #expect(size(WideFailure(first: 1, second: 2, third: 3)) == nil, "24 bytes")
+        #expect(size(NamedFailure.declined(reason: "card")) == nil, "a string holds a reference")
+        #expect(size(TrackedError(counter: ReleaseCounter())) == nil)
+        #expect(size(CocoaStyleError()) == nil, "a class")
+    }
+
+    final class CocoaStyleError: Error, Sendable {}
+
+    @Test("a copied error keeps no reference: the writer makes it again from the slot, once")
+    func copiedErrorsAreMadeAgain() {
+        let table = KnownErrorTypes()
+        let descriptions = DeferredErrorDescriptions(journalCapacity: 4096)
+        let facts = table.facts(of: PaymentFailure.declined(order: 0)).facts
+        descriptions.hold(PaymentFailure.declined(order: 42), for: 0, size: 64, copying: facts)
+        descriptions.hold(
+            DescribedFailure(order: 7), for: 64, size: 64, copying: table.facts(of: DescribedFailure(order: 0)).facts)
+        #expect(descriptions.heldCount == 0 && descriptions.copiedCount == 2)
+        let made = descriptions.withError(for: 0) { $0 as? PaymentFailure }
+        guard case .declined(let order) = made else {
+            Issue.record("not made again: \(String(describing: made))")
+            return
+        }
+        #expect(order == 42)
+        #expect(descriptions.withError(for: 64) { "\($0)" } == "declined order 7")
+        #expect(descriptions.withError(for: 0) { $0 } == nil, "described once")
+        #expect(descriptions.copiedCount == 0)
+        descriptions.releaseDescribed()
+        #expect(table.facts(of: PaymentFailure.declined(order: 1)).facts._withUnsafeGuaranteedRef(\.inlineSize) != nil)
+    }
+
+    @Test("a copy and a reference take turns in a slot: the earlier lap's reference is released, a copy is not")
+    func copiesAndReferencesShareSlots() {
+        let table = KnownErrorTypes()
+        let facts = table.facts(of: PaymentFailure.declined(order: 0)).facts
+        let descriptions = DeferredErrorDescriptions(journalCapacity: 4096)
+        let counters = (0..<2).map { _ in ReleaseCounter() }
+        // Lap 0: a reference in slot 0, described; a copy in slot 1.
+        descriptions.hold(TrackedError(counter: counters[0]), for: 0, size: 64)
+        descriptions.hold(PaymentFailure.declined(order: 1), for: 64, size: 64, copying: facts)
+        #expect(descriptions.withError(for: 0) { "\($0)" } == "tracked")
+        #expect(descriptions.withError(for: 64) { "\($0)" } == "declined(order: 1)")
+        // Lap 1: a copy over the reference (released now), a reference over the copy (nothing to release).
+        descriptions.hold(PaymentFailure.declined(order: 2), for: 4096, size: 64, copying: facts)
+        #expect(counters.map(\.released) == [1, 0])
+        descriptions.hold(TrackedError(counter: counters[1]), for: 4096 + 64, size: 64)
+        #expect(descriptions.heldCount == 1 && descriptions.copiedCount == 1)
+        #expect(descriptions.withError(for: 4096) { "\($0)" } == "declined(order: 2)")
+        #expect(descriptions.withError(for: 4096 + 64) { "\($0)" } == "tracked")
+        descriptions.releaseDescribed()
+        #expect(counters.map(\.released) == [1, 1], "the sweep releases references only")
+        #expect(descriptions.heldCount == 0)
+        #expect(facts._withUnsafeGuaranteedRef(\.name) == String(reflecting: PaymentFailure.self), "facts intact")
+    }
+
     @Test("a running writer releases a described error within its sweep interval when no caller comes")
     func writerReleasesDescribedErrorsWhenQuiet() throws {
         let directory = TemporaryDirectory()
@@ -350,6 +421,20 @@ import Testing
         while counter.released == 0 && monotonicNanoseconds() < deadline { usleep(20_000) }
         #expect(counter.released == 1, "released by the writer's sweep, the core still running")
         #expect(core.errorDescriptions.heldCount == 0)
+    }
+}
+
+extension DeferredErrorDescriptions {
+    /// As a log call holds an error: by reference, or its value copied when `facts` (a table's, with
+    /// an `inlineSize`) are given.
+    fileprivate func hold(
+        _ error: any Error, for position: UInt64, size: Int, copying facts: Unmanaged<ErrorTypeFacts>? = nil
+    ) {
+        withExtendedLifetime(error) {
+            guard var borrowed = BorrowedError(error) else { return }
+            borrowed.inlineFacts = facts
+            hold(borrowed, for: position, size: size)
+        }
     }
 }
 

@@ -43,11 +43,11 @@ public struct BlackboxLogHandler: LogHandler {
         let level = LogLevel(event.level)
         // `logLevel` cannot say "off" to swift-log, so the label's own level is checked here again.
         guard level >= (levelOverride ?? label.level) else { return }
+        if event.error != nil { return logWithError(event, level: level) }
         // Cores are immortal, so the core is used without retaining it: every thread logs through
         // the same core, and a retain/release pair on it per call (what `unowned(unsafe)` compiled
         // to) made all callers bounce its reference count's cache line between cores.
         label.core._withUnsafeGuaranteedRef { core in
-            if let error = event.error { return log(event, level: level, error: error, core: core) }
             let provider = core.metadataProvider
             let encoded: EncodedMetadata
             if metadata.isEmpty && provider == nil && event.metadata?.isEmpty != false {
@@ -65,13 +65,22 @@ public struct BlackboxLogHandler: LogHandler {
 
     /// A call with an `error:`: its line carries the error's type name, the writer prints its
     /// description (`DeferredErrorDescriptions`). Apart, so that a call without one pays nothing for it.
+    /// The error goes on by its reference (`BorrowedError`), not copied.
     @inline(never)
-    private func log(_ event: LogEvent, level: LogLevel, error: any Error, core: LoggingCore) {
+    private func logWithError(_ event: LogEvent, level: LogLevel) {
+        guard let error = BorrowedError(event.error) else { return }
+        label.core._withUnsafeGuaranteedRef { core in log(event, level: level, error: error, core: core) }
+    }
+
+    private func log(_ event: LogEvent, level: LogLevel, error: BorrowedError, core: LoggingCore) {
         // Not `withFacts(of:)`: the stack a capture takes here must show no frame between this
         // handler's and the app's call but the ones `CapturedStack.withoutMachinery` leaves out.
-        let (facts, owned) = core.knownErrorTypes.facts(of: error)
-        defer { if owned { facts.release() } }
-        facts._withUnsafeGuaranteedRef { facts in
+        let (kept, owned) = core.knownErrorTypes.facts(of: error)
+        defer { if owned { kept.release() } }
+        var error = error
+        // A plain value is copied for the writer instead of held; its facts must outlive the record.
+        if !owned && kept._withUnsafeGuaranteedRef({ $0.inlineSize != nil }) { error.inlineFacts = kept }
+        kept._withUnsafeGuaranteedRef { facts in
             let capturing = level >= .error && core.capturesLoggedErrors
             let scope = capturing ? ScopeBinding.currentIfAnyBound : nil
             // A site whose report is not due yet lets the writer count the call (`CaptureGates`).
@@ -92,14 +101,16 @@ public struct BlackboxLogHandler: LogHandler {
                 if !held { gate?._withUnsafeGuaranteedRef { $0.countSuppressed() } }
                 return
             }
-            noteOrCapture(error, facts, of: event, capturing: capturing, scope: scope, gate: gate, now: now)
+            noteOrCapture(error.error, facts, of: event, capturing: capturing, scope: scope, gate: gate, now: now)
         }
     }
 
     /// A log call's error is a captured error (`capturesLoggedErrors`, at `.error` and above), its line
     /// the capture's. Where the app handled an error is its best-known site when the error is captured
     /// later in this request by code that has none of the app's frames (`ThrowSite`), so it is noted
-    /// in the request's scope either way.
+    /// in the request's scope either way. Not inlined: a call at a closed gate never gets here, and
+    /// inlined, its frame's setup (a captured stack's storage) was paid by every call.
+    @inline(never)
     private func noteOrCapture(
         _ error: any Error, _ errorType: ErrorTypeFacts, of event: LogEvent, capturing: Bool, scope: ScopeBinding?,
         gate: Unmanaged<CaptureGate>?, now: UInt64

@@ -14,7 +14,7 @@ extension LoggingCore {
     func appendText(
         level: LogLevel, label: LabelHandle, message: String, metadata: EncodedMetadata, file: String,
         function: String = "", line: UInt, timestamp: UInt64 = wallClockNanoseconds(),
-        describingLater error: (any Error)? = nil, captureCountedByWriter: Bool = false
+        describingLater error: BorrowedError? = nil, captureCountedByWriter: Bool = false
     ) -> Bool {
         let threadID = currentThreadID()
         return withUTF8Bytes(message) { messageBytes in
@@ -41,7 +41,7 @@ extension LoggingCore {
     private func appendText(
         level: LogLevel, label: LabelHandle, message: UnsafeRawBufferPointer, metadata: borrowing EncodedMetadata,
         file: UnsafeRawBufferPointer, function: UnsafeRawBufferPointer?, line: UInt, timestamp: UInt64,
-        threadID: UInt32, describingLater error: (any Error)?, captureCountedByWriter: Bool
+        threadID: UInt32, describingLater error: BorrowedError?, captureCountedByWriter: Bool
     ) -> Bool {
         let labelBytes = label.bytes
         let fileCount = min(file.count, Self.maxFileNameBytes)
@@ -65,10 +65,10 @@ extension LoggingCore {
         }
         let size = fixed + metadataCount + messageCount
         guard let slot = reserve(size, level: level) else { return false }
-        let deferredError = flags.contains(.describesErrorLater) ? error : nil
-        assert(deferredError == nil || RecordLayout.aligned(size) >= DeferredErrorDescriptions.bytesPerSlot)
-        if let deferredError, !slot.direct {
-            errorDescriptions.hold(deferredError, for: slot.position, size: RecordLayout.aligned(size))
+        let defersError = flags.contains(.describesErrorLater)
+        assert(!defersError || RecordLayout.aligned(size) >= DeferredErrorDescriptions.bytesPerSlot)
+        if defersError, !slot.direct, let error {
+            errorDescriptions.hold(error, for: slot.position, size: RecordLayout.aligned(size))
         }
         var writer = RecordWriter(base: slot.record)
         writer.append(labelBytes)
@@ -84,8 +84,9 @@ extension LoggingCore {
             timestamp: timestamp, threadID: threadID, line: UInt32(truncatingIfNeeded: line), kind: .text,
             level: level, labelCount: labelBytes.count, fileCount: fileCount + functionCount, flags: flags,
             messageCount: messageCount, metadataCount: metadataCount)
-        commit(slot, size: size, level: level, describing: deferredError)
-        return deferredError != nil && !slot.direct
+        // A record without the error entry (its metadata cut) has nothing the description replaces.
+        commit(slot, size: size, level: level, describing: error)
+        return defersError && !slot.direct
     }
 
     private static var metadataCutMarker: EncodedMetadata {

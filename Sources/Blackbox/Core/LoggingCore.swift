@@ -244,8 +244,8 @@ public final class LoggingCore: @unchecked Sendable {
     /// Seals a filled record and lets the writer know. `error`: a direct record's error to describe
     /// (`RecordFlags.describesErrorLater`; the writer takes a journal record's from `errorDescriptions`).
     @inline(__always)
-    func commit(_ slot: Slot, size: Int, level: LogLevel, describing error: (any Error)? = nil) {
-        guard !slot.direct else { return writeDirect(slot.record, size: size, describing: error) }
+    func commit(_ slot: Slot, size: Int, level: LogLevel, describing error: BorrowedError? = nil) {
+        guard !slot.direct else { return writeDirect(slot.record, size: size, describing: error?.error) }
         journal.commit(slot.record, position: slot.position, length: size)
         if writerSleeping.load(ordering: .sequentiallyConsistent) { writer.wake() }
         if level >= synchronousLevel {

@@ -1,6 +1,7 @@
 import Atomics
 import CCrashHandler
 import Logging
+import Synchronization
 
 /// A scope bound to a task: the task-local value that ordinary code reads (assertion reports, captured
 /// errors) and that the crash handler finds for the crashed thread's task through the runtime's own
@@ -11,7 +12,9 @@ final class ScopeBinding: Sendable {
 
     /// Set by the first binding: until a program enters a scope, a log call with an error does not
     /// read the task-local value (~12 ns, a tenth of what issue 52 allows the call).
-    private static let anyBound = ManagedAtomic<Bool>(false)
+    /// A value, not a `ManagedAtomic` (a class instance behind a lazy global: a `swift_once` check
+    /// and a metadata lookup per call), so the global is laid out statically.
+    private static let anyBound = Atomic<Bool>(false)
 
     /// `current`, read only once any scope was bound. Code inside a scope runs after its binding was
     /// made (the task or closure that runs it started after), so it always sees the flag set.

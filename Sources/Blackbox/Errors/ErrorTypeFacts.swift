@@ -21,16 +21,24 @@ final class ErrorTypeFacts: Sendable {
     /// Whether Swift prints the error through a description of its own, not by reflection (several
     /// microseconds a value): the writer, far behind, prints only the type of one that does not.
     let describesItself: Bool
+    /// For a plain value of at most 16 bytes: how the writer makes the error from the bytes a log call
+    /// copied instead of holding its box.
+    let inlineValue: InlineErrorValue?
+    /// Its size, or nil: read by the caller apart from `inlineValue`, whose copy retains a closure.
+    let inlineSize: Int?
     let gates = CaptureGates()
 
     init(
-        type: ObjectIdentifier, name: String, isReportable: Bool, isClass: Bool = false, describesItself: Bool = true
+        type: ObjectIdentifier, name: String, isReportable: Bool, isClass: Bool = false, describesItself: Bool = true,
+        inlineValue: InlineErrorValue? = nil
     ) {
         self.type = type
         self.name = name
         self.isReportable = isReportable
         self.isClass = isClass
         self.describesItself = describesItself
+        self.inlineValue = inlineValue
+        self.inlineSize = inlineValue?.size
         let entry = EncodedMetadata.errorEntryBytes(typeName: name)
         let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: entry.count, alignment: 1)
         _ = bytes.initializeMemory(as: UInt8.self, from: entry)
@@ -38,6 +46,21 @@ final class ErrorTypeFacts: Sendable {
     }
 
     deinit { errorEntry.deallocate() }
+}
+
+/// How an error of a plain type (no references, at most 16 bytes) is copied out of its box on the
+/// caller and made again on the writer (`DeferredErrorDescriptions`).
+struct InlineErrorValue: Sendable {
+    static let capacity = 16
+    let size: Int
+    /// The error from its value's bytes (not necessarily aligned).
+    let make: @Sendable (UnsafeRawPointer) -> any Error
+
+    static func of<Value: Error>(_ type: Value.Type) -> InlineErrorValue? {
+        // `_isPOD`: the stdlib's own test for a value without references (no public spelling yet).
+        guard _isPOD(Value.self), MemoryLayout<Value>.size <= capacity else { return nil }
+        return InlineErrorValue(size: MemoryLayout<Value>.size) { $0.loadUnaligned(as: Value.self) }
+    }
 }
 
 /// The error types met so far, read on every log call with an error: without a lock for the first
@@ -57,6 +80,12 @@ final class KnownErrorTypes: @unchecked Sendable {
     private let writers = Mutex<(taken: Int, overflow: [ObjectIdentifier: Unmanaged<ErrorTypeFacts>])>((0, [:]))
     /// Whether an error's type can be read from its box (`facts(of:)`), checked once.
     let readsTypeFromBox: Bool
+    /// Whether a value is where `boxValueOffset` says in its box, checked once: values are copied
+    /// from there (`InlineErrorValue`) only then.
+    let copiesValuesFromBox: Bool
+    /// Where an error's value begins in its box: after the heap object's two words, the type and the
+    /// `Error` conformance (the runtime's `SwiftError`), for values aligned to at most 16 bytes.
+    static let boxValueOffset = 4 * MemoryLayout<UInt>.size
 
     init() {
         keys = .allocate(capacity: Self.capacity)
@@ -64,6 +93,7 @@ final class KnownErrorTypes: @unchecked Sendable {
         facts = .allocate(capacity: Self.capacity)
         facts.initialize(repeating: nil, count: Self.capacity)
         readsTypeFromBox = Self.boxHoldsType()
+        copiesValuesFromBox = readsTypeFromBox && Self.boxHoldsValues()
     }
 
     deinit {
@@ -83,18 +113,40 @@ final class KnownErrorTypes: @unchecked Sendable {
     /// (`Unmanaged.release` when `owned`).
     @inline(__always)
     func facts(of error: any Error) -> (facts: Unmanaged<ErrorTypeFacts>, owned: Bool) {
-        if readsTypeFromBox, let found = facts(of: Self.boxedType(of: error)),
+        if readsTypeFromBox, let found = facts(of: Self.boxedType(at: ErrorReference.borrowedBits(of: error))),
             !found._withUnsafeGuaranteedRef(\.isClass)
         {
             return (found, false)
         }
+        return learnedFacts(of: error)
+    }
+
+    /// The same for a log call's error (the handler's path, where no copy of the error is made).
+    @inline(__always)
+    func facts(of error: BorrowedError) -> (facts: Unmanaged<ErrorTypeFacts>, owned: Bool) {
+        if readsTypeFromBox, let found = facts(of: Self.boxedType(at: error.reference)),
+            !found._withUnsafeGuaranteedRef(\.isClass)
+        {
+            return (found, false)
+        }
+        return learnedFacts(of: error.error)
+    }
+
+    /// A type seen for the first time, or a class's error (its box holds the static type).
+    @inline(never)
+    private func learnedFacts(of error: any Error) -> (facts: Unmanaged<ErrorTypeFacts>, owned: Bool) {
         let type = ObjectIdentifier(Swift.type(of: error))
         if let found = facts(of: type) { return (found, false) }
         return learn(
             ErrorTypeFacts(
                 type: type, name: String(reflecting: Swift.type(of: error)),
                 isReportable: error is any ReportableError, isClass: Swift.type(of: error) is AnyClass,
-                describesItself: Self.describesItself(opened: error)))
+                describesItself: Self.describesItself(opened: error),
+                inlineValue: copiesValuesFromBox ? Self.inlineValue(opened: error) : nil))
+    }
+
+    private static func inlineValue<Value: Error>(opened value: Value) -> InlineErrorValue? {
+        InlineErrorValue.of(Value.self)
     }
 
     /// Asked of the error's own type (the existential opened): Foundation, imported in this module,
@@ -118,10 +170,10 @@ final class KnownErrorTypes: @unchecked Sendable {
     /// call, issue 52). `boxHoldsType` checks the layout once against `type(of:)`, and a class's
     /// error is asked as before.
     @inline(__always)
-    private static func boxedType(of error: any Error) -> ObjectIdentifier {
-        // `as any Error` keeps the existential closed: passed as a generic argument it is opened,
-        // and the bytes would be the value's.
-        let box = withUnsafeBytes(of: error as any Error) { $0.load(as: UnsafeRawPointer.self) }
+    private static func boxedType(at reference: UInt) -> ObjectIdentifier {
+        guard let box = UnsafeRawPointer(bitPattern: reference) else {
+            preconditionFailure("an error's reference is never 0")
+        }
         return ObjectIdentifier(
             unsafeBitCast(
                 box.load(fromByteOffset: 2 * MemoryLayout<UInt>.size, as: UnsafeRawPointer.self), to: Any.Type.self))
@@ -134,13 +186,33 @@ final class KnownErrorTypes: @unchecked Sendable {
         guard MemoryLayout<any Error>.size == MemoryLayout<UInt>.size else { return false }
         let probes = probeErrors()
         return withExtendedLifetime(probes) {
-            boxedType(of: probes[0]) == ObjectIdentifier(Probe.self)
-                && boxedType(of: probes[1]) == ObjectIdentifier(OtherProbe.self)
+            boxedType(at: ErrorReference.borrowedBits(of: probes[0])) == ObjectIdentifier(Probe.self)
+                && boxedType(at: ErrorReference.borrowedBits(of: probes[1])) == ObjectIdentifier(OtherProbe.self)
         }
     }
 
     @inline(never)
     private static func probeErrors() -> [any Error] { [Probe(), OtherProbe.one] }
+
+    private struct WideProbe: Error {
+        let first: UInt64 = 0x0123_4567_89AB_CDEF
+        let second: UInt64 = 0xFEDC_BA98_7654_3210
+    }
+    private enum NarrowProbe: Error { case value(UInt8) }
+
+    /// Whether values sit at `boxValueOffset`: two probes' bytes, read there, are their own.
+    private static func boxHoldsValues() -> Bool {
+        let wide: any Error = WideProbe()
+        let narrow: any Error = NarrowProbe.value(0xA5)
+        return withExtendedLifetime((wide, narrow)) {
+            func bytes(of error: any Error, count: Int) -> [UInt8] {
+                guard let box = UnsafeRawPointer(bitPattern: ErrorReference.borrowedBits(of: error)) else { return [] }
+                return Array(UnsafeRawBufferPointer(start: box + boxValueOffset, count: count))
+            }
+            return bytes(of: wide, count: 16) == withUnsafeBytes(of: WideProbe()) { Array($0) }
+                && bytes(of: narrow, count: 1) == [0xA5]
+        }
+    }
 
     private func key(at slot: Int) -> UnsafeAtomic<UInt> { UnsafeAtomic(at: keys + slot) }
 
