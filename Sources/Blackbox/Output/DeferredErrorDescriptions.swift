@@ -116,9 +116,8 @@ final class DeferredErrorDescriptions: Sendable {
         if let facts = error.inlineFacts, let size = facts._withUnsafeGuaranteedRef(\.inlineSize) {
             // No reference to hold: plain stores, but for a reference an earlier lap left (which a
             // sweep may take at the same time: exchanged, as below).
-            if cell.load(ordering: .relaxed) & Self.inline == 0 {
-                Self.release(cell.exchange(0, ordering: .acquiring))
-            }
+            let earlier = cell.load(ordering: .relaxed)
+            if earlier != 0 && earlier & Self.inline == 0 { Self.release(cell.exchange(0, ordering: .acquiring)) }
             inlineValue(index, in: slots).copyMemory(from: error.inlineValueBytes, byteCount: size)
             cell.store(UInt(bitPattern: facts.toOpaque()) | Self.inline, ordering: .releasing)
         } else {
