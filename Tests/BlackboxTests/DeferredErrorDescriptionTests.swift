@@ -406,6 +406,41 @@ import Testing
         #expect(facts._withUnsafeGuaranteedRef(\.name) == String(reflecting: PaymentFailure.self), "facts intact")
     }
 
+    @Test("threads logging plain errors through many laps of a small journal: each line describes its own call's value")
+    func copiedErrorsUnderLoad() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        var configuration = testConfiguration(directory)
+        configuration.journalSize = 64 << 10  // ~400 error records a lap: slots reused many times
+        configuration.overflow = .block(timeoutMilliseconds: 60_000)
+        configuration.capturesLoggedErrors = false
+        let core = try LoggingCore(configuration: configuration)
+        let logger = Logger(label: "load") { BlackboxLogHandler(label: $0, core: core) }
+        let threads = 4
+        let perThread = 5_000
+        // Self-describing, so that the writer describes every one (one printed by reflection may be
+        // written with its type only when the writer is far behind).
+        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+            for index in 0..<perThread {
+                let order = thread * 1_000_000 + index
+                logger.error("charge \(order) failed", error: DescribedFailure(order: order))
+            }
+        }
+        core.shutdown()
+        #expect(core.errorDescriptions.heldCount == 0, "plain values are copied, never held")
+        let lines = logLines(directory).filter { $0.contains(" load: ") }
+        #expect(lines.count == threads * perThread)
+        let mismatched = lines.filter { line in
+            guard let start = line.range(of: "charge ")?.upperBound,
+                let end = line[start...].firstIndex(of: " ")
+            else { return true }
+            return !line.contains(#"error="declined order \#(line[start..<end])""#)
+        }
+        let count = mismatched.count
+        let first = mismatched.first ?? ""
+        #expect(count == 0, "\(count) lines do not describe their own call's value, first: \(first)")
+    }
+
     @Test("a running writer releases a described error within its sweep interval when no caller comes")
     func writerReleasesDescribedErrorsWhenQuiet() throws {
         let directory = TemporaryDirectory()
