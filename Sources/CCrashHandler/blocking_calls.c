@@ -25,7 +25,6 @@
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -119,25 +118,18 @@ static void rewind_to_call(ucontext_t *context, const bbx_blocking_call *call) {
     context->uc_mcontext.gregs[REG_RIP] -= 2;  // `syscall` is two bytes
 }
 
-// Reads `count` bytes at `address` without faulting (process_vm_readv answers EFAULT instead); 0 when
-// refused (a seccomp profile may), and then nothing is read.
-static int read_code(unsigned long address, unsigned char *bytes, size_t count) {
-    struct iovec local = {.iov_base = bytes, .iov_len = count};
-    struct iovec remote = {.iov_base = (void *)address, .iov_len = count};
-    return bbx_syscall6(SYS_process_vm_readv, getpid(), (long)&local, 1, (long)&remote, 1, 0) == (long)count;
-}
-
 // The call the interrupted code made, from the context alone: for when the sender's note is stale (the
 // thread entered this call between the sender's read and its signal; after a capture's resume, the
 // next capture's read finds the thread still in the handler). Only glibc's own shape of a call is
 // trusted: `mov $number, %eax` right before `syscall`, with rcx holding the return address as
-// `syscall` leaves it. The six arguments are still in their registers (`syscall` keeps them).
+// `syscall` leaves it (the code read without faulting). The six arguments are still in their
+// registers (`syscall` keeps them).
 static int call_from_context(const ucontext_t *context, bbx_blocking_call *call) {
     const greg_t *r = context->uc_mcontext.gregs;
     unsigned long resume = (unsigned long)r[REG_RIP];
     unsigned char code[7];
     if ((unsigned long)r[REG_RCX] != resume || resume < sizeof(code) ||
-        !read_code(resume - sizeof(code), code, sizeof(code)))
+        bbx_read_own_memory(code, (const void *)(resume - sizeof(code)), sizeof(code)) != (long)sizeof(code))
         return 0;
     if (code[0] != 0xb8 || code[5] != 0x0f || code[6] != 0x05) return 0;
     int32_t number;

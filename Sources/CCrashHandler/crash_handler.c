@@ -364,9 +364,7 @@ static int vm_readv_refused;
 static int read_words(uint64_t address, uint64_t *words, size_t count) {
     size_t bytes = count * sizeof(uint64_t);
     if (!vm_readv_refused) {
-        struct iovec local = {.iov_base = words, .iov_len = bytes};
-        struct iovec remote = {.iov_base = (void *)(uintptr_t)address, .iov_len = bytes};
-        long read_bytes = bbx_syscall6(SYS_process_vm_readv, getpid(), (long)&local, 1, (long)&remote, 1, 0);
+        long read_bytes = bbx_read_own_memory(words, (const void *)(uintptr_t)address, bytes);
         if (read_bytes == (long)bytes) return 0;
         if (read_bytes >= 0 || errno == EFAULT) return -1;
         vm_readv_refused = 1;

@@ -303,16 +303,22 @@ import Testing
         #expect(descriptions.heldCount == 0)
     }
 
+    /// A core whose journal holds ~400 error records a lap, so that threads logging errors reuse its
+    /// slots many times; callers wait for space rather than drop, and nothing is captured.
+    private func smallJournal(in directory: TemporaryDirectory) throws -> (LoggingCore, Logger) {
+        var configuration = testConfiguration(directory)
+        configuration.journalSize = 64 << 10
+        configuration.overflow = .block(timeoutMilliseconds: 60_000)
+        configuration.capturesLoggedErrors = false
+        let core = try LoggingCore(configuration: configuration)
+        return (core, Logger(label: "load") { BlackboxLogHandler(label: $0, core: core) })
+    }
+
     @Test("threads logging errors through many laps of a small journal: each line described, each error released once")
     func errorsReleasedOnceUnderLoad() throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        var configuration = testConfiguration(directory)
-        configuration.journalSize = 64 << 10  // ~400 error records a lap: callers release most errors
-        configuration.overflow = .block(timeoutMilliseconds: 60_000)
-        configuration.capturesLoggedErrors = false
-        let core = try LoggingCore(configuration: configuration)
-        let logger = Logger(label: "load") { BlackboxLogHandler(label: $0, core: core) }
+        let (core, logger) = try smallJournal(in: directory)
         let counter = ReleaseCounter()
         let threads = 4
         let perThread = 5_000
@@ -410,12 +416,7 @@ import Testing
     func copiedErrorsUnderLoad() throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        var configuration = testConfiguration(directory)
-        configuration.journalSize = 64 << 10  // ~400 error records a lap: slots reused many times
-        configuration.overflow = .block(timeoutMilliseconds: 60_000)
-        configuration.capturesLoggedErrors = false
-        let core = try LoggingCore(configuration: configuration)
-        let logger = Logger(label: "load") { BlackboxLogHandler(label: $0, core: core) }
+        let (core, logger) = try smallJournal(in: directory)
         let threads = 4
         let perThread = 5_000
         // Self-describing, so that the writer describes every one (one printed by reflection may be

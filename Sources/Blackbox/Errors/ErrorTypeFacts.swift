@@ -113,18 +113,14 @@ final class KnownErrorTypes: @unchecked Sendable {
     /// (`Unmanaged.release` when `owned`).
     @inline(__always)
     func facts(of error: any Error) -> (facts: Unmanaged<ErrorTypeFacts>, owned: Bool) {
-        if readsTypeFromBox, let found = facts(of: Self.boxedType(at: ErrorReference.borrowedBits(of: error))),
-            !found._withUnsafeGuaranteedRef(\.isClass)
-        {
-            return (found, false)
-        }
-        return learnedFacts(of: error)
+        guard let borrowed = BorrowedError(error) else { preconditionFailure("an error's reference is never 0") }
+        return withExtendedLifetime(error) { facts(of: borrowed) }
     }
 
     /// The same for a log call's error (the handler's path, where no copy of the error is made).
     @inline(__always)
     func facts(of error: BorrowedError) -> (facts: Unmanaged<ErrorTypeFacts>, owned: Bool) {
-        if readsTypeFromBox, let found = facts(of: Self.boxedType(at: error.reference)),
+        if readsTypeFromBox, let found = facts(of: Self.boxedType(in: error.box)),
             !found._withUnsafeGuaranteedRef(\.isClass)
         {
             return (found, false)
@@ -170,11 +166,8 @@ final class KnownErrorTypes: @unchecked Sendable {
     /// call, issue 52). `boxHoldsType` checks the layout once against `type(of:)`, and a class's
     /// error is asked as before.
     @inline(__always)
-    private static func boxedType(at reference: UInt) -> ObjectIdentifier {
-        guard let box = UnsafeRawPointer(bitPattern: reference) else {
-            preconditionFailure("an error's reference is never 0")
-        }
-        return ObjectIdentifier(
+    private static func boxedType(in box: UnsafeRawPointer) -> ObjectIdentifier {
+        ObjectIdentifier(
             unsafeBitCast(
                 box.load(fromByteOffset: 2 * MemoryLayout<UInt>.size, as: UnsafeRawPointer.self), to: Any.Type.self))
     }
@@ -186,8 +179,11 @@ final class KnownErrorTypes: @unchecked Sendable {
         guard MemoryLayout<any Error>.size == MemoryLayout<UInt>.size else { return false }
         let probes = probeErrors()
         return withExtendedLifetime(probes) {
-            boxedType(at: ErrorReference.borrowedBits(of: probes[0])) == ObjectIdentifier(Probe.self)
-                && boxedType(at: ErrorReference.borrowedBits(of: probes[1])) == ObjectIdentifier(OtherProbe.self)
+            func boxedType(of error: any Error) -> ObjectIdentifier? {
+                BorrowedError(error).map { Self.boxedType(in: $0.box) }
+            }
+            return boxedType(of: probes[0]) == ObjectIdentifier(Probe.self)
+                && boxedType(of: probes[1]) == ObjectIdentifier(OtherProbe.self)
         }
     }
 
@@ -206,8 +202,8 @@ final class KnownErrorTypes: @unchecked Sendable {
         let narrow: any Error = NarrowProbe.value(0xA5)
         return withExtendedLifetime((wide, narrow)) {
             func bytes(of error: any Error, count: Int) -> [UInt8] {
-                guard let box = UnsafeRawPointer(bitPattern: ErrorReference.borrowedBits(of: error)) else { return [] }
-                return Array(UnsafeRawBufferPointer(start: box + boxValueOffset, count: count))
+                BorrowedError(error).map { Array(UnsafeRawBufferPointer(start: $0.inlineValueBytes, count: count)) }
+                    ?? []
             }
             return bytes(of: wide, count: 16) == withUnsafeBytes(of: WideProbe()) { Array($0) }
                 && bytes(of: narrow, count: 1) == [0xA5]

@@ -276,9 +276,7 @@ enum ErrorReference {
     /// Gives up the reference of `bits` (described or not; 0 is none).
     static func release(_ bits: UInt) {
         guard bits != 0 else { return }
-        var owned: (any Error)? = nil
-        withUnsafeMutableBytes(of: &owned) { $0.storeBytes(of: bits & ~1, as: UInt.self) }
-        owned = nil
+        _ = owning(bits)
     }
 }
 
