@@ -40,9 +40,11 @@ import Logging
 //                             threads alive after each shutdown
 //   capture-errors DIR        own core; in a scope, capture a DiagnosticError three times at one call
 //                             site (one report), then another error type at the same site
-//   logged-errors DIR [off]   own core (`off`: capturesLoggedErrors false); swift-log calls with an
-//                             `error:`: three at .error from one line, one at .critical, one at
-//                             .warning, one at .error without an error
+//   logged-errors DIR [off|scoped]
+//                             own core (`off`: capturesLoggedErrors false); swift-log calls with an
+//                             `error:`: three at .error from one line (`scoped`: all but the first
+//                             in a request's scope), one at .critical, one at .warning, one at
+//                             .error without an error
 //   throw-sites DIR           own core; four requests through Blackbox.handleRequest whose handlers
 //                             throw: a DiagnosticError, an error marked with Blackbox.thrown (from
 //                             two routes), one logged with swift-log's error: and rethrown, one with
@@ -374,16 +376,27 @@ case "logged-errors":
     let logger = Logger(label: "shop") { BlackboxLogHandler(label: $0, core: core) }
     // One site: a report for its first error, one for the first of another type, the rest counted
     // (by the writer: `CaptureGates`) into the report due after the interval.
+    // `scoped`: the calls after the first run in a request's scope, as a server's handlers do; the
+    // site's budget is one in and out of the scope.
+    let scoped = arguments.count >= 4 && arguments[3] == "scoped"
     Assertions.reportInterval = .seconds(1)
+    let siteLine = #line + 7
     for attempt in 0..<5 {
         if attempt == 4 {
             core.flush()
             usleep(1_200_000)
         }
         let error: any Error = attempt == 2 ? ParcelLost() : CarrierTimeout(carrier: attempt == 4 ? "dhl-again" : "dhl")
-        logger.error("the carrier did not answer", error: error)
+        func logError() { logger.error("the carrier did not answer", error: error) }
+        if scoped && attempt > 0 {
+            Blackbox.withScope(DiagnosticScope(route: "/ship", method: "POST", requestID: "req-\(attempt)")) {
+                logError()
+            }
+        } else {
+            logError()
+        }
     }
-    say("site error \(#line - 2)")
+    say("site error \(siteLine)")
     logger.critical("the carrier is gone", error: CarrierTimeout(carrier: "ups"))
     logger.warning("the carrier was slow", error: CarrierTimeout(carrier: "gls"))
     logger.error("no carrier answered")

@@ -412,6 +412,46 @@ import Testing
         #expect(facts._withUnsafeGuaranteedRef(\.name) == String(reflecting: PaymentFailure.self), "facts intact")
     }
 
+    struct StreamedFailure: Error, TextOutputStreamable, CustomStringConvertible {
+        func write<Target: TextOutputStream>(to target: inout Target) { target.write("streamed") }
+        var description: String { "described" }
+    }
+
+    struct DebuggableFailure: Error, CustomDebugStringConvertible {
+        var debugDescription: String { "debugged" }
+    }
+
+    struct LabeledFailure: Error, CustomStringConvertible {
+        let label: String
+        var description: String { "labeled \(label)" }
+    }
+
+    /// The writer prints an error from its copy or in its box, its type's conformances looked up once
+    /// (`ValueDescription`), and must print what `String(describing:)` prints.
+    @Test("the writer describes an error in place as String(describing:) does, copied or held")
+    func describedInPlace() {
+        let errors: [any Error] = [
+            PaymentFailure.declined(order: 3), DescribedFailure(order: 7), StreamedFailure(), DebuggableFailure(),
+            NamedFailure.declined(reason: "card"), LabeledFailure(label: "gift card"),
+            WideFailure(first: 1, second: 2, third: 3), CocoaStyleError(),
+        ]
+        let descriptions = DeferredErrorDescriptions(journalCapacity: 4096)
+        for (index, error) in errors.enumerated() {
+            let facts = KnownErrorTypes.shared.facts(of: error).facts
+            let copied = facts._withUnsafeGuaranteedRef(\.inlineSize) != nil
+            let inPlace = facts._withUnsafeGuaranteedRef(\.valueDescription) != nil
+            #expect(inPlace == !(error is CocoaStyleError), "\(type(of: error)): described in place unless a class")
+            let position = UInt64(index * 64)
+            descriptions.hold(error, for: position, size: 64, copying: copied ? facts : nil)
+            let printed = descriptions.withDeferredError(for: position) { deferred in
+                deferred.withFacts { deferred.description(facts: $0) }
+            }
+            #expect(printed == String(describing: error), "\(type(of: error)), copied: \(copied)")
+        }
+        #expect(
+            descriptions.copiedCount == 0 && descriptions.heldCount == 4, "four copies described, four references held")
+    }
+
     @Test("threads logging plain errors through many laps of a small journal: each line describes its own call's value")
     func copiedErrorsUnderLoad() throws {
         let directory = TemporaryDirectory()

@@ -44,13 +44,16 @@ struct ErrorCaptureTests {
     /// Issue 52, item 5: swift-log 1.16's `error:` on a call at `.error` or above is a captured error:
     /// its type, the log call's message and site, the stack at the call, rate-limited per site; a
     /// warning's error is not captured, nor any with `capturesLoggedErrors` off.
+    /// `scoped`: the site's calls after the first run in a request's scope (a server's handlers); they
+    /// share the site's budget with the first and are counted by the writer the same way.
     @Test("a log call's error at .error or above is captured once per site; a warning's is not")
     func loggedErrors() throws {
-        for captures in [true, false] {
+        for (captures, scoped) in [(true, false), (false, false), (true, true)] {
             let directory = TemporaryDirectory()
             defer { directory.remove() }
             let result = try runProgram(
-                helperExecutable("blackbox-test-child"), ["logged-errors", directory.path] + (captures ? [] : ["off"]))
+                helperExecutable("blackbox-test-child"),
+                ["logged-errors", directory.path] + (captures ? (scoped ? ["scoped"] : []) : ["off"]))
             #expect(result.status == 0 && result.stdout.contains("logged"), "\(result.stderr)")
             // After shutdown a line is written on the caller's thread, its error described there.
             #expect(
@@ -76,6 +79,10 @@ struct ErrorCaptureTests {
             // The two errors of the type in between were counted by the writer thread.
             let again = try #require(reports.first { $0.reason?.contains("dhl-again") == true })
             #expect(again.notes.contains("2 more failures at this call site since the last report"), "\(again.notes)")
+            if scoped {
+                #expect(again.scope?["route"] == "/ship", "\(again.scope ?? [:])")
+                #expect(again.metadata["error.site.from"] == "logged", "the call names its site: \(again.metadata)")
+            }
             #expect(repeated.reason?.hasPrefix("the carrier did not answer: ") == true, "\(repeated.reason ?? "")")
             let line = result.stdout.split(separator: "\n").first { $0.hasPrefix("site error ") }?.split(separator: " ")
                 .last

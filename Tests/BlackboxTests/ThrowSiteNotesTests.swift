@@ -17,7 +17,7 @@ import Testing
         #expect(notes.site(of: Declined())?.site == here, "the log call is the site a later capture finds")
         notes.note(Declined(), at: ThrowSite(fileID: "Shop/Card.swift", line: 3, function: "charge()"), origin: .thrown)
         let thrown = notes.noteLogged(declined, at: here, captured: true)
-        #expect(thrown?.site.fileID == "Shop/Card.swift" && thrown?.origin == .thrown)
+        #expect(thrown?.fileID == "Shop/Card.swift" && thrown?.line == 3)
         #expect(notes.noteLogged(ObjectIdentifier(Timeout.self), at: here, captured: false) == nil, "by type")
         #expect(notes.wasCaptured(Declined()) && !notes.wasCaptured(Timeout()))
     }
@@ -36,5 +36,29 @@ import Testing
         _ = notes.noteLogged(ObjectIdentifier(Typed<UInt8>.self), at: here, captured: true)  // known: kept once
         #expect(!notes.wasCaptured(errors[0]), "the oldest of nine is forgotten")
         #expect(errors.dropFirst().allSatisfy { notes.wasCaptured($0) })
+    }
+
+    @Test("a site logged again is noted once; a thrown site is forgotten with its note")
+    func repeatedSitesAndEvictedThrownSites() {
+        let notes = ThrowSiteNotes()
+        let declined = ObjectIdentifier(Declined.self)
+        notes.note(Declined(), at: ThrowSite(fileID: "Shop/Card.swift", line: 3, function: "charge()"), origin: .thrown)
+        let retry = ThrowSite(fileID: "Shop/Pay.swift", line: 10, function: "pay()")
+        for _ in 0..<20 { #expect(notes.noteLogged(declined, at: retry, captured: true)?.line == 3) }
+        #expect(notes.site(of: Declined())?.origin == .thrown, "twenty calls at one line left the thrown note")
+        // A site made at run time (other words, the same text) is noted again: harmless, and kept apart.
+        let built = ThrowSite(fileID: String("Shop/Pay.swift".reversed().reversed()), line: 10, function: "pay()")
+        _ = notes.noteLogged(declined, at: built, captured: true)
+        for line in 11..<18 {
+            _ = notes.noteLogged(declined, at: ThrowSite(fileID: "Shop/Pay.swift", line: UInt(line)), captured: true)
+        }
+        #expect(notes.noteLogged(declined, at: retry, captured: true) == nil, "the thrown note was the oldest of nine")
+        #expect(notes.site(of: Declined())?.site == retry && notes.site(of: Declined())?.origin == .logged)
+    }
+}
+
+extension ThrowSiteNotes {
+    fileprivate func noteLogged(_ errorType: ObjectIdentifier, at site: ThrowSite, captured: Bool) -> ThrowSite? {
+        noteLogged(errorType, file: site.fileID, line: site.line, function: site.function, captured: captured)
     }
 }

@@ -82,11 +82,15 @@ public struct BlackboxLogHandler: LogHandler {
         if !owned && kept._withUnsafeGuaranteedRef({ $0.inlineSize != nil }) { error.inlineFacts = kept }
         kept._withUnsafeGuaranteedRef { facts in
             let capturing = level >= .error && core.capturesLoggedErrors
-            let scope = capturing ? ScopeBinding.currentIfAnyBound : nil
+            let scope = ScopeBinding.currentIfAnyBound
+            // Inside a request's scope the call is noted as its error's site (`ThrowSite`); a site
+            // `Blackbox.thrown` noted for the type is the capture's key instead of the call's own.
+            let thrownSite = scope?.throwSites.noteLogged(
+                facts.type, file: event.file, line: event.line, function: event.function, captured: capturing)
             // A site whose report is not due yet lets the writer count the call (`CaptureGates`).
             let now = wallClockNanoseconds()
             let gate =
-                capturing && scope == nil && !facts.isReportable
+                capturing && thrownSite == nil && !facts.isReportable
                 ? facts.gates.gate(file: event.file, line: event.line) : nil
             let countedByWriter = gate?._withUnsafeGuaranteedRef { $0.isClosed(at: now) } == true
             let encoded = encodedMetadata(
@@ -96,34 +100,32 @@ public struct BlackboxLogHandler: LogHandler {
                 level: level, label: label, message: event.message.description, metadata: encoded, file: event.file,
                 function: event.function, line: event.line, timestamp: now, describingLater: error,
                 captureCountedByWriter: countedByWriter)
+            guard capturing else { return }
             if countedByWriter {
                 // A record the writer does not see with its error (cut, or written directly) is counted here.
                 if !held { gate?._withUnsafeGuaranteedRef { $0.countSuppressed() } }
                 return
             }
-            noteOrCapture(error.error, facts, of: event, capturing: capturing, scope: scope, gate: gate, now: now)
+            capture(error.error, facts, of: event, inScope: scope != nil, thrownSite: thrownSite, gate: gate, now: now)
         }
     }
 
     /// A log call's error is a captured error (`capturesLoggedErrors`, at `.error` and above), its line
-    /// the capture's. Where the app handled an error is its best-known site when the error is captured
-    /// later in this request by code that has none of the app's frames (`ThrowSite`), so it is noted
-    /// in the request's scope either way. Not inlined: a call at a closed gate never gets here, and
-    /// inlined, its frame's setup (a captured stack's storage) was paid by every call.
+    /// the capture's. Inside a request's scope the report names its site: the call's own, or the one
+    /// `Blackbox.thrown` noted (`thrownSite`). Not inlined: a call at a closed gate never gets here,
+    /// and inlined, its frame's setup (a captured stack's storage) was paid by every call.
     @inline(never)
-    private func noteOrCapture(
-        _ error: any Error, _ errorType: ErrorTypeFacts, of event: LogEvent, capturing: Bool, scope: ScopeBinding?,
+    private func capture(
+        _ error: any Error, _ errorType: ErrorTypeFacts, of event: LogEvent, inScope: Bool, thrownSite: ThrowSite?,
         gate: Unmanaged<CaptureGate>?, now: UInt64
     ) {
-        var noted: (site: ThrowSite, origin: ThrowSite.Origin)?
-        if let scope = scope ?? (capturing ? nil : ScopeBinding.currentIfAnyBound) {
-            let here = ThrowSite(fileID: event.file, line: event.line, function: event.function)
-            noted = scope.throwSites.noteLogged(errorType.type, at: here, captured: capturing) ?? (here, .logged)
-        }
-        guard capturing else { return }
+        let noted: (site: ThrowSite, origin: ThrowSite.Origin)? =
+            if let thrownSite { (thrownSite, .thrown) } else if inScope {
+                (ThrowSite(fileID: event.file, line: event.line, function: event.function), .logged)
+            } else { nil }
         ErrorCapture.reportLogged(
             error, errorType, message: event.message.description, file: event.file, function: event.function,
-            line: event.line, noted: noted, scope: scope, gate: gate, now: now)
+            line: event.line, noted: noted, gate: gate, now: now)
     }
 
     /// Handler metadata, then the provider's, then the call's (later sources win), sorted by key.

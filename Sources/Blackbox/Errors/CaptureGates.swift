@@ -1,5 +1,9 @@
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Where a log call's error of one type was captured lately, per call site: the site's budget
 /// (`CallSiteLimiter.Budget`), read by the next call of the site without a lock, a thread's table
 /// or a count of its own.
@@ -13,9 +17,11 @@ import Synchronization
 ///
 /// A gate stands for one site and one type: a new type at a busy site finds no gate and is decided
 /// in full (so its first error is reported), as is an error that knows where it was thrown
-/// (`ReportableError`: its throw site is part of the limiter's key) and a call inside a request's
-/// scope (the route may be). Gates are made once and kept for the process's life, at most
-/// `capacity` per type: a type logged at more sites is decided in full at the others.
+/// (`ReportableError`: its throw site is part of the limiter's key) and a call in a request whose
+/// scope noted another site for the type (`Blackbox.thrown`). Inside a scope a call is gated as
+/// outside: its site is its own, and so is its budget. Gates are made once and kept for the
+/// process's life, at most `capacity` per type: a type logged at more sites is decided in full at
+/// the others.
 final class CaptureGates: Sendable {
     static let capacity = 4
     /// `Unmanaged<CaptureGate>` bits, 0 while free; set once by a compare-exchange.
@@ -53,16 +59,6 @@ final class CaptureGates: Sendable {
 
     /// Whether every gate is taken: a site without one is then decided in full for good.
     var isFull: Bool { slots[slots.indices.last!].load(ordering: .relaxed) != 0 }
-
-    /// By the writer, for a record whose call found its site's gate closed: the call counted in the
-    /// site's next report.
-    static func countSuppressed(_ error: any Error, of record: RecordView, in known: KnownErrorTypes = .shared) {
-        known.withFacts(of: error) { facts in
-            facts.gates.gate(file: record.file, line: UInt(record.line))?._withUnsafeGuaranteedRef {
-                $0.countSuppressed()
-            }
-        }
-    }
 
     /// The gate for the site of `key` with its budget in `limiter`: the site's own, a new one, or nil
     /// when the gates are all taken.
@@ -149,7 +145,10 @@ final class CaptureGate: Sendable {
 
     fileprivate func isSite(file: UnsafeRawBufferPointer, line: UInt) -> Bool {
         // A record keeps at most `LoggingCore.maxFileNameBytes` of the file's name.
-        line == key.line && key.file.utf8.count >= file.count && key.file.utf8.prefix(file.count).elementsEqual(file)
+        guard line == key.line else { return false }
+        return withUTF8Bytes(key.file) { name in
+            name.count >= file.count && (file.isEmpty || memcmp(name.baseAddress!, file.baseAddress!, file.count) == 0)
+        }
     }
 
     /// The writer's count of a call the gate let through uncounted (`RecordFlags.captureCountedByWriter`).

@@ -113,14 +113,16 @@ struct ErrorCapture {
     }
 
     /// A log call's capture: its own line is the capture's. `noted`: the site the request's scope
-    /// holds for the error (`ThrowSiteNotes.noteLogged`), which a `ReportableError`'s own site
-    /// overrides. The rate limit is asked first, and the capture made only when a report is due: most
-    /// calls at a busy site are counted and nothing more (issue 52's bar is 10 % of the call). `gate`:
-    /// the site's open gate, whose budget decides (`CaptureGates`); a site that could have one and
-    /// has none gets one here. `now`: the call's wall-clock time.
+    /// holds for the error (`ThrowSiteNotes.noteLogged`: the call's own, or `Blackbox.thrown`'s),
+    /// which a `ReportableError`'s own site overrides. The rate limit is asked first, and the capture
+    /// made only when a report is due: most calls at a busy site are counted and nothing more (issue
+    /// 52's bar is 10 % of the call). `gate`: the site's open gate, whose budget decides
+    /// (`CaptureGates`); a site that could have one and has none gets one here. A site's budget is
+    /// one whether the call runs in a request's scope or not: the key is the call's line and type
+    /// unless another site was noted. `now`: the call's wall-clock time.
     static func reportLogged(
         _ error: any Error, _ errorType: ErrorTypeFacts, message: @autoclosure () -> String, file: String,
-        function: String, line: UInt, noted: (site: ThrowSite, origin: ThrowSite.Origin)?, scope: ScopeBinding?,
+        function: String, line: UInt, noted: (site: ThrowSite, origin: ThrowSite.Origin)?,
         gate: Unmanaged<CaptureGate>?, now: UInt64
     ) {
         let throwSite = (errorType.isReportable ? ownSite(of: error) : nil) ?? noted
@@ -128,15 +130,11 @@ struct ErrorCapture {
         let decision =
             if let gate {
                 gate._withUnsafeGuaranteedRef { $0.decide(at: now) }
-            } else if throwSite == nil && scope == nil && !errorType.isReportable && !errorType.gates.isFull {
+            } else if !errorType.isReportable && (throwSite?.origin ?? .logged) == .logged && !errorType.gates.isFull {
                 limiter.shouldReport(
                     gatingIn: errorType.gates, file: file, line: line, errorType: errorType.type, now: now)
             } else {
-                throwSite == nil && scope?.scope.route != nil
-                    ? limiter.shouldReport(
-                        rateLimitKey(file: file, line: line, throwSite: nil, errorType: errorType.type, scope: scope))
-                    : limiter.shouldReport(
-                        file: file, line: line, throwSite: throwSite?.site, errorType: errorType.type)
+                limiter.shouldReport(file: file, line: line, throwSite: throwSite?.site, errorType: errorType.type)
             }
         guard decision.due else { return }
         ErrorCapture(

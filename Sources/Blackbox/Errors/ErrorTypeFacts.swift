@@ -26,11 +26,14 @@ final class ErrorTypeFacts: Sendable {
     let inlineValue: InlineErrorValue?
     /// Its size, or nil: read by the caller apart from `inlineValue`, whose copy retains a closure.
     let inlineSize: Int?
+    /// How the writer prints a value of the type in place (a copy, or in the error's box): nil for a
+    /// class, or where values are not read from boxes (`KnownErrorTypes.copiesValuesFromBox`).
+    let valueDescription: ValueDescription?
     let gates = CaptureGates()
 
     init(
         type: ObjectIdentifier, name: String, isReportable: Bool, isClass: Bool = false, describesItself: Bool = true,
-        inlineValue: InlineErrorValue? = nil
+        inlineValue: InlineErrorValue? = nil, valueDescription: ValueDescription? = nil
     ) {
         self.type = type
         self.name = name
@@ -39,6 +42,7 @@ final class ErrorTypeFacts: Sendable {
         self.describesItself = describesItself
         self.inlineValue = inlineValue
         self.inlineSize = inlineValue?.size
+        self.valueDescription = valueDescription
         let entry = EncodedMetadata.errorEntryBytes(typeName: name)
         let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: entry.count, alignment: 1)
         _ = bytes.initializeMemory(as: UInt8.self, from: entry)
@@ -49,16 +53,20 @@ final class ErrorTypeFacts: Sendable {
 }
 
 /// How an error of a plain type (no references, at most 16 bytes) is copied out of its box on the
-/// caller and made again on the writer (`DeferredErrorDescriptions`).
+/// caller, and described in place on the writer (`DeferredError`), which makes the error again only
+/// where it needs the error itself.
 struct InlineErrorValue: Sendable {
     static let capacity = 16
     let size: Int
-    /// The error from its value's bytes (not necessarily aligned).
+    /// The error from its value's bytes.
     let make: @Sendable (UnsafeRawPointer) -> any Error
 
     static func of<Value: Error>(_ type: Value.Type) -> InlineErrorValue? {
         // `_isPOD`: the stdlib's own test for a value without references (no public spelling yet).
-        guard _isPOD(Value.self), MemoryLayout<Value>.size <= capacity else { return nil }
+        // Aligned to at most a word, as the copies are: the writer reads them in place.
+        guard _isPOD(Value.self), MemoryLayout<Value>.size <= capacity,
+            MemoryLayout<Value>.alignment <= MemoryLayout<UInt>.alignment
+        else { return nil }
         return InlineErrorValue(size: MemoryLayout<Value>.size) { $0.loadUnaligned(as: Value.self) }
     }
 }
@@ -138,11 +146,18 @@ final class KnownErrorTypes: @unchecked Sendable {
                 type: type, name: String(reflecting: Swift.type(of: error)),
                 isReportable: error is any ReportableError, isClass: Swift.type(of: error) is AnyClass,
                 describesItself: Self.describesItself(opened: error),
-                inlineValue: copiesValuesFromBox ? Self.inlineValue(opened: error) : nil))
+                inlineValue: copiesValuesFromBox ? Self.inlineValue(opened: error) : nil,
+                valueDescription: copiesValuesFromBox ? Self.valueDescription(opened: error) : nil))
     }
 
     private static func inlineValue<Value: Error>(opened value: Value) -> InlineErrorValue? {
         InlineErrorValue.of(Value.self)
+    }
+
+    /// For a value read where `boxValueOffset` says (aligned to at most 16 bytes there), not a class's.
+    private static func valueDescription<Value: Error>(opened value: Value) -> ValueDescription? {
+        guard !(Value.self is AnyClass), MemoryLayout<Value>.alignment <= 16 else { return nil }
+        return ValueDescription.of(Value.self)
     }
 
     /// Asked of the error's own type (the existential opened): Foundation, imported in this module,

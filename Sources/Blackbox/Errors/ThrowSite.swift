@@ -65,10 +65,39 @@ extension Blackbox {
 /// shared by its nested scopes. A few, the latest kept: the capture matches the error it reports by
 /// type, and a request that throws many errors of one type is reported by the last one's site.
 final class ThrowSiteNotes: Sendable {
-    private struct Note: Equatable {
+    private struct Note {
         var errorType: ObjectIdentifier
         var site: ThrowSite
         var origin: ThrowSite.Origin
+        /// The site's strings by their words (`CallSiteIdentity.words`): a log call compares its own
+        /// site with the last note without copying a string (a retry loop logs one site many times).
+        var identity: LoggedSite
+
+        init(errorType: ObjectIdentifier, site: ThrowSite, origin: ThrowSite.Origin) {
+            self.errorType = errorType
+            self.site = site
+            self.origin = origin
+            identity = LoggedSite(file: site.fileID, line: site.line, function: site.function)
+        }
+    }
+
+    /// A site by its strings' words, the way a log call meets it again. Words that differ may still
+    /// be the same text (a string built at run time): the site is then noted twice, which is harmless.
+    private struct LoggedSite: Equatable {
+        let file: (UInt, UInt)
+        let function: (UInt, UInt)
+        let line: UInt
+
+        @inline(__always)
+        init(file: String, line: UInt, function: String) {
+            self.file = CallSiteIdentity.words(file)
+            self.function = CallSiteIdentity.words(function)
+            self.line = line
+        }
+
+        static func == (a: Self, b: Self) -> Bool {
+            a.line == b.line && a.file == b.file && a.function == b.function
+        }
     }
 
     private static let capacity = 8
@@ -80,6 +109,8 @@ final class ThrowSiteNotes: Sendable {
         /// error and threw it on) reports it no second time. A few, searched in place (a set hashed
         /// the type on every log call); past `capacity` the oldest is forgotten.
         var captured: [ObjectIdentifier] = []
+        /// How many of `notes` are `Blackbox.thrown`'s: a log call looks for one only when there is one.
+        var thrownCount = 0
 
         mutating func noteCaptured(_ errorType: ObjectIdentifier) {
             guard !captured.contains(errorType) else { return }
@@ -88,8 +119,16 @@ final class ThrowSiteNotes: Sendable {
         }
 
         mutating func append(_ note: Note) {
-            if notes.count == ThrowSiteNotes.capacity { notes.removeFirst() }
+            if notes.count == ThrowSiteNotes.capacity, notes.removeFirst().origin == .thrown { thrownCount -= 1 }
+            if note.origin == .thrown { thrownCount += 1 }
             notes.append(note)
+        }
+
+        /// Whether the latest note is a log call's of `errorType` at `site`.
+        func lastIsLogged(_ errorType: ObjectIdentifier, at site: LoggedSite) -> Bool {
+            let last = notes.count - 1
+            return last >= 0 && notes[last].origin == .logged && notes[last].errorType == errorType
+                && notes[last].identity == site
         }
     }
 
@@ -104,19 +143,27 @@ final class ThrowSiteNotes: Sendable {
         state.withLock { $0.append(note) }
     }
 
-    /// A log call's error (of type `errorType`), in one lock: notes the call as the site of errors of
-    /// its type, and returns the site its capture is grouped by when that is not the call itself: a
-    /// site `Blackbox.thrown` noted (`site(of:)` puts those first). `captured`: the call captures it
-    /// (`wasCaptured` then says so).
+    /// A log call's error (of type `errorType`), in one lock: notes the call (`file`, `line`,
+    /// `function`) as the site of errors of its type, and returns the site its capture is grouped by
+    /// when that is not the call itself: a site `Blackbox.thrown` noted (`site(of:)` puts those
+    /// first). `captured`: the call captures it (`wasCaptured` then says so). The strings are
+    /// borrowed, and copied only into a new note: a call in a request's scope pays for the lock and a
+    /// few words' comparison (issue 52).
     func noteLogged(
-        _ errorType: ObjectIdentifier, at site: ThrowSite, captured isCaptured: Bool
-    ) -> (site: ThrowSite, origin: ThrowSite.Origin)? {
-        state.withLock { state in
+        _ errorType: ObjectIdentifier, file: String, line: UInt, function: String, captured isCaptured: Bool
+    ) -> ThrowSite? {
+        let identity = LoggedSite(file: file, line: line, function: function)
+        return state.withLock { state in
             if isCaptured { state.noteCaptured(errorType) }
             // A request that logs one error at one line many times (a retry loop) notes it once.
-            let note = Note(errorType: errorType, site: site, origin: .logged)
-            if state.notes.last != note { state.append(note) }
-            return state.notes.last { $0.errorType == errorType && $0.origin == .thrown }.map { ($0.site, $0.origin) }
+            if !state.lastIsLogged(errorType, at: identity) {
+                state.append(
+                    Note(
+                        errorType: errorType, site: ThrowSite(fileID: file, line: line, function: function),
+                        origin: .logged))
+            }
+            guard state.thrownCount > 0 else { return nil }
+            return state.notes.last { $0.errorType == errorType && $0.origin == .thrown }?.site
         }
     }
 

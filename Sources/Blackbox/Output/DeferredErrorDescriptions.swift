@@ -39,8 +39,8 @@ import Synchronization
 ///
 /// A plain value (no references, at most 16 bytes: most error enums and small structs) is not held
 /// at all: its bytes are copied from the error's box beside the slot's word, which then holds its
-/// type's facts (`ErrorTypeFacts.inlineValue`, immortal) tagged `inline`, and the writer makes the
-/// error again from them. Holding a reference cost the caller a retain, an exchange on the slot and
+/// type's facts (`ErrorTypeFacts.inlineValue`, immortal) tagged `inline`, and the writer describes
+/// the copy in place (`DeferredError`). Holding a reference cost the caller a retain, an exchange on the slot and
 /// a release a lap later (~30 ns, a third of what issue 52 allows a call with an error); a copy costs
 /// plain stores, and the box the app made is freed at the end of its call, where it was made.
 final class DeferredErrorDescriptions: Sendable {
@@ -135,7 +135,7 @@ final class DeferredErrorDescriptions: Sendable {
     /// By the writer, for a committed record marked `describesErrorLater`: `body` with the record's
     /// error, which stays in its slot, marked described; nil when the slot has none (the record came
     /// from a dead process).
-    func withError<Result>(for position: UInt64, _ body: (any Error) -> Result) -> Result? {
+    func withDeferredError<Result>(for position: UInt64, _ body: (DeferredError) -> Result) -> Result? {
         guard let slots else { return nil }
         let index = slot(for: position)
         let cell = word(index, in: slots)
@@ -144,13 +144,17 @@ final class DeferredErrorDescriptions: Sendable {
         let result: Result
         if bits & Self.inline != 0 {
             let facts = Unmanaged<ErrorTypeFacts>.fromOpaque(UnsafeRawPointer(bitPattern: bits & ~Self.inline)!)
-            guard let copied = facts._withUnsafeGuaranteedRef(\.inlineValue) else { return nil }
-            result = body(copied.make(UnsafeRawPointer(inlineValue(index, in: slots))))
+            result = body(DeferredError(copy: UnsafeRawPointer(inlineValue(index, in: slots)), facts: facts))
         } else {
-            result = ErrorReference.borrowing(bits, body)
+            result = body(DeferredError(reference: bits))
         }
         cell.store(bits | Self.described, ordering: .releasing)
         return result
+    }
+
+    /// The same with the error itself (tests).
+    func withError<Result>(for position: UInt64, _ body: (any Error) -> Result) -> Result? {
+        withDeferredError(for: position) { deferred in deferred.withError(body) }
     }
 
     /// By the writer: releases the described errors no caller has released (`sweepInterval`). A
@@ -187,7 +191,10 @@ final class DeferredErrorDescriptions: Sendable {
 
     /// What the writer prints for an error: its description, cut to `limit` bytes.
     static func describe(_ error: any Error, limit: Int) -> String {
-        let text = String(describing: error)
+        cut(String(describing: error), to: limit)
+    }
+
+    static func cut(_ text: String, to limit: Int) -> String {
         guard text.utf8.count > limit else { return text }
         return withUTF8Bytes(text) {
             String(decoding: $0[..<utf8Prefix(UnsafeRawBufferPointer($0), limit)], as: UTF8.self)
@@ -205,6 +212,13 @@ struct DescribedRecord: ~Copyable {
     /// in place of the type name the caller wrote.
     mutating func copy(of record: RecordView, describing error: any Error, limit: Int) -> RecordView {
         copy(of: record, describing: DeferredErrorDescriptions.describe(error, limit: limit))
+    }
+
+    /// The same for the writer's error, described in place (`DeferredError`). `facts`: its type's.
+    mutating func copy(
+        of record: RecordView, describing error: DeferredError, facts: ErrorTypeFacts, limit: Int
+    ) -> RecordView {
+        copy(of: record, describing: DeferredErrorDescriptions.cut(error.description(facts: facts), to: limit))
     }
 
     /// `record` with the value of its last `error` metadata entry (the one the log call added after the
@@ -277,6 +291,55 @@ enum ErrorReference {
     static func release(_ bits: UInt) {
         guard bits != 0 else { return }
         _ = owning(bits)
+    }
+}
+
+/// A record's error as the writer finds it in its slot: a plain value's copy with its type's facts,
+/// or the error's reference. Described in place where its type allows (`ValueDescription`): a copy
+/// is not made into an error again, and a held error's value is read in its box.
+struct DeferredError {
+    private enum Storage {
+        case copy(UnsafeRawPointer, Unmanaged<ErrorTypeFacts>)
+        case reference(UInt)
+    }
+
+    private let storage: Storage
+
+    init(copy: UnsafeRawPointer, facts: Unmanaged<ErrorTypeFacts>) { storage = .copy(copy, facts) }
+    init(reference: UInt) { storage = .reference(reference) }
+
+    /// `body` with the facts of the error's type: the copy's own, or the table's.
+    func withFacts<Result>(_ body: (ErrorTypeFacts) -> Result) -> Result {
+        switch storage {
+        case .copy(_, let facts): facts._withUnsafeGuaranteedRef(body)
+        case .reference(let bits): ErrorReference.borrowing(bits) { KnownErrorTypes.shared.withFacts(of: $0, body) }
+        }
+    }
+
+    /// `body` with the error: the copy made into one again, or the one held.
+    func withError<Result>(_ body: (any Error) -> Result) -> Result {
+        switch storage {
+        case .copy(let bytes, let facts):
+            guard let copied = facts._withUnsafeGuaranteedRef(\.inlineValue) else {
+                preconditionFailure("a copied error's facts say how to make it")
+            }
+            return body(copied.make(bytes))
+        case .reference(let bits): return ErrorReference.borrowing(bits, body)
+        }
+    }
+
+    /// The error's description, as `String(describing:)` prints it. `facts`: its type's.
+    func description(facts: ErrorTypeFacts) -> String {
+        if let described = facts.valueDescription {
+            switch storage {
+            case .copy(let bytes, _): return described.ofValue(bytes)
+            case .reference(let bits):
+                if let box = UnsafeRawPointer(bitPattern: bits & ~1) {
+                    return described.ofValue(box + KnownErrorTypes.boxValueOffset)
+                }
+            }
+        }
+        return withError { String(describing: $0) }
     }
 }
 

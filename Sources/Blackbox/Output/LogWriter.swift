@@ -383,17 +383,22 @@ final class LogWriter: @unchecked Sendable {
         // cache line from the callers reserving on it.
         let farBehind = batchEnd &- position > journal.capacity / 2
         guard
-            let described = errorDescriptions?.withError(
+            let described = errorDescriptions?.withDeferredError(
                 for: position,
                 { error in
-                    if record.flags.contains(.captureCountedByWriter) {
-                        CaptureGates.countSuppressed(error, of: record)
+                    error.withFacts { facts in
+                        if record.flags.contains(.captureCountedByWriter) {
+                            facts.gates.gate(file: record.file, line: UInt(record.line))?._withUnsafeGuaranteedRef {
+                                $0.countSuppressed()
+                            }
+                        }
+                        if farBehind, !facts.describesItself {
+                            undescribedErrors += 1
+                            return record
+                        }
+                        return describedRecord.copy(
+                            of: record, describing: error, facts: facts, limit: journal.maxRecordSize / 2)
                     }
-                    if farBehind, !KnownErrorTypes.shared.withFacts(of: error, \.describesItself) {
-                        undescribedErrors += 1
-                        return record
-                    }
-                    return describedRecord.copy(of: record, describing: error, limit: journal.maxRecordSize / 2)
                 })
         else { return record }
         if describedErrorsSweepDue == nil {
