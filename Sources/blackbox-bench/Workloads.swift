@@ -1,4 +1,4 @@
-import Blackbox
+@_spi(Benchmarks) import Blackbox
 import Dispatch
 import Logging
 
@@ -46,6 +46,10 @@ func blackHole(_ value: Int) {
     if value == -1 { print("") }
 }
 
+/// The same for an error the caller made and logs no more of.
+@inline(never)
+func blackHole(_ error: borrowing any Error) {}
+
 /// W4's four values from a metadata provider, standing in for swift-otel's (trace and span ids, flags,
 /// service): computed on every call, as a provider reading a task-local span does.
 let tracingLikeProvider = Logger.MetadataProvider {
@@ -91,6 +95,11 @@ struct Subject: Sendable {
                 metadata: ["user": "\(user)"])
         case .private:
             logger.error("request id=\(i) user=\(user) took \(i % 1000) ms", metadata: ["user": .sensitive(user)])
+        case .plainHoldingError, .plainHoldingDescribedError:
+            let error: any Error =
+                form == .plainHoldingError ? BenchError.declined(order: i) : DescribedBenchError(order: i)
+            logger.error("request id=\(i) user=\(user) took \(i % 1000) ms", metadata: ["user": "\(user)"])
+            blackHole(error)
         }
     }
 
@@ -108,6 +117,18 @@ enum ErrorCallForm: String {
     case plain, error
     case describedError = "describederror"
     case `private`
+    /// The plain call, its caller holding an error made as the `error` (`describederror`) form makes
+    /// it: what an app that caught an error pays to log without `error:` (W5P's control for them).
+    case plainHoldingError, plainHoldingDescribedError
+
+    /// The plain call that differs from this form only by the form's part (W5P).
+    var control: ErrorCallForm {
+        switch self {
+        case .error: .plainHoldingError
+        case .describedError: .plainHoldingDescribedError
+        default: .plain
+        }
+    }
 }
 
 enum BenchError: Error {
@@ -229,6 +250,8 @@ func runBenchmark(workload: String, competitor: String, directory: String) -> St
     }
     let metadataHeavy = workload == "W4"
     if metadataHeavy { configuration.metadataProvider = tracingLikeProvider }
+    // W5Q holds a block's lines in the journal until the block ends (20,000 of ~200 bytes).
+    if workload == "W5Q" { configuration.journalSize = max(configuration.journalSize, 64 << 20) }
     var subject: Subject
     var core: LoggingCore?
     switch competitor {
@@ -279,20 +302,35 @@ func runBenchmark(workload: String, competitor: String, directory: String) -> St
         inBenchScope { measureCalls(1_000_000, into: &fields) { subject.logError($0, form: errorCallForm) } }
         fields["caller_cpu_ns_per_line"] = "\(Double(cpuNanoseconds(ofThread: true) - callerCPUAtStart) / 1_000_000)"
 
-    case "W5P":
-        // W5's form against the plain call in one process: blocks of calls alternate between the two
-        // (ABBA, so a steady drift cancels), each block's CPU read from the thread's own clock. Runs
-        // of one binary differ by a tenth on this VM (frequency, neighbours); blocks a few
-        // milliseconds apart share the machine's state, so their ratio is what the form costs.
+    case "W5P", "W5Q":
+        // W5's form against the plain call in one process: blocks of calls take turns (each kind
+        // first, second and last in turn, so a steady drift cancels), each block's CPU read from the
+        // thread's own clock. Runs of one binary differ by a tenth on this VM (frequency,
+        // neighbours); blocks a few milliseconds apart share the machine's state, so their ratio is
+        // what the form costs. A form with an error has a second control, the plain call whose
+        // caller made the same error (`control_ratio`): an app logs an error it caught, and making
+        // the error (its box's allocation and free) is the app's, with `error:` or without.
+        // W5Q: the same with the writer held during each block and let drain between blocks: what
+        // the calls cost their thread alone. On this VM a busy writer slows the thread beside it (a
+        // flood of errors printed by reflection doubled the plain call's CPU), which W5P counts too.
+        let quietWriter = workload == "W5Q"
         if errorCallForm == .error || errorCallForm == .describedError {
             inBenchScope { subject.logError(-1, form: errorCallForm) }
             usleep(2_000_000)
         }
         let blockCalls = 20_000
-        var plainBlocks: [UInt64] = []
-        var formBlocks: [UInt64] = []
+        let kinds =
+            errorCallForm.control == .plain ? [.plain, errorCallForm] : [.plain, errorCallForm.control, errorCallForm]
+        var blocks: [[UInt64]] = kinds.map { _ in [] }
         var next = 0
         func block(_ form: ErrorCallForm) -> UInt64 {
+            if quietWriter { core?.holdWriter(true) }
+            defer {
+                if quietWriter {
+                    core?.holdWriter(false)
+                    core?.flush(timeout: .seconds(60))
+                }
+            }
             let start = threadCPUNanoseconds()
             inBenchScope {
                 for _ in 0..<blockCalls {
@@ -302,23 +340,31 @@ func runBenchmark(workload: String, competitor: String, directory: String) -> St
             }
             return threadCPUNanoseconds() - start
         }
-        for pair in 0..<50 {
-            if pair % 2 == 0 {
-                plainBlocks.append(block(.plain))
-                formBlocks.append(block(errorCallForm))
-            } else {
-                formBlocks.append(block(errorCallForm))
-                plainBlocks.append(block(.plain))
+        // W5Q's journal is touched whole once first: a block writing pages for the first time paid
+        // their faults (pair ratios 0.74-1.60 without this).
+        if quietWriter { for _ in 0..<20 { _ = block(.plain) } }
+        for round in 0..<(kinds.count == 2 ? 50 : 36) {
+            for step in kinds.indices {
+                let kind = (round + (round % 2 == 0 ? step : kinds.count - 1 - step)) % kinds.count
+                blocks[kind].append(block(kinds[kind]))
             }
         }
-        let ratios = zip(formBlocks, plainBlocks).map { Double($0) / Double($1) }.sorted()
         let perCall = { (blocks: [UInt64]) in Double(blocks.reduce(0, +)) / Double(blocks.count * blockCalls) }
+        let formBlocks = blocks[kinds.count - 1]
         fields["caller_cpu_ns_per_line"] = "\(perCall(formBlocks))"
-        fields["plain_caller_cpu_ns_per_line"] = "\(perCall(plainBlocks))"
-        fields["ratio"] = "\(perCall(formBlocks) / perCall(plainBlocks))"
+        fields["plain_caller_cpu_ns_per_line"] = "\(perCall(blocks[0]))"
+        fields["ratio"] = "\(perCall(formBlocks) / perCall(blocks[0]))"
+        let ratios = zip(formBlocks, blocks[0]).map { Double($0) / Double($1) }.sorted()
         fields["pair_ratio_p10"] = "\(ratios[ratios.count / 10])"
         fields["pair_ratio_p50"] = "\(ratios[ratios.count / 2])"
         fields["pair_ratio_p90"] = "\(ratios[ratios.count * 9 / 10])"
+        if kinds.count == 3 {
+            fields["control_caller_cpu_ns_per_line"] = "\(perCall(blocks[1]))"
+            fields["control_ratio"] = "\(perCall(formBlocks) / perCall(blocks[1]))"
+            let controlRatios = zip(formBlocks, blocks[1]).map { Double($0) / Double($1) }.sorted()
+            fields["control_pair_ratio_p10"] = "\(controlRatios[controlRatios.count / 10])"
+            fields["control_pair_ratio_p90"] = "\(controlRatios[controlRatios.count * 9 / 10])"
+        }
 
     case "W2":
         let threads = 4

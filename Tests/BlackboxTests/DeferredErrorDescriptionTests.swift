@@ -5,7 +5,7 @@ import Logging
 import Synchronization
 import Testing
 
-@testable import Blackbox
+@_spi(Benchmarks) @testable import Blackbox
 
 /// Issue 52's W5 bar: a swift-log call's `error:` costs the caller its type name only; the writer
 /// prints the description (`DeferredErrorDescriptions`). What a crash in the writer's lag leaves is

@@ -3,7 +3,7 @@ import Foundation
 import Logging
 import Testing
 
-@testable import Blackbox
+@_spi(Benchmarks) @testable import Blackbox
 
 @Suite struct LoggingCoreTests {
     let directory = TemporaryDirectory()

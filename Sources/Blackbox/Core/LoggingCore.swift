@@ -357,8 +357,10 @@ public final class LoggingCore: @unchecked Sendable {
         return recent.last(count)
     }
 
-    /// Test hook: stops (true) or resumes (false) the writer's draining, to fill the journal on purpose.
-    func holdWriter(_ held: Bool) {
+    /// Test hook: stops (true) or resumes (false) the writer's draining, to fill the journal on purpose
+    /// (and the benchmark's W5Q: a caller's cost without the writer working beside it).
+    @_spi(Benchmarks)
+    public func holdWriter(_ held: Bool) {
         writer.held.store(held, ordering: .relaxed)
         if !held { writer.wake() }
     }

@@ -105,8 +105,8 @@ final class DeferredErrorDescriptions: Sendable {
         if bits & inline == 0 { ErrorReference.release(bits) }
     }
 
-    /// Before the record at `position`, `size` bytes long, is committed. Releases the errors of
-    /// earlier laps in the slots the record covers: their records are written (the space could not
+    /// Before the record at `position`, `size` bytes long, is committed. Releases the errors held by
+    /// reference in earlier laps in the slots the record covers: their records are written (the space could not
     /// be reserved otherwise). A slot the record covers only in part is left: the next record, which
     /// may be another caller's, can begin in it.
     func hold(_ error: BorrowedError, for position: UInt64, size: Int) {
@@ -127,7 +127,11 @@ final class DeferredErrorDescriptions: Sendable {
         var start = (position | UInt64(Self.bytesPerSlot - 1)) + 1
         while start + UInt64(Self.bytesPerSlot) <= end {
             let covered = word(slot(for: start), in: slots)
-            if covered.load(ordering: .relaxed) != 0 { Self.release(covered.exchange(0, ordering: .acquiring)) }
+            // An earlier lap's copy holds nothing to release and is never read again (a record is
+            // read at the slot it begins in, which its call writes first): left as it is, without an
+            // exchange per slot (most of what holding a copy cost).
+            let bits = covered.load(ordering: .relaxed)
+            if bits != 0 && bits & Self.inline == 0 { Self.release(covered.exchange(0, ordering: .acquiring)) }
             start += UInt64(Self.bytesPerSlot)
         }
     }
