@@ -26,10 +26,11 @@ W5_CASES = [("W5", form, field) for form in W5_FORMS for field in ("caller_cpu_n
     ("W5P", form, field) for form in W5_FORMS[1:] for field in ("ratio", "caller_cpu_ns_per_line")]
 
 
-def run(binary, workload, competitor):
+def run(binary, workload, competitor, env=None):
     directory = tempfile.mkdtemp(prefix=f"compare-{workload}-")
     try:
-        out = subprocess.run([binary, workload, competitor, directory], capture_output=True, text=True, timeout=600)
+        out = subprocess.run([binary, workload, competitor, directory], capture_output=True, text=True, timeout=600,
+                             env=env)
         return json.loads(out.stdout.strip().splitlines()[-1])
     finally:
         shutil.rmtree(directory, ignore_errors=True)

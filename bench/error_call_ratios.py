@@ -11,23 +11,12 @@ whose caller made the same error (`control`: making an error is the app's, logge
 """
 
 import argparse
-import json
 import os
-import shutil
 import statistics
-import subprocess
-import tempfile
+
+from compare_builds import run
 
 FORMS = ["swiftlog+error", "swiftlog+describederror", "swiftlog+private"]
-
-
-def run(binary, workload, form, env):
-    directory = tempfile.mkdtemp(prefix=f"ratios-{workload}-")
-    try:
-        out = subprocess.run([binary, workload, form, directory], capture_output=True, text=True, timeout=600, env=env)
-        return json.loads(out.stdout.strip().splitlines()[-1])
-    finally:
-        shutil.rmtree(directory, ignore_errors=True)
 
 
 def main():

@@ -81,22 +81,18 @@ final class ThrowSiteNotes: Sendable {
         }
     }
 
-    /// A site by its strings' words, the way a log call meets it again. Words that differ may still
-    /// be the same text (a string built at run time): the site is then noted twice, which is harmless.
+    /// A site by its strings' words, the way a log call meets it again: its file and line as a capture
+    /// gate knows them, and its function. Words that differ may still be the same text (a string built
+    /// at run time): the site is then noted twice, which is harmless.
     private struct LoggedSite: Equatable {
-        let file: (UInt, UInt)
-        let function: (UInt, UInt)
-        let line: UInt
+        let fileAndLine: CaptureGate.Identity
+        let function0: UInt
+        let function1: UInt
 
         @inline(__always)
         init(file: String, line: UInt, function: String) {
-            self.file = CallSiteIdentity.words(file)
-            self.function = CallSiteIdentity.words(function)
-            self.line = line
-        }
-
-        static func == (a: Self, b: Self) -> Bool {
-            a.line == b.line && a.file == b.file && a.function == b.function
+            fileAndLine = CaptureGate.Identity(file: file, line: line)
+            (function0, function1) = CallSiteIdentity.words(function)
         }
     }
 
@@ -109,8 +105,6 @@ final class ThrowSiteNotes: Sendable {
         /// error and threw it on) reports it no second time. A few, searched in place (a set hashed
         /// the type on every log call); past `capacity` the oldest is forgotten.
         var captured: [ObjectIdentifier] = []
-        /// How many of `notes` are `Blackbox.thrown`'s: a log call looks for one only when there is one.
-        var thrownCount = 0
 
         mutating func noteCaptured(_ errorType: ObjectIdentifier) {
             guard !captured.contains(errorType) else { return }
@@ -119,8 +113,7 @@ final class ThrowSiteNotes: Sendable {
         }
 
         mutating func append(_ note: Note) {
-            if notes.count == ThrowSiteNotes.capacity, notes.removeFirst().origin == .thrown { thrownCount -= 1 }
-            if note.origin == .thrown { thrownCount += 1 }
+            if notes.count == ThrowSiteNotes.capacity { notes.removeFirst() }
             notes.append(note)
         }
 
@@ -162,7 +155,6 @@ final class ThrowSiteNotes: Sendable {
                         errorType: errorType, site: ThrowSite(fileID: file, line: line, function: function),
                         origin: .logged))
             }
-            guard state.thrownCount > 0 else { return nil }
             return state.notes.last { $0.errorType == errorType && $0.origin == .thrown }?.site
         }
     }

@@ -105,6 +105,15 @@ final class DeferredErrorDescriptions: Sendable {
         if bits & inline == 0 { ErrorReference.release(bits) }
     }
 
+    /// Swaps out and releases a reference an earlier lap left in `cell` (a sweep may take it at the
+    /// same time: exchanged). An earlier lap's copy holds nothing to release and is never read again
+    /// (a record is read at the slot it begins in, which its call writes first): left as it is,
+    /// without an exchange (most of what holding a copy cost when every covered slot was exchanged).
+    private static func releaseEarlierReference(in cell: UnsafeAtomic<UInt>) {
+        let bits = cell.load(ordering: .relaxed)
+        if bits != 0 && bits & inline == 0 { release(cell.exchange(0, ordering: .acquiring)) }
+    }
+
     /// Before the record at `position`, `size` bytes long, is committed. Releases the errors held by
     /// reference in earlier laps in the slots the record covers: their records are written (the space could not
     /// be reserved otherwise). A slot the record covers only in part is left: the next record, which
@@ -114,10 +123,8 @@ final class DeferredErrorDescriptions: Sendable {
         let index = slot(for: position)
         let cell = word(index, in: slots)
         if let facts = error.inlineFacts, let size = facts._withUnsafeGuaranteedRef(\.inlineSize) {
-            // No reference to hold: plain stores, but for a reference an earlier lap left (which a
-            // sweep may take at the same time: exchanged, as below).
-            let earlier = cell.load(ordering: .relaxed)
-            if earlier != 0 && earlier & Self.inline == 0 { Self.release(cell.exchange(0, ordering: .acquiring)) }
+            // No reference to hold: plain stores, but for a reference an earlier lap left.
+            Self.releaseEarlierReference(in: cell)
             inlineValue(index, in: slots).copyMemory(from: error.inlineValueBytes, byteCount: size)
             cell.store(UInt(bitPattern: facts.toOpaque()) | Self.inline, ordering: .releasing)
         } else {
@@ -126,12 +133,7 @@ final class DeferredErrorDescriptions: Sendable {
         let end = position + UInt64(size)
         var start = (position | UInt64(Self.bytesPerSlot - 1)) + 1
         while start + UInt64(Self.bytesPerSlot) <= end {
-            let covered = word(slot(for: start), in: slots)
-            // An earlier lap's copy holds nothing to release and is never read again (a record is
-            // read at the slot it begins in, which its call writes first): left as it is, without an
-            // exchange per slot (most of what holding a copy cost).
-            let bits = covered.load(ordering: .relaxed)
-            if bits != 0 && bits & Self.inline == 0 { Self.release(covered.exchange(0, ordering: .acquiring)) }
+            Self.releaseEarlierReference(in: word(slot(for: start), in: slots))
             start += UInt64(Self.bytesPerSlot)
         }
     }
