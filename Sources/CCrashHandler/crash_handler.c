@@ -50,6 +50,10 @@ typedef struct installed_options {
     uint64_t journal_capacity;
     const uint64_t *journal_write_position;
     uint32_t journal_tail_bytes;
+    const uint64_t *journal_read_position;
+    const uint64_t *journal_writer_thread;
+    // The installing process: a forked child that crashes has no writer thread to wait for.
+    pid_t pid;
     int chain_swift_backtracer;
 } installed_options;
 
@@ -464,6 +468,48 @@ static void write_report(const installed_options *options, int sig, siginfo_t *i
     bbx_write_flush(&writer);
 }
 
+// The journal's record layout (docs/journal.md): the commit word, the length, the header's size.
+#define JOURNAL_COMMIT_BIT (1ULL << 63)
+#define JOURNAL_RECORD_LENGTH_OFFSET 8
+#define JOURNAL_RECORD_HEADER_BYTES 48
+
+// The end of the records committed in [from, to): the first record whose commit word does not name
+// its position (a reservation its producer never finished, perhaps the crashed thread's own) stops
+// the writer too. A record freed and reused meanwhile names a later position and stops the walk.
+static uint64_t committed_end(const installed_options *options, uint64_t from, uint64_t to) {
+    uint64_t position = from;
+    while (position < to) {
+        const unsigned char *record = options->journal_data + (position & (options->journal_capacity - 1));
+        if (__atomic_load_n((const uint64_t *)record, __ATOMIC_ACQUIRE) != (position | JOURNAL_COMMIT_BIT)) break;
+        uint32_t length = *(const volatile uint32_t *)(record + JOURNAL_RECORD_LENGTH_OFFSET);
+        if (length < JOURNAL_RECORD_HEADER_BYTES || length > options->journal_capacity) break;
+        position += ((uint64_t)length + 7) & ~(uint64_t)7;
+    }
+    return position;
+}
+
+// The console, stdout and journald get a line only from the writer thread, which runs on while the
+// handler works and usually has caught up by the time the report is written. When it has not (a
+// loaded machine, a writer paused between batches), the crashing request's last lines would be
+// missing from `kubectl logs` (the journal keeps them for the next start, which writes only the
+// file): wait, a bounded while, until the writer released every record committed now. Not when the
+// crash is the writer's own, or in a forked child (no writer runs there).
+static void wait_for_log_writer(const installed_options *options, pid_t self) {
+    if (options->journal_data == NULL || options->journal_read_position == NULL ||
+        options->journal_writer_thread == NULL || getpid() != options->pid)
+        return;
+    uint64_t writer_thread = __atomic_load_n(options->journal_writer_thread, __ATOMIC_ACQUIRE);
+    if (writer_thread == 0 || writer_thread == (uint64_t)self) return;
+    uint64_t released = __atomic_load_n(options->journal_read_position, __ATOMIC_ACQUIRE);
+    uint64_t target =
+        committed_end(options, released, __atomic_load_n(options->journal_write_position, __ATOMIC_ACQUIRE));
+    uint64_t deadline = monotonic_ns() + (uint64_t)BBX_LOG_DRAIN_MS * 1000000ULL;
+    while (__atomic_load_n(options->journal_read_position, __ATOMIC_ACQUIRE) < target && monotonic_ns() < deadline) {
+        struct timespec pause = {0, 1000000};
+        nanosleep(&pause, NULL);
+    }
+}
+
 static char report_name_buffer[sizeof(((bbx_writer *)0)->buffer)];
 static const char *report_name;
 
@@ -564,6 +610,7 @@ static void handle_crash(int sig, siginfo_t *info, void *context) {
         }
     }
     disarm_watchdog();
+    if (options != NULL) wait_for_log_writer(options, self);
     int fd = atomic_load(&report_fd);
     if (fd >= 0) {
         deliver(fd);
@@ -689,6 +736,9 @@ int bbx_crash_install(const bbx_crash_options *options) {
     copy->journal_capacity = options->journal_capacity;
     copy->journal_write_position = options->journal_write_position;
     copy->journal_tail_bytes = options->journal_tail_bytes;
+    copy->journal_read_position = options->journal_read_position;
+    copy->journal_writer_thread = options->journal_writer_thread;
+    copy->pid = getpid();
     copy->chain_swift_backtracer = options->chain_swift_backtracer;
 
     pthread_mutex_lock(&install_lock);

@@ -1,4 +1,4 @@
-import Blackbox
+@_spi(Benchmarks) import Blackbox
 import CBlackboxTestCrashes
 import Dispatch
 import Foundation
@@ -264,5 +264,26 @@ func waitForever() -> Never {
         guard let block = malloc(16 << 20) else { continue }
         memset(block, 1, 16 << 20)
         blocks.append(block)
+    }
+}
+
+/// Holds the log writer now and lets it go, from a thread of its own, once a raw report in `pending`
+/// is complete (its last line is `end`): the lines logged meanwhile reach stdout only if the crash
+/// handler waits for the writer after the report.
+func holdWriterUntilReported(_ core: LoggingCore, pending: String) {
+    core.holdWriter(true)
+    Thread {
+        while !hasCompleteReport(pending) { usleep(1000) }
+        core.holdWriter(false)
+    }.start()
+}
+
+private func hasCompleteReport(_ pending: String) -> Bool {
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: pending)) ?? []
+    return names.contains { name in
+        guard name.hasSuffix(".raw"), let bytes = FileManager.default.contents(atPath: "\(pending)/\(name)") else {
+            return false
+        }
+        return bytes.suffix(5).elementsEqual("\nend\n".utf8)
     }
 }

@@ -1,4 +1,4 @@
-import Blackbox
+@_spi(Benchmarks) import Blackbox
 import CBlackboxTestCrashes
 import Dispatch
 import Foundation
@@ -44,6 +44,9 @@ import Logging
 // CRASH_CHILD_CRASH_AFTER_MS waits that long after `Blackbox.start` before crashing;
 // CRASH_CHILD_REMOVE_PENDING=1 removes crashes/pending/ first (no report can be written);
 // CRASH_CHILD_REFUSE_VM_READV=1 refuses process_vm_readv with a seccomp filter (as Docker does).
+// CRASH_CHILD_WRITER_LATE=1 logs to stdout too, with the log writer held from before the last line
+// until the raw report is complete (its `end` line): a writer that had not caught up at the crash;
+// =forever: held for good (a writer that never comes back).
 //
 // Before crashing it logs "about to crash: KIND on WHERE" so the tests can find the line in the
 // report's log tail.
@@ -69,6 +72,8 @@ configuration.appBuild = "42"
 configuration.sinks = [.file]
 configuration.crashReporting.metadata = ["test": "crash-matrix"]
 let environment = ProcessInfo.processInfo.environment
+let writerLate = environment["CRASH_CHILD_WRITER_LATE"]
+if writerLate != nil { configuration.sinks = [.file, .standardOutput] }
 if kind.hasPrefix("scoped-") { configuration.metadataProvider = FakeTracing.metadataProvider }
 if place.hasPrefix("new-") || kind == "thread-start-cost" { configuration.crashReporting.alternateStackSweep = nil }
 configuration.crashReporting.coverNewThreads = environment["CRASH_CHILD_COVER_NEW_THREADS"] != "0"
@@ -89,8 +94,9 @@ if let helper = environment["CRASH_CHILD_DELIVERY_HELPER"] {
     // A descriptor an app forgot to mark close-on-exec: the helper must not inherit it.
     _ = open("\(directory)-app-descriptor", O_CREAT | O_RDWR, 0o600)
 }
+let runtime: BlackboxRuntime
 do {
-    try Blackbox.start(configuration)
+    runtime = try Blackbox.start(configuration)
 } catch {
     FileHandle.standardError.write(Data("\(error)\n".utf8))
     exit(2)
@@ -122,6 +128,11 @@ if environment["CRASH_CHILD_REMOVE_PENDING"] == "1" {
 // A crash this long after start (the start-up crashes of a bad configuration or a crash loop).
 if let milliseconds = environment["CRASH_CHILD_CRASH_AFTER_MS"].flatMap(UInt32.init) {
     usleep(milliseconds * 1000)
+}
+switch writerLate {
+case "1": holdWriterUntilReported(runtime.core, pending: "\(directory)/crashes/pending")
+case "forever": runtime.core.holdWriter(true)
+default: break
 }
 logger.info("about to crash: \(kind) on \(place)")
 switch place {

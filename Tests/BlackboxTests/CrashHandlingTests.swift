@@ -29,6 +29,30 @@ struct CrashHandlerEdgeCaseTests {
         }
     }
 
+    @Test("a line logged just before a crash reaches stdout, though the writer had not written it by the report's end")
+    func lastLineReachesStandardOutput() throws {
+        let directory = TemporaryDirectory()
+        // The child holds its writer from before its last line until the raw report is complete.
+        let (result, report, _) = try crashAndProcess(
+            "index", on: "thread", build: .debug, directory: directory, environment: ["CRASH_CHILD_WRITER_LATE": "1"])
+        #expect(result.signaled && result.status == SIGILL)
+        #expect(result.stdout.contains("about to crash: index on thread"), "stdout: \(result.stdout)")
+        let processed = try #require(report)
+        #expect(!processed.partial && processed.logTail.contains { $0.contains("about to crash: index") })
+    }
+
+    @Test("a writer that never comes back delays the crash's end by a bounded wait only")
+    func writerThatNeverReturns() throws {
+        let directory = TemporaryDirectory()
+        let (result, report, _) = try crashAndProcess(
+            "index", on: "main", build: .debug, directory: directory,
+            environment: ["CRASH_CHILD_WRITER_LATE": "forever"])
+        #expect(result.signaled && result.status == SIGILL)
+        #expect(!result.stdout.contains("about to crash"))
+        let processed = try #require(report)
+        #expect(!processed.partial && processed.logTail.contains { $0.contains("about to crash: index") })
+    }
+
     @Test("a fault inside a protected section of the handler is noted and the report goes on")
     func faultInProtectedSection() throws {
         let directory = TemporaryDirectory()

@@ -48,6 +48,10 @@ public enum CrashCapture {
                     raw.journal_write_position = UnsafeRawPointer(journal.header + JournalFile.Offset.writePosition)
                         .assumingMemoryBound(to: UInt64.self)
                     raw.journal_tail_bytes = UInt32(clamping: max(0, options.journalTailBytes))
+                    raw.journal_read_position = UnsafeRawPointer(journal.header + JournalFile.Offset.readPosition)
+                        .assumingMemoryBound(to: UInt64.self)
+                    raw.journal_writer_thread = UnsafeRawPointer(journal.header + JournalFile.Offset.writerThread)
+                        .assumingMemoryBound(to: UInt64.self)
                 }
                 let backtracer = SwiftBacktracerPolicy.effective(
                     configured: options.swiftBacktracer,

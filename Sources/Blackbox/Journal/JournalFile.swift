@@ -28,6 +28,9 @@ final class JournalFile: @unchecked Sendable {
         static let version = 8
         static let capacity = 16
         static let ownerPID = 24
+        /// The writer thread's id while it drains the ring (0 otherwise): the crash handler waits for
+        /// it to write the lines logged before a crash, unless it is the thread that crashed.
+        static let writerThread = 32
         // Each on its own cache line: producers CAS `writePosition` on every call, the writer stores
         // `readPosition` once per batch; sharing a line would bounce it between cores on every call.
         static let writePosition = 64
@@ -61,6 +64,7 @@ final class JournalFile: @unchecked Sendable {
     var writePosition: UnsafeAtomic<UInt64> { atomic(at: Offset.writePosition) }
     var readPosition: UnsafeAtomic<UInt64> { atomic(at: Offset.readPosition) }
     var checkpointGeneration: UnsafeAtomic<UInt64> { atomic(at: Offset.checkpointGeneration) }
+    var writerThread: UnsafeAtomic<UInt64> { atomic(at: Offset.writerThread) }
 
     private func atomic(at offset: Int) -> UnsafeAtomic<UInt64> {
         UnsafeAtomic(at: (header + offset).assumingMemoryBound(to: UInt64.AtomicRepresentation.self))
@@ -97,6 +101,8 @@ final class JournalFile: @unchecked Sendable {
                 formatVersion: existing?.version ?? version)
             file.header.storeBytes(
                 of: UInt32(truncatingIfNeeded: getpid()), toByteOffset: Offset.ownerPID, as: UInt32.self)
+            // An earlier process's writer, if it died running.
+            file.writerThread.store(0, ordering: .relaxed)
             return file
         } catch {
             Glibc.close(fd)

@@ -154,6 +154,9 @@ final class LogWriter: @unchecked Sendable {
     static let pausesBeforeSleep = 1
 
     private func run() {
+        // For the crash handler, which waits for this thread to write the lines logged before a crash.
+        journal.file.writerThread.store(UInt64(currentThreadID()), ordering: .releasing)
+        defer { journal.file.writerThread.store(0, ordering: .releasing) }
         // Lines arrived within this many pauses: keep pausing (producers need not wake us) rather than
         // sleeping, which would make the next producer pay a futex wake.
         var quietPauses = 0

@@ -26,11 +26,21 @@ typedef struct bbx_crash_options {
     const uint64_t *journal_write_position;
     /// How many bytes of the journal's tail to copy (0: none).
     uint32_t journal_tail_bytes;
+    /// The writer's released position and the word where the writer thread keeps its id while it
+    /// runs (0 otherwise): after the report, the handler waits a short while (`BBX_LOG_DRAIN_MS`)
+    /// until the writer has written the lines logged before the crash to every output. NULL: no wait.
+    const uint64_t *journal_read_position;
+    const uint64_t *journal_writer_thread;
     /// Nonzero: after a report is written, hand the crash to the Swift runtime's backtracer as well
     /// (it symbolicates in process: seconds before the process exits). Zero: the Swift runtime's
     /// handler runs only when no report could be written. Handlers of anyone else always run.
     int chain_swift_backtracer;
 } bbx_crash_options;
+
+/// How long, at most, the handler waits after the report for the log writer to write the lines
+/// logged before the crash (the console and journald get them only from the writer; the log file
+/// would also get them at the next start, from the journal).
+#define BBX_LOG_DRAIN_MS 250
 
 /// Installs the handlers for SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP and SIGSYS, gives the
 /// calling thread an alternate stack, and prepares everything the handler needs. Idempotent: later
