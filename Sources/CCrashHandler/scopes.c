@@ -51,12 +51,16 @@ int bbx_scopes_registered(void) {
            atomic_load_explicit(&scope_key, memory_order_acquire) != NULL;
 }
 
-const bbx_scope_view *bbx_scope_current(void) {
+const void *bbx_scope_binding_current(void) {
     local_value_get_fn function = atomic_load_explicit(&local_value_get, memory_order_acquire);
     const void *key = atomic_load_explicit(&scope_key, memory_order_acquire);
     if (function == NULL || key == NULL) return NULL;
     void **value = function(key);
-    const char *binding = value != NULL ? (const char *)*value : NULL;
+    return value != NULL ? *value : NULL;
+}
+
+const bbx_scope_view *bbx_scope_current(void) {
+    const char *binding = bbx_scope_binding_current();
     if (binding == NULL) return NULL;
     const bbx_scope_view *view = *(const bbx_scope_view *const *)(binding + 16);
     if (view == NULL || ((uintptr_t)view & 7) != 0 || view->magic != BBX_SCOPE_VIEW_MAGIC ||

@@ -38,6 +38,30 @@ import Testing
         #expect(errors.dropFirst().allSatisfy { notes.wasCaptured($0) })
     }
 
+    @Test("a call that repeats the last note still records its capture and learns a later thrown site")
+    func repeatedCallsWithoutTheLock() {
+        let notes = ThrowSiteNotes()
+        let declined = ObjectIdentifier(Declined.self)
+        let retry = ThrowSite(fileID: "Shop/Pay.swift", line: 10, function: "pay()")
+        for _ in 0..<3 { #expect(notes.noteLogged(declined, at: retry, captured: false) == nil) }
+        #expect(!notes.wasCaptured(Declined()))
+        #expect(notes.noteLogged(declined, at: retry, captured: true) == nil)
+        #expect(notes.wasCaptured(Declined()), "the same site, now capturing: the capture is recorded")
+        // Another function at the same file and line is another site.
+        let other = ThrowSite(fileID: "Shop/Pay.swift", line: 10, function: "refund()")
+        _ = notes.noteLogged(declined, at: other, captured: true)
+        #expect(notes.site(of: Declined())?.site == other)
+        // A thrown note of the type, older than the last logged note, is still what a repeat learns.
+        notes.note(Declined(), at: ThrowSite(fileID: "Shop/Card.swift", line: 3, function: "charge()"), origin: .thrown)
+        #expect(notes.noteLogged(declined, at: retry, captured: true)?.line == 3)
+        #expect(notes.noteLogged(declined, at: retry, captured: true)?.line == 3, "a repeat after a thrown note")
+        // A thrown note of another type changes nothing for this one.
+        notes.note(Timeout(), at: ThrowSite(fileID: "Shop/Net.swift", line: 7, function: "send()"), origin: .thrown)
+        let timeouts = ObjectIdentifier(Timeout.self)
+        #expect(notes.noteLogged(timeouts, at: retry, captured: false)?.line == 7)
+        #expect(notes.noteLogged(timeouts, at: retry, captured: false)?.line == 7)
+    }
+
     @Test("a site logged again is noted once; a thrown site is forgotten with its note")
     func repeatedSitesAndEvictedThrownSites() {
         let notes = ThrowSiteNotes()

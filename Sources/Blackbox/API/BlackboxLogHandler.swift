@@ -82,11 +82,13 @@ public struct BlackboxLogHandler: LogHandler {
         if !owned && kept._withUnsafeGuaranteedRef({ $0.inlineSize != nil }) { error.inlineFacts = kept }
         kept._withUnsafeGuaranteedRef { facts in
             let capturing = level >= .error && core.capturesLoggedErrors
-            let scope = ScopeBinding.currentIfAnyBound
+            let scope = ScopeBinding.currentUnretainedIfAnyBound
             // Inside a request's scope the call is noted as its error's site (`ThrowSite`); a site
             // `Blackbox.thrown` noted for the type is the capture's key instead of the call's own.
-            let thrownSite = scope?.throwSites.noteLogged(
-                facts.type, file: event.file, line: event.line, function: event.function, captured: capturing)
+            let thrownSite = scope?._withUnsafeGuaranteedRef {
+                $0.throwSites.noteLogged(
+                    facts.type, file: event.file, line: event.line, function: event.function, captured: capturing)
+            }
             // A site whose report is not due yet lets the writer count the call (`CaptureGates`).
             let now = wallClockNanoseconds()
             let gate =

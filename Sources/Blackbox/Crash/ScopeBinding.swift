@@ -20,6 +20,16 @@ final class ScopeBinding: Sendable {
     /// made (the task or closure that runs it started after), so it always sees the flag set.
     static var currentIfAnyBound: ScopeBinding? { anyBound.load(ordering: .relaxed) ? current : nil }
 
+    /// `currentIfAnyBound`, not retained, for code that runs inside the scope (which outlives it): a
+    /// log call with an error. Read through the runtime's lookup the crash handler uses, once that was
+    /// registered: the task-local getter copies the value, a retain and a release on an object every
+    /// call of the request shares.
+    static var currentUnretainedIfAnyBound: Unmanaged<ScopeBinding>? {
+        guard anyBound.load(ordering: .relaxed) else { return nil }
+        guard crashHandlerCanRead else { return current.map { Unmanaged.passUnretained($0) } }
+        return bbx_scope_binding_current().map { Unmanaged<ScopeBinding>.fromOpaque($0) }
+    }
+
     /// The address of the fields' immutable C view. The first stored property: the crash handler
     /// reads it right after Swift's heap-object header (checked once, by `crashHandlerCanRead`).
     private let viewAddress: UInt

@@ -125,7 +125,69 @@ final class ThrowSiteNotes: Sendable {
         }
     }
 
+    /// The last note when it is a log call's, as the words a repeated call compares, behind a seqlock:
+    /// written under `state`'s lock, read by a log call without it (the lock's two atomic
+    /// read-modify-writes were most of what noting cost a call in a request's scope, issue 52). The
+    /// version is odd while the words change; a reader that finds it odd or changed takes the lock.
+    private struct LastLoggedNote: ~Copyable, Sendable {
+        private let version = Atomic<UInt>(0)
+        /// `ObjectIdentifier` bits of the note's error type; 0 when the last note is not a log call's.
+        private let errorType = Atomic<UInt>(0)
+        private let file0 = Atomic<UInt>(0)
+        private let file1 = Atomic<UInt>(0)
+        private let line = Atomic<UInt>(0)
+        private let function0 = Atomic<UInt>(0)
+        private let function1 = Atomic<UInt>(0)
+        /// Whether the request captured the type already (`captured`), and whether a thrown note of the
+        /// type is kept (a call then learns that site: `noteLogged`'s result).
+        private let typeFacts = Atomic<UInt>(0)
+        private static let captured: UInt = 1
+        private static let thrown: UInt = 2
+
+        /// Whether a log call of `type` at `site` (capturing or not) would change nothing and learn no
+        /// thrown site.
+        @inline(__always)
+        func isRepeated(_ type: ObjectIdentifier, at site: LoggedSite, captured: Bool) -> Bool {
+            let before = version.load(ordering: .acquiring)
+            let facts = typeFacts.load(ordering: .relaxed)
+            let same =
+                errorType.load(ordering: .relaxed) == UInt(bitPattern: type)
+                && file0.load(ordering: .relaxed) == site.fileAndLine.file0
+                && file1.load(ordering: .relaxed) == site.fileAndLine.file1
+                && line.load(ordering: .relaxed) == site.fileAndLine.line
+                && function0.load(ordering: .relaxed) == site.function0
+                && function1.load(ordering: .relaxed) == site.function1
+                && facts & Self.thrown == 0 && (!captured || facts & Self.captured != 0)
+            atomicMemoryFence(ordering: .acquiring)
+            return same && before & 1 == 0 && version.load(ordering: .relaxed) == before
+        }
+
+        /// Under the notes' lock, after every change.
+        func publish(_ state: borrowing State) {
+            let before = version.load(ordering: .relaxed)
+            version.store(before &+ 1, ordering: .relaxed)
+            atomicMemoryFence(ordering: .releasing)
+            if let last = state.notes.last, last.origin == .logged {
+                errorType.store(UInt(bitPattern: last.errorType), ordering: .relaxed)
+                file0.store(last.identity.fileAndLine.file0, ordering: .relaxed)
+                file1.store(last.identity.fileAndLine.file1, ordering: .relaxed)
+                line.store(last.identity.fileAndLine.line, ordering: .relaxed)
+                function0.store(last.identity.function0, ordering: .relaxed)
+                function1.store(last.identity.function1, ordering: .relaxed)
+                let thrown = state.notes.contains { $0.errorType == last.errorType && $0.origin == .thrown }
+                let facts =
+                    (state.captured.contains(last.errorType) ? Self.captured : 0) | (thrown ? Self.thrown : 0)
+                typeFacts.store(facts, ordering: .relaxed)
+            } else {
+                errorType.store(0, ordering: .relaxed)
+            }
+            version.store(before &+ 2, ordering: .releasing)
+        }
+    }
+
     private let state = Mutex(State())
+    /// The last note, when a log call's, for a call that repeats it to find without the lock.
+    private let lastLogged = LastLoggedNote()
 
     func wasCaptured(_ error: any Error) -> Bool {
         state.withLock { $0.captured.contains(ObjectIdentifier(type(of: error))) }
@@ -133,7 +195,10 @@ final class ThrowSiteNotes: Sendable {
 
     func note(_ error: any Error, at site: ThrowSite, origin: ThrowSite.Origin) {
         let note = Note(errorType: ObjectIdentifier(type(of: error)), site: site, origin: origin)
-        state.withLock { $0.append(note) }
+        state.withLock { state in
+            state.append(note)
+            lastLogged.publish(state)
+        }
     }
 
     /// A log call's error (of type `errorType`), in one lock: notes the call (`file`, `line`,
@@ -146,15 +211,18 @@ final class ThrowSiteNotes: Sendable {
         _ errorType: ObjectIdentifier, file: String, line: UInt, function: String, captured isCaptured: Bool
     ) -> ThrowSite? {
         let identity = LoggedSite(file: file, line: line, function: function)
+        // A request that logs one error at one line many times (a retry loop) notes it once: a call
+        // that would change nothing, and learn no thrown site, takes no lock.
+        if lastLogged.isRepeated(errorType, at: identity, captured: isCaptured) { return nil }
         return state.withLock { state in
             if isCaptured { state.noteCaptured(errorType) }
-            // A request that logs one error at one line many times (a retry loop) notes it once.
             if !state.lastIsLogged(errorType, at: identity) {
                 state.append(
                     Note(
                         errorType: errorType, site: ThrowSite(fileID: file, line: line, function: function),
                         origin: .logged))
             }
+            lastLogged.publish(state)
             return state.notes.last { $0.errorType == errorType && $0.origin == .thrown }?.site
         }
     }

@@ -142,6 +142,12 @@ typedef struct bbx_scope_view {
 /// the runtime's lookup. Ordinary code, once. Returns 0, or -1 when the runtime has no lookup.
 int bbx_scope_register(const void *key);
 
+/// The current task's (or, outside any task, the thread's) binding object for the registered key,
+/// not retained; NULL when none is bound or nothing was registered. For ordinary code on the hot path
+/// (a log call with an error inside a request): the binding stays alive while the caller runs inside
+/// its scope, and reading it this way skips the task-local getter's copy (a retain and a release).
+const void *bbx_scope_binding_current(void);
+
 /// Crash-time delivery: after the raw report is complete (and fsynced), the handler starts
 /// `executable` with `arguments` and the report's path as its last argument, in `environment` only
 /// (`NAME=value` strings), waits for it at most `deadline_ms`, kills it at the deadline, and only then
