@@ -209,6 +209,17 @@ public struct CrashReportAssembler: Sendable {
             report.partial = true
             report.notes.append("\(raw.droppedLines) lines past what a signal handler writes were ignored")
         }
+        switch raw.header["log-writer"] {
+        case "timed-out":
+            report.notes.append(
+                "the log writer had not written every line logged before the crash to the console, stdout or journald within 250 ms; the log file gets them from the journal at the next start, and the log tail below has them"
+            )
+        case "crashed":
+            report.notes.append(
+                "the crash was on the log writer's thread: the lines it had not written yet reached no console, stdout or journald; the log file gets them from the journal at the next start, and the log tail below has them"
+            )
+        default: break
+        }
         if let delivery = raw.header["delivery"] {
             report.notes.append("crash-time delivery did not complete (\(delivery)); sent from the next launch instead")
         }

@@ -493,21 +493,37 @@ static uint64_t committed_end(const installed_options *options, uint64_t from, u
 // loaded machine, a writer paused between batches), the crashing request's last lines would be
 // missing from `kubectl logs` (the journal keeps them for the next start, which writes only the
 // file): wait, a bounded while, until the writer released every record committed now. Not when the
-// crash is the writer's own, or in a forked child (no writer runs there).
-static void wait_for_log_writer(const installed_options *options, pid_t self) {
+// crash is the writer's own, or in a forked child (no writer runs there). Returns what the report's
+// `log-writer` line says when some lines reached no output but the journal, else NULL.
+static const char *wait_for_log_writer(const installed_options *options, pid_t self) {
     if (options->journal_data == NULL || options->journal_read_position == NULL ||
         options->journal_writer_thread == NULL || getpid() != options->pid)
-        return;
+        return NULL;
     uint64_t writer_thread = __atomic_load_n(options->journal_writer_thread, __ATOMIC_ACQUIRE);
-    if (writer_thread == 0 || writer_thread == (uint64_t)self) return;
+    if (writer_thread == 0) return NULL;
     uint64_t released = __atomic_load_n(options->journal_read_position, __ATOMIC_ACQUIRE);
     uint64_t target =
         committed_end(options, released, __atomic_load_n(options->journal_write_position, __ATOMIC_ACQUIRE));
+    if (writer_thread == (uint64_t)self) return released < target ? "crashed" : NULL;
     uint64_t deadline = monotonic_ns() + (uint64_t)BBX_LOG_DRAIN_MS * 1000000ULL;
-    while (__atomic_load_n(options->journal_read_position, __ATOMIC_ACQUIRE) < target && monotonic_ns() < deadline) {
+    while (__atomic_load_n(options->journal_read_position, __ATOMIC_ACQUIRE) < target) {
+        if (monotonic_ns() >= deadline) return "timed-out";
         struct timespec pause = {0, 1000000};
         nanosleep(&pause, NULL);
     }
+    return NULL;
+}
+
+// After `end`, as crash-time delivery's line: the log writer did not write every line logged before
+// the crash to the console, stdout or journald.
+static void write_log_writer_outcome(int fd, const char *outcome) {
+    writer.fd = fd;
+    writer.used = 0;
+    bbx_write_str(&writer, "log-writer ");
+    bbx_write_str(&writer, outcome);
+    bbx_write_str(&writer, "\n");
+    bbx_write_flush(&writer);
+    fdatasync(fd);
 }
 
 static char report_name_buffer[sizeof(((bbx_writer *)0)->buffer)];
@@ -610,9 +626,10 @@ static void handle_crash(int sig, siginfo_t *info, void *context) {
         }
     }
     disarm_watchdog();
-    if (options != NULL) wait_for_log_writer(options, self);
+    const char *log_writer_outcome = options != NULL ? wait_for_log_writer(options, self) : NULL;
     int fd = atomic_load(&report_fd);
     if (fd >= 0) {
+        if (log_writer_outcome != NULL) write_log_writer_outcome(fd, log_writer_outcome);
         deliver(fd);
         atomic_store(&report_fd, -1);
         close(fd);

@@ -2,6 +2,7 @@
 import CBlackboxTestCrashes
 import Dispatch
 import Foundation
+import Logging
 
 // The ways to crash. Each trigger is its own non-inlined function so the tests can check that frame 0
 // (or the first frame in this binary) names it.
@@ -146,6 +147,10 @@ func waitForever() -> Never {
         waitForReportNaming(outbox: "\(CommandLine.arguments[1])/outbox")
         Blackbox.shutdown()
         exit(0)
+    case "writer-crash":
+        // The writer prints the error's description: the crash is on its thread.
+        Logger(label: "crash-child").warning("an error that cannot be described", error: UndescribableError())
+        waitForever()
     case "unreachable":
         _ = reachTheUnreachable(-runtimeInput)
     case "wait-for-signal":
@@ -286,4 +291,9 @@ private func hasCompleteReport(_ pending: String) -> Bool {
         }
         return bytes.suffix(5).elementsEqual("\nend\n".utf8)
     }
+}
+
+/// An app's error whose `description` traps: the writer thread, which prints it, crashes.
+struct UndescribableError: Error, CustomStringConvertible {
+    var description: String { fatalError("crash-child: a description that traps") }
 }

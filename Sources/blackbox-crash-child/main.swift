@@ -11,6 +11,7 @@ import Logging
 //          wait-for-signal (prints "ready", then waits for an external kill -SEGV) handler-fault
 //          handler-fault-unprotected two-threads ensure (five failures of one ensure: traps in
 //          debug, reports once and goes on in release) unreachable eight-threads (ThreadScenes)
+//          writer-crash (a logged error whose description traps, on the log writer's thread)
 //          threads-N (N idle threads, then a null write) loader-lock (eight-threads, and one
 //          holding the loader lock) wait-to-be-killed (prints "ready", waits for a SIGKILL)
 //          clean-exit exhaust-memory (until the OOM killer ends it) annotated (crash annotations,

@@ -51,6 +51,18 @@ struct CrashHandlerEdgeCaseTests {
         #expect(!result.stdout.contains("about to crash"))
         let processed = try #require(report)
         #expect(!processed.partial && processed.logTail.contains { $0.contains("about to crash: index") })
+        #expect(processed.notes.contains { $0.contains("within 250 ms") }, "\(processed.notes)")
+    }
+
+    @Test("a crash on the log writer's own thread is reported as such, without waiting for itself")
+    func crashOnTheWriterThread() throws {
+        let directory = TemporaryDirectory()
+        let (result, report, _) = try crashAndProcess("writer-crash", on: "main", build: .debug, directory: directory)
+        #expect(result.signaled && result.status == SIGILL)
+        let processed = try #require(report)
+        #expect(processed.thread.name == "blackbox-writer")
+        #expect(processed.notes.contains { $0.contains("on the log writer's thread") }, "\(processed.notes)")
+        #expect(processed.logTail.contains { $0.contains("an error that cannot be described") })
     }
 
     @Test("a fault inside a protected section of the handler is noted and the report goes on")
