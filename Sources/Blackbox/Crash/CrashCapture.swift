@@ -43,15 +43,15 @@ public enum CrashCapture {
                 raw.pending_directory = pendingPointer
                 raw.header_lines = headerPointer
                 if let journal {
+                    func headerWord(_ offset: Int) -> UnsafePointer<UInt64> {
+                        UnsafeRawPointer(journal.header + offset).assumingMemoryBound(to: UInt64.self)
+                    }
                     raw.journal_data = UnsafeRawPointer(journal.data)
                     raw.journal_capacity = UInt64(journal.capacity)
-                    raw.journal_write_position = UnsafeRawPointer(journal.header + JournalFile.Offset.writePosition)
-                        .assumingMemoryBound(to: UInt64.self)
+                    raw.journal_write_position = headerWord(JournalFile.Offset.writePosition)
                     raw.journal_tail_bytes = UInt32(clamping: max(0, options.journalTailBytes))
-                    raw.journal_read_position = UnsafeRawPointer(journal.header + JournalFile.Offset.readPosition)
-                        .assumingMemoryBound(to: UInt64.self)
-                    raw.journal_writer_thread = UnsafeRawPointer(journal.header + JournalFile.Offset.writerThread)
-                        .assumingMemoryBound(to: UInt64.self)
+                    raw.journal_read_position = headerWord(JournalFile.Offset.readPosition)
+                    raw.journal_writer_thread = headerWord(JournalFile.Offset.writerThread)
                 }
                 let backtracer = SwiftBacktracerPolicy.effective(
                     configured: options.swiftBacktracer,

@@ -16,14 +16,11 @@ final class ScopeBinding: Sendable {
     /// and a metadata lookup per call), so the global is laid out statically.
     private static let anyBound = Atomic<Bool>(false)
 
-    /// `current`, read only once any scope was bound. Code inside a scope runs after its binding was
-    /// made (the task or closure that runs it started after), so it always sees the flag set.
-    static var currentIfAnyBound: ScopeBinding? { anyBound.load(ordering: .relaxed) ? current : nil }
-
-    /// `currentIfAnyBound`, not retained, for code that runs inside the scope (which outlives it): a
-    /// log call with an error. Read through the runtime's lookup the crash handler uses, once that was
-    /// registered: the task-local getter copies the value, a retain and a release on an object every
-    /// call of the request shares.
+    /// `current`, not retained, read only once any scope was bound: for code that runs inside the
+    /// scope (which outlives it), a log call with an error. Code inside a scope runs after its binding
+    /// was made (the task or closure that runs it started after), so it always sees the flag set. Read
+    /// through the runtime's lookup the crash handler uses, once that was registered: the task-local
+    /// getter copies the value, a retain and a release on an object every call of the request shares.
     static var currentUnretainedIfAnyBound: Unmanaged<ScopeBinding>? {
         guard anyBound.load(ordering: .relaxed) else { return nil }
         guard crashHandlerCanRead else { return current.map { Unmanaged.passUnretained($0) } }
