@@ -366,50 +366,79 @@ import Testing
 
     final class CocoaStyleError: Error, Sendable {}
 
-    @Test("a copied error keeps no reference: the writer makes it again from the slot, once")
-    func copiedErrorsAreMadeAgain() {
+    @Test(
+        "a plain error travels in its record: the writer makes it again from the record's bytes, never another process's"
+    )
+    func copiedErrorsTravelInTheRecord() {
         let table = KnownErrorTypes()
-        let descriptions = DeferredErrorDescriptions(journalCapacity: 4096)
-        let facts = table.facts(of: PaymentFailure.declined(order: 0)).facts
-        descriptions.hold(PaymentFailure.declined(order: 42), for: 0, size: 64, copying: facts)
-        descriptions.hold(
-            DescribedFailure(order: 7), for: 64, size: 64, copying: table.facts(of: DescribedFailure(order: 0)).facts)
-        #expect(descriptions.heldCount == 0 && descriptions.copiedCount == 2)
-        let made = descriptions.withError(for: 0) { $0 as? PaymentFailure }
-        guard case .declined(let order) = made else {
-            Issue.record("not made again: \(String(describing: made))")
+        let record = UnsafeMutableRawPointer.allocate(byteCount: 256, alignment: 8)
+        defer { record.deallocate() }
+        func carried(_ error: any Error, at offset: Int) -> UnsafeMutableRawBufferPointer? {
+            let facts = table.facts(of: error).facts
+            guard let count = facts._withUnsafeGuaranteedRef(\.inlineSize) else { return nil }
+            return withExtendedLifetime(error) {
+                guard let borrowed = BorrowedError(error) else { return nil }
+                var writer = RecordWriter(base: record)
+                writer.offset = offset
+                RecordErrorValue.write(facts: facts, value: borrowed.inlineValueBytes, count: count, into: &writer)
+                #expect(writer.offset == offset + RecordErrorValue.size)
+                return UnsafeMutableRawBufferPointer(start: record + offset, count: RecordErrorValue.size)
+            }
+        }
+        func madeAgain(_ bytes: UnsafeMutableRawBufferPointer) -> (any Error)? {
+            guard let copied = RecordErrorValue.read(UnsafeRawBufferPointer(bytes)) else { return nil }
+            var value = copied.value
+            return value.withAddress { DeferredError(copy: $0, facts: copied.facts).withError { $0 } }
+        }
+        // At an odd offset, as a record's metadata may end.
+        guard let payment = carried(PaymentFailure.declined(order: 42), at: 51) else {
+            Issue.record("a plain enum is carried")
+            return
+        }
+        guard case .declined(let order) = madeAgain(payment) as? PaymentFailure else {
+            Issue.record("not made again: \(String(describing: madeAgain(payment)))")
             return
         }
         #expect(order == 42)
-        #expect(descriptions.withError(for: 64) { "\($0)" } == "declined order 7")
-        #expect(descriptions.withError(for: 0) { $0 } == nil, "described once")
-        #expect(descriptions.copiedCount == 0)
-        descriptions.releaseDescribed()
-        #expect(table.facts(of: PaymentFailure.declined(order: 1)).facts._withUnsafeGuaranteedRef(\.inlineSize) != nil)
+        guard let described = carried(DescribedFailure(order: 7), at: 100) else {
+            Issue.record("a small struct is carried")
+            return
+        }
+        #expect(madeAgain(described).map { "\($0)" } == "declined order 7")
+        // Another process wrote the same facts address with its own key: the check does not match.
+        described[8] ^= 1
+        #expect(madeAgain(described) == nil, "a record of another process keeps its type name")
+        #expect(carried(WideFailure(first: 1, second: 2, third: 3), at: 0) == nil, "held by reference instead")
     }
 
-    @Test("a copy and a reference take turns in a slot: the earlier lap's reference is released, a copy is not")
-    func copiesAndReferencesShareSlots() {
-        let table = KnownErrorTypes()
-        let facts = table.facts(of: PaymentFailure.declined(order: 0)).facts
-        let descriptions = DeferredErrorDescriptions(journalCapacity: 4096)
-        let counters = (0..<2).map { _ in ReleaseCounter() }
-        // Lap 0: a reference in slot 0, described; a copy in slot 1.
-        descriptions.hold(TrackedError(counter: counters[0]), for: 0, size: 64)
-        descriptions.hold(PaymentFailure.declined(order: 1), for: 64, size: 64, copying: facts)
-        #expect(descriptions.withError(for: 0) { "\($0)" } == "tracked")
-        #expect(descriptions.withError(for: 64) { "\($0)" } == "declined(order: 1)")
-        // Lap 1: a copy over the reference (released now), a reference over the copy (nothing to release).
-        descriptions.hold(PaymentFailure.declined(order: 2), for: 4096, size: 64, copying: facts)
-        #expect(counters.map(\.released) == [1, 0])
-        descriptions.hold(TrackedError(counter: counters[1]), for: 4096 + 64, size: 64)
-        #expect(descriptions.heldCount == 1 && descriptions.copiedCount == 1)
-        #expect(descriptions.withError(for: 4096) { "\($0)" } == "declined(order: 2)")
-        #expect(descriptions.withError(for: 4096 + 64) { "\($0)" } == "tracked")
-        descriptions.releaseDescribed()
-        #expect(counters.map(\.released) == [1, 1], "the sweep releases references only")
-        #expect(descriptions.heldCount == 0)
-        #expect(facts._withUnsafeGuaranteedRef(\.name) == String(reflecting: PaymentFailure.self), "facts intact")
+    @Test("a record carrying its error value is well formed with it; a held error's record carries none")
+    func errorValueInRecordLayout() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let core = try LoggingCore(configuration: testConfiguration(directory))
+        defer { core.shutdown() }
+        let logger = Logger(label: "shop") { BlackboxLogHandler(label: $0, core: core) }
+        // Idle and held, the writer leaves the records in the journal.
+        #expect(core.flush())
+        core.holdWriter(true)
+        defer { core.holdWriter(false) }
+        let start = core.journal.releasedPosition
+        logger.warning("charge failed", error: PaymentFailure.declined(order: 5))
+        logger.warning("charge failed", error: NamedFailure.declined(reason: "card"))
+        var records: [RecordView] = []
+        var position = start
+        while position < core.journal.reservedEnd, let record = core.journal.committedRecord(at: position) {
+            records.append(record)
+            position += UInt64(RecordLayout.aligned(record.length))
+        }
+        #expect(records.count == 2)
+        guard records.count == 2 else { return }
+        #expect(records[0].flags.contains([.describesErrorLater, .carriesErrorValue]) && records[0].isWellFormed)
+        #expect(records[0].errorValue.flatMap(RecordErrorValue.read) != nil)
+        #expect(records[0].metadata.contains { String(decoding: $0.key, as: UTF8.self) == "error" })
+        #expect(
+            records[1].flags.contains(.describesErrorLater) && !records[1].flags.contains(.carriesErrorValue)
+                && records[1].errorValue == nil && records[1].isWellFormed, "a string payload is held by reference")
     }
 
     struct StreamedFailure: Error, TextOutputStreamable, CustomStringConvertible {
@@ -441,15 +470,29 @@ import Testing
             let copied = facts._withUnsafeGuaranteedRef(\.inlineSize) != nil
             let inPlace = facts._withUnsafeGuaranteedRef(\.valueDescription) != nil
             #expect(inPlace == !(error is CocoaStyleError), "\(type(of: error)): described in place unless a class")
-            let position = UInt64(index * 64)
-            descriptions.hold(error, for: position, size: 64, copying: copied ? facts : nil)
-            let printed = descriptions.withDeferredError(for: position) { deferred in
-                deferred.withFacts { deferred.description(facts: $0) }
+            let printed: String?
+            if copied {
+                var value = RecordErrorValue.InlineBytes(low: 0, high: 0)
+                withExtendedLifetime(error) {
+                    guard let borrowed = BorrowedError(error), let count = facts._withUnsafeGuaranteedRef(\.inlineSize)
+                    else { return }
+                    withUnsafeMutableBytes(of: &value) {
+                        $0.baseAddress?.copyMemory(from: borrowed.inlineValueBytes, byteCount: count)
+                    }
+                }
+                printed = value.withAddress {
+                    DeferredError(copy: $0, facts: facts).description(facts: facts.takeUnretainedValue())
+                }
+            } else {
+                let position = UInt64(index * 64)
+                descriptions.hold(error, for: position, size: 64)
+                printed = descriptions.withDeferredError(for: position) { deferred in
+                    deferred.withFacts { deferred.description(facts: $0) }
+                }
             }
             #expect(printed == String(describing: error), "\(type(of: error)), copied: \(copied)")
         }
-        #expect(
-            descriptions.copiedCount == 0 && descriptions.heldCount == 4, "four copies described, four references held")
+        #expect(descriptions.heldCount == 4, "four copies described, four references held")
     }
 
     @Test("threads logging plain errors through many laps of a small journal: each line describes its own call's value")
@@ -482,6 +525,41 @@ import Testing
         #expect(count == 0, "\(count) lines do not describe their own call's value, first: \(first)")
     }
 
+    /// A record that carries its value leaves the slots it covers alone: a reference an earlier lap
+    /// left there is released by the next reference held in its slot, or by the writer's sweep.
+    @Test("threads logging held and carried errors in turn through laps of a small journal: each released once")
+    func heldAndCarriedErrorsUnderLoad() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let (core, logger) = try smallJournal(in: directory)
+        let counter = ReleaseCounter()
+        let threads = 4
+        let perThread = 4_000
+        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+            for index in 0..<perThread {
+                let order = thread * 1_000_000 + index
+                if index % 2 == 0 {
+                    logger.error("charge \(order) failed", error: TrackedError(counter: counter))
+                } else {
+                    logger.error("charge \(order) failed", error: DescribedFailure(order: order))
+                }
+            }
+        }
+        core.shutdown()
+        #expect(counter.released == threads * perThread / 2, "each held error released once")
+        #expect(core.errorDescriptions.heldCount == 0)
+        let lines = logLines(directory).filter { $0.contains(" load: ") }
+        #expect(lines.count == threads * perThread)
+        let wrong = lines.filter { line in
+            guard let start = line.range(of: "charge ")?.upperBound, let end = line[start...].firstIndex(of: " "),
+                let order = Int(line[start..<end])
+            else { return true }
+            let expected = order % 2 == 0 ? "error=tracked" : #"error="declined order \#(order)""#
+            return !line.contains(expected)
+        }
+        #expect(wrong.isEmpty, "\(wrong.count) lines without their own error, first: \(wrong.first ?? "")")
+    }
+
     @Test("a running writer releases a described error within its sweep interval when no caller comes")
     func writerReleasesDescribedErrorsWhenQuiet() throws {
         let directory = TemporaryDirectory()
@@ -501,14 +579,10 @@ import Testing
 }
 
 extension DeferredErrorDescriptions {
-    /// As a log call holds an error: by reference, or its value copied when `facts` (a table's, with
-    /// an `inlineSize`) are given.
-    fileprivate func hold(
-        _ error: any Error, for position: UInt64, size: Int, copying facts: Unmanaged<ErrorTypeFacts>? = nil
-    ) {
+    /// As a log call holds an error whose value its record does not carry: by reference.
+    fileprivate func hold(_ error: any Error, for position: UInt64, size: Int) {
         withExtendedLifetime(error) {
-            guard var borrowed = BorrowedError(error) else { return }
-            borrowed.inlineFacts = facts
+            guard let borrowed = BorrowedError(error) else { return }
             hold(borrowed, for: position, size: size)
         }
     }

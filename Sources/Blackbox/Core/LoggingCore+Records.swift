@@ -54,20 +54,23 @@ extension LoggingCore {
         if !metadataFits {
             // The marker entry says the metadata was cut; `.truncated` is about the message only.
             metadataCount = Self.metadataCutMarker.byteCount
-        } else if error != nil {
+        } else if let error {
             flags.insert(.describesErrorLater)
             if captureCountedByWriter { flags.insert(.captureCountedByWriter) }
+            // A plain value travels in the record; any other error waits in `errorDescriptions`.
+            if error.inlineFacts != nil { flags.insert(.carriesErrorValue) }
         }
+        let errorValueCount = flags.contains(.carriesErrorValue) ? RecordErrorValue.size : 0
         var messageCount = message.count
-        if fixed + metadataCount + messageCount > limit {
-            messageCount = utf8Prefix(message, limit - fixed - metadataCount)
+        if fixed + metadataCount + errorValueCount + messageCount > limit {
+            messageCount = utf8Prefix(message, limit - fixed - metadataCount - errorValueCount)
             flags.insert(.truncated)
         }
-        let size = fixed + metadataCount + messageCount
+        let size = fixed + metadataCount + messageCount + errorValueCount
         guard let slot = reserve(size, level: level) else { return false }
         let defersError = flags.contains(.describesErrorLater)
         assert(!defersError || RecordLayout.aligned(size) >= DeferredErrorDescriptions.bytesPerSlot)
-        if defersError, !slot.direct, let error {
+        if defersError, errorValueCount == 0, !slot.direct, let error {
             errorDescriptions.hold(error, for: slot.position, size: RecordLayout.aligned(size))
         }
         var writer = RecordWriter(base: slot.record)
@@ -79,6 +82,11 @@ extension LoggingCore {
             Self.metadataCutMarker.write(into: &writer)
         } else if metadataCount > 0 {
             metadata.write(into: &writer)
+        }
+        if errorValueCount > 0, let error, let facts = error.inlineFacts,
+            let count = facts._withUnsafeGuaranteedRef(\.inlineSize)
+        {
+            RecordErrorValue.write(facts: facts, value: error.inlineValueBytes, count: count, into: &writer)
         }
         writer.writeHeader(
             timestamp: timestamp, threadID: threadID, line: UInt32(truncatingIfNeeded: line), kind: .text,

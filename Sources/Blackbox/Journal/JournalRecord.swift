@@ -14,7 +14,7 @@
 /// 38  u16  flags (`RecordFlags`)
 /// 40  u32  message length
 /// 44  u32  metadata length
-/// 48  label, file, message, metadata bytes
+/// 48  label, file, message, metadata bytes; then, with `carriesErrorValue`, an error value (32 bytes)
 /// ```
 /// The position doubles as the record's sequence number: it is unique and strictly increasing over
 /// the life of the journal file, so a stale record from an earlier lap of the ring never matches the
@@ -62,6 +62,9 @@ struct RecordFlags: OptionSet {
     /// in the site's next report. Only in records with `describesErrorLater`; meaningless to readers
     /// other than the writer of the process that wrote it.
     static let captureCountedByWriter = RecordFlags(rawValue: 8)
+    /// The record ends with the call's error value (`RecordErrorValue`, after the metadata): a plain
+    /// value the writer describes from there. Only with `describesErrorLater`; other readers skip it.
+    static let carriesErrorValue = RecordFlags(rawValue: 16)
 }
 
 /// A read-only view of a committed record inside the ring. Valid until the writer releases it.
@@ -110,10 +113,19 @@ struct RecordView {
                 start: base + RecordLayout.headerSize + labelCount + fileCount + messageCount, count: metadataCount))
     }
 
+    /// The error value after the metadata (`RecordFlags.carriesErrorValue`); nil when there is none.
+    var errorValue: UnsafeRawBufferPointer? {
+        guard flags.contains(.carriesErrorValue) else { return nil }
+        return UnsafeRawBufferPointer(start: base + length - RecordErrorValue.size, count: RecordErrorValue.size)
+    }
+    private var errorValueCount: Int { flags.contains(.carriesErrorValue) ? RecordErrorValue.size : 0 }
+
     /// True when the parts add up to the record's length and the kind is known: checked during
     /// recovery, where the bytes come from a process that may have died mid-write.
     var isWellFormed: Bool {
-        kind != nil && RecordLayout.headerSize + labelCount + fileCount + messageCount + metadataCount == length
+        kind != nil
+            && RecordLayout.headerSize + labelCount + fileCount + messageCount + metadataCount + errorValueCount
+                == length
     }
 }
 

@@ -38,19 +38,18 @@ import Synchronization
 /// same address.
 ///
 /// A plain value (no references, at most 16 bytes: most error enums and small structs) is not held
-/// at all: its bytes are copied from the error's box beside the slot's word, which then holds its
-/// type's facts (`ErrorTypeFacts.inlineValue`, immortal) tagged `inline`, and the writer describes
-/// the copy in place (`DeferredError`). Holding a reference cost the caller a retain, an exchange on the slot and
-/// a release a lap later (~30 ns, a third of what issue 52 allows a call with an error); a copy costs
-/// plain stores, and the box the app made is freed at the end of its call, where it was made.
+/// here at all: its bytes travel at the end of its record with its type's facts (`RecordErrorValue`),
+/// and the writer describes the copy in place (`DeferredError`). Holding a reference cost the caller
+/// a retain, an exchange on the slot and a release a lap later (~30 ns, a third of what issue 52
+/// allows a call with an error); a copy costs a few stores into the record the call writes anyway,
+/// and the box the app made is freed at the end of its call, where it was made.
+/// A record that carries a value leaves the slots it covers as they are: a described reference an
+/// earlier lap left there is released by the next reference held in its slot, or by the sweep.
 final class DeferredErrorDescriptions: Sendable {
     static let bytesPerSlot = 64
     /// How long a described error waits for a caller to release it before the writer does.
     static let sweepInterval: UInt64 = 1_000_000_000
     private static let described: UInt = 1
-    private static let inline: UInt = 2
-    /// A slot's copied value: after the words, two words a slot.
-    private static let inlineBytes = 16
     private let mask: UInt64
     /// The slots' address once the first error came (0 before): published once by a compare-exchange
     /// and freed with the object, so reading it takes no retain (a lazily made class instance cost
@@ -68,13 +67,12 @@ final class DeferredErrorDescriptions: Sendable {
 
     deinit {
         guard let slots = UnsafeMutableRawPointer(bitPattern: slotsAddress.load(ordering: .acquiring)) else { return }
-        for index in 0..<slotCount { Self.release(word(index, in: slots).load(ordering: .acquiring)) }
+        for index in 0..<slotCount { ErrorReference.release(word(index, in: slots).load(ordering: .acquiring)) }
         slots.deallocate()
     }
 
     private func slot(for position: UInt64) -> Int { Int((position & mask) / UInt64(Self.bytesPerSlot)) }
 
-    /// The slots' words, then their copied values.
     private var slots: UnsafeMutableRawPointer? {
         UnsafeMutableRawPointer(bitPattern: slotsAddress.load(ordering: .acquiring))
     }
@@ -84,12 +82,8 @@ final class DeferredErrorDescriptions: Sendable {
             at: (slots + index * MemoryLayout<UInt>.size).assumingMemoryBound(to: UnsafeAtomic<UInt>.Storage.self))
     }
 
-    private func inlineValue(_ index: Int, in slots: UnsafeMutableRawPointer) -> UnsafeMutableRawPointer {
-        slots + slotCount * MemoryLayout<UInt>.size + index * Self.inlineBytes
-    }
-
     private func makeSlots() -> UnsafeMutableRawPointer {
-        let byteCount = slotCount * (MemoryLayout<UInt>.size + Self.inlineBytes)
+        let byteCount = slotCount * MemoryLayout<UInt>.size
         let made = UnsafeMutableRawPointer.allocate(byteCount: byteCount, alignment: MemoryLayout<UInt>.alignment)
         made.bindMemory(to: UnsafeAtomic<UInt>.Storage.self, capacity: slotCount)
             .initialize(repeating: UnsafeAtomic<UInt>.Storage(0), count: slotCount)
@@ -100,36 +94,22 @@ final class DeferredErrorDescriptions: Sendable {
         return current
     }
 
-    /// Gives up what a slot's word holds: a reference, or nothing for a copied value.
-    private static func release(_ bits: UInt) {
-        if bits & inline == 0 { ErrorReference.release(bits) }
-    }
-
     /// Swaps out and releases a reference an earlier lap left in `cell` (a sweep may take it at the
-    /// same time: exchanged). An earlier lap's copy holds nothing to release and is never read again
-    /// (a record is read at the slot it begins in, which its call writes first): left as it is,
-    /// without an exchange (most of what holding a copy cost when every covered slot was exchanged).
+    /// same time: exchanged). Read first: most covered slots are empty, and an exchange on each cost
+    /// more than the rest of holding an error.
     private static func releaseEarlierReference(in cell: UnsafeAtomic<UInt>) {
-        let bits = cell.load(ordering: .relaxed)
-        if bits != 0 && bits & inline == 0 { release(cell.exchange(0, ordering: .acquiring)) }
+        if cell.load(ordering: .relaxed) != 0 { ErrorReference.release(cell.exchange(0, ordering: .acquiring)) }
     }
 
-    /// Before the record at `position`, `size` bytes long, is committed. Releases the errors held by
-    /// reference in earlier laps in the slots the record covers: their records are written (the space could not
-    /// be reserved otherwise). A slot the record covers only in part is left: the next record, which
-    /// may be another caller's, can begin in it.
+    /// Before the record at `position`, `size` bytes long, is committed: holds `error` by reference
+    /// (a plain value travels in its record instead: `RecordErrorValue`). Releases the errors held by
+    /// reference in earlier laps in the slots the record covers: their records are written (the space
+    /// could not be reserved otherwise). A slot the record covers only in part is left: the next
+    /// record, which may be another caller's, can begin in it.
     func hold(_ error: BorrowedError, for position: UInt64, size: Int) {
         let slots = slots ?? makeSlots()
-        let index = slot(for: position)
-        let cell = word(index, in: slots)
-        if let facts = error.inlineFacts, let size = facts._withUnsafeGuaranteedRef(\.inlineSize) {
-            // No reference to hold: plain stores, but for a reference an earlier lap left.
-            Self.releaseEarlierReference(in: cell)
-            inlineValue(index, in: slots).copyMemory(from: error.inlineValueBytes, byteCount: size)
-            cell.store(UInt(bitPattern: facts.toOpaque()) | Self.inline, ordering: .releasing)
-        } else {
-            Self.release(cell.exchange(error.retainedReference, ordering: .acquiringAndReleasing))
-        }
+        let cell = word(slot(for: position), in: slots)
+        ErrorReference.release(cell.exchange(error.retainedReference, ordering: .acquiringAndReleasing))
         let end = position + UInt64(size)
         var start = (position | UInt64(Self.bytesPerSlot - 1)) + 1
         while start + UInt64(Self.bytesPerSlot) <= end {
@@ -138,22 +118,15 @@ final class DeferredErrorDescriptions: Sendable {
         }
     }
 
-    /// By the writer, for a committed record marked `describesErrorLater`: `body` with the record's
-    /// error, which stays in its slot, marked described; nil when the slot has none (the record came
-    /// from a dead process).
+    /// By the writer, for a committed record marked `describesErrorLater` that carries no value of its
+    /// own: `body` with the record's error, which stays in its slot, marked described; nil when the
+    /// slot has none (the record came from a dead process).
     func withDeferredError<Result>(for position: UInt64, _ body: (DeferredError) -> Result) -> Result? {
         guard let slots else { return nil }
-        let index = slot(for: position)
-        let cell = word(index, in: slots)
+        let cell = word(slot(for: position), in: slots)
         let bits = cell.load(ordering: .acquiring)
         guard bits != 0, bits & Self.described == 0 else { return nil }
-        let result: Result
-        if bits & Self.inline != 0 {
-            let facts = Unmanaged<ErrorTypeFacts>.fromOpaque(UnsafeRawPointer(bitPattern: bits & ~Self.inline)!)
-            result = body(DeferredError(copy: UnsafeRawPointer(inlineValue(index, in: slots)), facts: facts))
-        } else {
-            result = body(DeferredError(reference: bits))
-        }
+        let result = body(DeferredError(reference: bits))
         cell.store(bits | Self.described, ordering: .releasing)
         return result
     }
@@ -170,7 +143,7 @@ final class DeferredErrorDescriptions: Sendable {
         for index in 0..<slotCount {
             let cell = word(index, in: slots)
             let bits = cell.load(ordering: .relaxed)
-            guard bits & Self.described != 0, bits & Self.inline == 0 else { continue }
+            guard bits & Self.described != 0 else { continue }
             if cell.compareExchange(expected: bits, desired: 0, ordering: .acquiring).exchanged {
                 ErrorReference.release(bits)
             }
@@ -180,19 +153,7 @@ final class DeferredErrorDescriptions: Sendable {
     /// The errors held by reference now, described or not (tests).
     var heldCount: Int {
         guard let slots else { return 0 }
-        return (0..<slotCount).count {
-            let bits = word($0, in: slots).load(ordering: .acquiring)
-            return bits != 0 && bits & Self.inline == 0
-        }
-    }
-
-    /// The errors copied by value, not yet described (tests).
-    var copiedCount: Int {
-        guard let slots else { return 0 }
-        return (0..<slotCount).count {
-            let bits = word($0, in: slots).load(ordering: .acquiring)
-            return bits & Self.inline != 0 && bits & Self.described == 0
-        }
+        return (0..<slotCount).count { word($0, in: slots).load(ordering: .acquiring) != 0 }
     }
 
     /// What the writer prints for an error: its description, cut to `limit` bytes.

@@ -385,29 +385,33 @@ final class LogWriter: @unchecked Sendable {
         // Against the batch's end, not the producers' position: reading that per record took its
         // cache line from the callers reserving on it.
         let farBehind = batchEnd &- position > journal.capacity / 2
-        guard
-            let described = errorDescriptions?.withDeferredError(
-                for: position,
-                { error in
-                    error.withFacts { facts in
-                        if record.flags.contains(.captureCountedByWriter) {
-                            facts.gates.gate(file: record.file, line: UInt(record.line))?._withUnsafeGuaranteedRef {
-                                $0.countSuppressed()
-                            }
-                        }
-                        if farBehind, !facts.describesItself {
-                            undescribedErrors += 1
-                            return record
-                        }
-                        return describedRecord.copy(
-                            of: record, describing: error, facts: facts, limit: journal.maxRecordSize / 2)
+        func described(_ error: DeferredError) -> RecordView {
+            error.withFacts { facts in
+                if record.flags.contains(.captureCountedByWriter) {
+                    facts.gates.gate(file: record.file, line: UInt(record.line))?._withUnsafeGuaranteedRef {
+                        $0.countSuppressed()
                     }
-                })
-        else { return record }
+                }
+                if farBehind, !facts.describesItself {
+                    undescribedErrors += 1
+                    return record
+                }
+                return describedRecord.copy(
+                    of: record, describing: error, facts: facts, limit: journal.maxRecordSize / 2)
+            }
+        }
+        // Replaying a dead process's journal (no `errorDescriptions`), a record keeps its type name.
+        guard let errorDescriptions else { return record }
+        if let errorValue = record.errorValue {
+            guard let copied = RecordErrorValue.read(errorValue) else { return record }
+            var value = copied.value
+            return value.withAddress { described(DeferredError(copy: $0, facts: copied.facts)) }
+        }
+        guard let record = errorDescriptions.withDeferredError(for: position, described) else { return record }
         if describedErrorsSweepDue == nil {
             describedErrorsSweepDue = monotonicNanoseconds() + DeferredErrorDescriptions.sweepInterval
         }
-        return described
+        return record
     }
 
     /// Releases the described errors no caller has released, once their sweep is due.
