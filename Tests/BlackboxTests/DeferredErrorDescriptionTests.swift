@@ -374,21 +374,10 @@ import Testing
         let record = UnsafeMutableRawPointer.allocate(byteCount: 256, alignment: 8)
         defer { record.deallocate() }
         func carried(_ error: any Error, at offset: Int) -> UnsafeMutableRawBufferPointer? {
-            let facts = table.facts(of: error).facts
-            guard let count = facts._withUnsafeGuaranteedRef(\.inlineSize) else { return nil }
-            return withExtendedLifetime(error) {
-                guard let borrowed = BorrowedError(error) else { return nil }
-                var writer = RecordWriter(base: record)
-                writer.offset = offset
-                RecordErrorValue.write(facts: facts, value: borrowed.inlineValueBytes, count: count, into: &writer)
-                #expect(writer.offset == offset + RecordErrorValue.size)
-                return UnsafeMutableRawBufferPointer(start: record + offset, count: RecordErrorValue.size)
-            }
+            carryInRecord(error, facts: table.facts(of: error).facts, into: record, at: offset)
         }
         func madeAgain(_ bytes: UnsafeMutableRawBufferPointer) -> (any Error)? {
-            guard let copied = RecordErrorValue.read(UnsafeRawBufferPointer(bytes)) else { return nil }
-            var value = copied.value
-            return value.withAddress { DeferredError(copy: $0, facts: copied.facts).withError { $0 } }
+            withCarriedError(bytes) { error in error.withError { $0 } }
         }
         // At an odd offset, as a record's metadata may end.
         guard let payment = carried(PaymentFailure.declined(order: 42), at: 51) else {
@@ -472,16 +461,10 @@ import Testing
             #expect(inPlace == !(error is CocoaStyleError), "\(type(of: error)): described in place unless a class")
             let printed: String?
             if copied {
-                var value = RecordErrorValue.InlineBytes(low: 0, high: 0)
-                withExtendedLifetime(error) {
-                    guard let borrowed = BorrowedError(error), let count = facts._withUnsafeGuaranteedRef(\.inlineSize)
-                    else { return }
-                    withUnsafeMutableBytes(of: &value) {
-                        $0.baseAddress?.copyMemory(from: borrowed.inlineValueBytes, byteCount: count)
-                    }
-                }
-                printed = value.withAddress {
-                    DeferredError(copy: $0, facts: facts).description(facts: facts.takeUnretainedValue())
+                let record = UnsafeMutableRawPointer.allocate(byteCount: RecordErrorValue.size, alignment: 8)
+                defer { record.deallocate() }
+                printed = carryInRecord(error, facts: facts, into: record, at: 0).flatMap { bytes in
+                    withCarriedError(bytes) { deferred in deferred.withFacts { deferred.description(facts: $0) } }
                 }
             } else {
                 let position = UInt64(index * 64)
@@ -576,6 +559,31 @@ import Testing
         #expect(counter.released == 1, "released by the writer's sweep, the core still running")
         #expect(core.errorDescriptions.heldCount == 0)
     }
+}
+
+/// As a log call writes a plain error's value into its record (`RecordErrorValue`) at `offset`: the
+/// 32 bytes written, or nil when `facts` say the value is not copied.
+private func carryInRecord(
+    _ error: any Error, facts: Unmanaged<ErrorTypeFacts>, into record: UnsafeMutableRawPointer, at offset: Int
+) -> UnsafeMutableRawBufferPointer? {
+    guard facts._withUnsafeGuaranteedRef(\.inlineSize) != nil else { return nil }
+    return withExtendedLifetime(error) {
+        guard let borrowed = BorrowedError(error) else { return nil }
+        var writer = RecordWriter(base: record)
+        writer.offset = offset
+        RecordErrorValue.write(facts: facts, value: borrowed.inlineValueBytes, into: &writer)
+        #expect(writer.offset == offset + RecordErrorValue.size)
+        return UnsafeMutableRawBufferPointer(start: record + offset, count: RecordErrorValue.size)
+    }
+}
+
+/// As the writer takes a record's value: `body` with the error it describes, nil for another process's.
+private func withCarriedError<Result>(
+    _ bytes: UnsafeMutableRawBufferPointer, _ body: (DeferredError) -> Result
+) -> Result? {
+    guard let copied = RecordErrorValue.read(UnsafeRawBufferPointer(bytes)) else { return nil }
+    var value = copied.value
+    return value.withAddress { body(DeferredError(copy: $0, facts: copied.facts)) }
 }
 
 extension DeferredErrorDescriptions {

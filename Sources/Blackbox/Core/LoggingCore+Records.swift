@@ -60,7 +60,7 @@ extension LoggingCore {
             // A plain value travels in the record; any other error waits in `errorDescriptions`.
             if error.inlineFacts != nil { flags.insert(.carriesErrorValue) }
         }
-        let errorValueCount = flags.contains(.carriesErrorValue) ? RecordErrorValue.size : 0
+        let errorValueCount = RecordErrorValue.count(in: flags)
         var messageCount = message.count
         if fixed + metadataCount + errorValueCount + messageCount > limit {
             messageCount = utf8Prefix(message, limit - fixed - metadataCount - errorValueCount)
@@ -83,10 +83,8 @@ extension LoggingCore {
         } else if metadataCount > 0 {
             metadata.write(into: &writer)
         }
-        if errorValueCount > 0, let error, let facts = error.inlineFacts,
-            let count = facts._withUnsafeGuaranteedRef(\.inlineSize)
-        {
-            RecordErrorValue.write(facts: facts, value: error.inlineValueBytes, count: count, into: &writer)
+        if errorValueCount > 0, let error, let facts = error.inlineFacts {
+            RecordErrorValue.write(facts: facts, value: error.inlineValueBytes, into: &writer)
         }
         writer.writeHeader(
             timestamp: timestamp, threadID: threadID, line: UInt32(truncatingIfNeeded: line), kind: .text,

@@ -118,14 +118,13 @@ struct RecordView {
         guard flags.contains(.carriesErrorValue) else { return nil }
         return UnsafeRawBufferPointer(start: base + length - RecordErrorValue.size, count: RecordErrorValue.size)
     }
-    private var errorValueCount: Int { flags.contains(.carriesErrorValue) ? RecordErrorValue.size : 0 }
 
     /// True when the parts add up to the record's length and the kind is known: checked during
     /// recovery, where the bytes come from a process that may have died mid-write.
     var isWellFormed: Bool {
         kind != nil
-            && RecordLayout.headerSize + labelCount + fileCount + messageCount + metadataCount + errorValueCount
-                == length
+            && RecordLayout.headerSize + labelCount + fileCount + messageCount + metadataCount
+                + RecordErrorValue.count(in: flags) == length
     }
 }
 

@@ -21,18 +21,25 @@ enum RecordErrorValue {
     /// Random per process (a forked child shares its parent's facts and key alike).
     private static let processKey = UInt64.random(in: 1...UInt64.max)
 
-    /// Writes `facts` and the `count` bytes at `value` (at most `InlineErrorValue.capacity`).
+    /// The bytes a record with `flags` carries after its metadata.
+    static func count(in flags: RecordFlags) -> Int { flags.contains(.carriesErrorValue) ? size : 0 }
+
+    /// Writes `facts` and the value at `value`, as many bytes as the facts' `inlineSize` says: all 32
+    /// bytes always, so that a record flagged as carrying a value never holds stale ones (facts without
+    /// a size, which the log handler never passes, get a check that fails: the type name is kept).
     @inline(__always)
-    static func write(
-        facts: Unmanaged<ErrorTypeFacts>, value: UnsafeRawPointer, count: Int, into writer: inout RecordWriter
-    ) {
-        assert(count <= InlineErrorValue.capacity)
+    static func write(facts: Unmanaged<ErrorTypeFacts>, value: UnsafeRawPointer, into writer: inout RecordWriter) {
+        // An empty value (an error struct without fields) has size 0 and travels all the same.
+        let size = facts._withUnsafeGuaranteedRef(\.inlineSize)
+        assert(size != nil, "only values InlineErrorValue copies travel")
         let address = UInt64(UInt(bitPattern: facts.toOpaque()))
         writer.append(address)
-        writer.append(address ^ processKey)
+        writer.append(size != nil ? address ^ processKey : ~(address ^ processKey))
         writer.append(UInt64(0))
         writer.append(UInt64(0))
-        copyBytes(to: writer.base + writer.offset - InlineErrorValue.capacity, from: value, count: count)
+        copyBytes(
+            to: writer.base + writer.offset - InlineErrorValue.capacity, from: value,
+            count: min(size ?? 0, InlineErrorValue.capacity))
     }
 
     /// The facts and value a record of this process carries; nil for another process's record.

@@ -385,7 +385,7 @@ final class LogWriter: @unchecked Sendable {
         // Against the batch's end, not the producers' position: reading that per record took its
         // cache line from the callers reserving on it.
         let farBehind = batchEnd &- position > journal.capacity / 2
-        func described(_ error: DeferredError) -> RecordView {
+        func describe(_ error: DeferredError) -> RecordView {
             error.withFacts { facts in
                 if record.flags.contains(.captureCountedByWriter) {
                     facts.gates.gate(file: record.file, line: UInt(record.line))?._withUnsafeGuaranteedRef {
@@ -405,13 +405,13 @@ final class LogWriter: @unchecked Sendable {
         if let errorValue = record.errorValue {
             guard let copied = RecordErrorValue.read(errorValue) else { return record }
             var value = copied.value
-            return value.withAddress { described(DeferredError(copy: $0, facts: copied.facts)) }
+            return value.withAddress { describe(DeferredError(copy: $0, facts: copied.facts)) }
         }
-        guard let record = errorDescriptions.withDeferredError(for: position, described) else { return record }
+        guard let described = errorDescriptions.withDeferredError(for: position, describe) else { return record }
         if describedErrorsSweepDue == nil {
             describedErrorsSweepDue = monotonicNanoseconds() + DeferredErrorDescriptions.sweepInterval
         }
-        return record
+        return described
     }
 
     /// Releases the described errors no caller has released, once their sweep is due.
