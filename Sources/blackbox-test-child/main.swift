@@ -379,12 +379,14 @@ case "logged-errors":
     // `scoped`: the calls after the first run in a request's scope, as a server's handlers do; the
     // site's budget is one in and out of the scope.
     let scoped = arguments.count >= 4 && arguments[3] == "scoped"
-    Assertions.reportInterval = .seconds(1)
+    // The first attempts must fall inside one interval: the first capture of a debug build on a
+    // loaded machine took more than a second (a fresh-clone CI run beside a build).
+    Assertions.reportInterval = .seconds(4)
     let siteLine = #line + 7
     for attempt in 0..<5 {
         if attempt == 4 {
             core.flush()
-            usleep(1_200_000)
+            usleep(4_200_000)
         }
         let error: any Error = attempt == 2 ? ParcelLost() : CarrierTimeout(carrier: attempt == 4 ? "dhl-again" : "dhl")
         func logError() { logger.error("the carrier did not answer", error: error) }
