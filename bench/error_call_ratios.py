@@ -6,7 +6,8 @@ private value, each against the same call without, on the caller's thread. Each 
 (the writer working beside the caller) and W5Q (the writer held during each block: the calls' own
 cost), N processes each, the forms taking turns. Prints, per form and workload, the median and
 range over processes of the ratio to the plain call and, for the error forms, to the plain call
-whose caller made the same error (`control`: making an error is the app's, logged or not).
+whose caller made the same error (`control`: making an error is the app's, logged or not), and what
+the form adds over the same call without, over the plain call (`added`: `make bench`'s bar).
 `--scope` runs the calls inside a request's scope (BLACKBOX_BENCH_SCOPE=1).
 """
 
@@ -41,6 +42,9 @@ def main():
                 continue
             print(f"{workload} {form:24} {field:13} median {statistics.median(values):.3f} "
                   f"({values[0]:.3f}..{values[-1]:.3f})")
+        added = sorted(1 + (float(r["caller_cpu_ns_per_line"]) - float(r.get("control_caller_cpu_ns_per_line",
+                       r["plain_caller_cpu_ns_per_line"]))) / float(r["plain_caller_cpu_ns_per_line"]) for r in runs)
+        print(f"{workload} {form:24} {'added':13} median {statistics.median(added):.3f} ({added[0]:.3f}..{added[-1]:.3f})")
         cpu = statistics.median(float(r["caller_cpu_ns_per_line"]) for r in runs)
         plain = statistics.median(float(r["plain_caller_cpu_ns_per_line"]) for r in runs)
         print(f"{workload} {form:24} caller CPU a call: form {cpu:.0f} ns, plain {plain:.0f} ns")
