@@ -21,7 +21,7 @@ extension Logger.MetadataValue {
         return .attributed(value, attributes: attributes)
     }
 
-    var isSensitive: Bool { attributes[Sensitivity.self] == .sensitive }
+    var isSensitive: Bool { AttributeCarrier.attributes(of: self)[Sensitivity.self] == .sensitive }
 }
 
 extension Logger.MetadataValue.StringInterpolation {
