@@ -36,6 +36,17 @@ def run(binary, workload, competitor, env=None):
         shutil.rmtree(directory, ignore_errors=True)
 
 
+def error_call_cost(result):
+    """One W5P process's caller CPU per call (ns) for the form, the same call without it (`control`:
+    the plain call, or for an error the plain call whose caller made the same error) and the plain
+    call, and what the form adds over the same call without, over the plain call: `added`, 1 + (form -
+    control) / plain, `make bench`'s bar for issue 52."""
+    plain = float(result["plain_caller_cpu_ns_per_line"])
+    form = float(result["caller_cpu_ns_per_line"])
+    control = float(result.get("control_caller_cpu_ns_per_line", plain))
+    return {"added": 1 + (form - control) / plain, "plain": plain, "form": form, "control": control}
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("before")

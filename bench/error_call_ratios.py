@@ -15,7 +15,7 @@ import argparse
 import os
 import statistics
 
-from compare_builds import run
+from compare_builds import error_call_cost, run
 
 FORMS = ["swiftlog+error", "swiftlog+describederror", "swiftlog+private"]
 
@@ -42,8 +42,7 @@ def main():
                 continue
             print(f"{workload} {form:24} {field:13} median {statistics.median(values):.3f} "
                   f"({values[0]:.3f}..{values[-1]:.3f})")
-        added = sorted(1 + (float(r["caller_cpu_ns_per_line"]) - float(r.get("control_caller_cpu_ns_per_line",
-                       r["plain_caller_cpu_ns_per_line"]))) / float(r["plain_caller_cpu_ns_per_line"]) for r in runs)
+        added = sorted(error_call_cost(r)["added"] for r in runs)
         print(f"{workload} {form:24} {'added':13} median {statistics.median(added):.3f} ({added[0]:.3f}..{added[-1]:.3f})")
         cpu = statistics.median(float(r["caller_cpu_ns_per_line"]) for r in runs)
         plain = statistics.median(float(r["plain_caller_cpu_ns_per_line"]) for r in runs)

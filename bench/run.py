@@ -16,6 +16,8 @@ import subprocess
 import sys
 import tempfile
 
+from compare_builds import error_call_cost
+
 COMPETITORS = {
     "W1": ["native", "swiftlog", "noop", "spdlog-sync", "spdlog-async"],
     "W2": ["native", "swiftlog", "spdlog-sync", "spdlog-async"],
@@ -92,7 +94,7 @@ def journal_entries(identifier):
 # clock. Across processes (W5) one binary's caller CPU differs by a tenth from run to run on this VM,
 # as wide as the bar. A call with an error is compared with the same call whose caller made the same
 # error without passing it (`control`): an app logs an error it caught, and making the error (its box)
-# is the app's either way. What the form adds is taken over the plain call: 1 + (form - control) / plain.
+# is the app's either way. What the form adds is taken over the plain call (`error_call_cost`).
 # Each form outside and inside a request's scope (BLACKBOX_BENCH_SCOPE=1: a server's calls run in one).
 ERROR_CALL_FORMS = {"swiftlog+error": "with error:", "swiftlog+describederror": "with a self-describing error",
                     "swiftlog+private": "private value"}
@@ -105,12 +107,7 @@ def error_call_costs(args, scratch):
     for rep in range(args.reps):
         for form, scope in cases if rep % 2 == 0 else list(reversed(cases)):
             env = dict(os.environ, BLACKBOX_BENCH_SCOPE="1") if scope else None
-            result = run_once(args, "W5P", form, scratch, env)
-            plain = float(result["plain_caller_cpu_ns_per_line"])
-            this = float(result["caller_cpu_ns_per_line"])
-            control = float(result.get("control_caller_cpu_ns_per_line", plain))
-            costs[(form, scope)].append(
-                {"added": 1 + (this - control) / plain, "plain": plain, "form": this, "control": control})
+            costs[(form, scope)].append(error_call_cost(run_once(args, "W5P", form, scratch, env)))
             print(f"  W5P rep {rep + 1}/{args.reps} {form}{' in a scope' if scope else ''}", file=sys.stderr)
     return costs
 

@@ -47,7 +47,7 @@ enum AttributeCarrier {
     /// The string's 16 bytes first, then exactly the attributes, which read back equal to `attributes`.
     /// The bytes are compared before anything is read as a typed value: a different layout is refused
     /// without reading references where there are none.
-    private static func hasExpectedLayout<Carrier>(
+    private static func hasExpectedLayout<Carrier: CustomStringConvertible & Sendable>(
         _ carrier: Carrier, string: String, attributes: Logger.MetadataValueAttributes
     ) -> Bool {
         let offset = MemoryLayout<String>.size
@@ -57,10 +57,7 @@ enum AttributeCarrier {
         let stringFirst = withUnsafeBytes(of: carrier) { carrierBytes in
             withUnsafeBytes(of: string) { carrierBytes.prefix(offset).elementsEqual($0) }
         }
-        guard stringFirst else { return false }
-        return withUnsafeBytes(of: carrier) {
-            $0.load(fromByteOffset: offset, as: Logger.MetadataValueAttributes.self)
-        } == attributes
+        return stringFirst && read(carrier, at: offset) == attributes
     }
 
     /// An attribute of the probe's own, so that a carrier with two attributes is checked as well.
